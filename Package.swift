@@ -1,0 +1,47 @@
+// swift-tools-version:6.0
+// Parley: a serverless chat node for local networks.
+// Targets follow the layers of DESIGN §2; dependencies point down only.
+import PackageDescription
+
+let package = Package(
+    name: "Parley",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "parley", targets: ["parley"]),
+    ],
+    targets: [
+        // System libraries (Debian packages).
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+
+        // Swift faces of the C libraries.
+        .target(name: "Sodium", dependencies: ["CSodium"]),
+        .target(name: "SQLite", dependencies: ["CSQLite"]),
+
+        // Pure codecs and the replicated data model (no I/O).
+        .target(name: "Wire"),
+        .target(name: "Identity", dependencies: ["Sodium", "Wire"]),
+        .target(name: "Replica", dependencies: ["Sodium", "Wire", "Identity"]),
+
+        // Persistence: the op log and materialized views in one SQLite file.
+        .target(name: "Store", dependencies: ["SQLite", "Replica", "Identity", "Sodium", "Wire"]),
+
+        // Command line: one small type per command; `parley` is a thin main.
+        .target(name: "ParleyCLI", dependencies: ["Store", "Replica", "Identity", "Sodium", "Wire"]),
+        .executableTarget(name: "parley", dependencies: ["ParleyCLI"]),
+
+        // Benchmarks (make bench); never part of the tests.
+        .executableTarget(name: "parley-bench", dependencies: ["Store", "Replica", "Identity", "Sodium", "SQLite", "TestSupport"]),
+
+        // Shared test fixtures.
+        .target(name: "TestSupport", dependencies: ["Replica", "Identity", "Sodium", "Store"]),
+
+        .testTarget(name: "SodiumTests", dependencies: ["Sodium"]),
+        .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
+        .testTarget(name: "WireTests", dependencies: ["Wire"]),
+        .testTarget(name: "IdentityTests", dependencies: ["Identity", "Sodium"]),
+        .testTarget(name: "ReplicaTests", dependencies: ["Replica", "TestSupport"]),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["TestSupport"]),
+    ]
+)
