@@ -23,6 +23,9 @@ let package = Package(
         .target(name: "Identity", dependencies: ["Sodium", "Wire"]),
         .target(name: "Replica", dependencies: ["Sodium", "Wire", "Identity"]),
 
+        // The secret handshake and encrypted framing of a link (pure state machines, no sockets).
+        .target(name: "SecureLink", dependencies: ["Sodium", "Wire", "Identity"]),
+
         // Persistence: the op log and materialized views in one SQLite file.
         .target(name: "Store", dependencies: ["SQLite", "Replica", "Identity", "Sodium", "Wire"]),
 
@@ -40,6 +43,7 @@ let package = Package(
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
         .testTarget(name: "IdentityTests", dependencies: ["Identity", "Sodium"]),
+        .testTarget(name: "SecureLinkTests", dependencies: ["SecureLink"]),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "TestSupport"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport"]),

@@ -1,0 +1,48 @@
+/// Thirty-two bytes held inline (four big-endian words): keys, hashes and ids without a heap
+/// allocation, hashable and ordered byte-wise (so sorting by `Bytes32` sorts by the bytes).
+public struct Bytes32: Hashable, Comparable, Sendable {
+    public var w0: UInt64, w1: UInt64, w2: UInt64, w3: UInt64
+
+    public static let zero = Bytes32(w0: 0, w1: 0, w2: 0, w3: 0)
+
+    public init(w0: UInt64, w1: UInt64, w2: UInt64, w3: UInt64) {
+        (self.w0, self.w1, self.w2, self.w3) = (w0, w1, w2, w3)
+    }
+
+    /// Nil unless `bytes` holds exactly 32 bytes.
+    public init?(_ bytes: some Collection<UInt8>) {
+        guard bytes.count == 32 else { return nil }
+        var words: [UInt64] = [0, 0, 0, 0]
+        for (i, b) in bytes.enumerated() { words[i / 8] = words[i / 8] << 8 | UInt64(b) }
+        self.init(w0: words[0], w1: words[1], w2: words[2], w3: words[3])
+    }
+
+    /// The 32 bytes, in order.
+    public var bytes: [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(32)
+        for word in [w0, w1, w2, w3] {
+            for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) }
+        }
+        return out
+    }
+
+    public var isZero: Bool { self == .zero }
+
+    public static func < (a: Bytes32, b: Bytes32) -> Bool {
+        (a.w0, a.w1, a.w2, a.w3) < (b.w0, b.w1, b.w2, b.w3)
+    }
+}
+
+extension ByteWriter {
+    public mutating func bytes32(_ value: Bytes32) {
+        u64(value.w0); u64(value.w1); u64(value.w2); u64(value.w3)
+    }
+}
+
+extension ByteReader {
+    public mutating func bytes32(_ field: String) throws(DecodingError) -> Bytes32 {
+        guard remaining >= 32 else { throw .truncated(field: field) }
+        return Bytes32(w0: try u64(field), w1: try u64(field), w2: try u64(field), w3: try u64(field))
+    }
+}
