@@ -1,0 +1,303 @@
+import Identity
+import Wire
+
+/// The op types (byte 1 of the envelope).
+public enum OperationType: UInt8, Sendable, CaseIterable {
+    case post = 0x10
+    case edit = 0x11
+    case delete = 0x12
+    case react = 0x13
+    case profile = 0x20
+    case conversationCreate = 0x30
+    case memberAdd = 0x31
+    case memberRemove = 0x32
+    case memberLeave = 0x33
+    case conversationRename = 0x34
+    case taskCreate = 0x40
+    case taskUpdate = 0x41
+    case taskDelete = 0x42
+    case readMarker = 0x50
+}
+
+/// Limits on body fields, checked when encoding locally and when decoding from peers.
+public enum BodyLimits {
+    public static let textBytes = 32 * 1024
+    public static let nameBytes = 128
+    public static let emojiBytes = 32
+    public static let statusBytes = 256
+    public static let attachments = 16
+    public static let members = 256
+}
+
+/// A file attached to a message, referenced by the hash of its content (the blob travels separately).
+public struct Attachment: Hashable, Sendable {
+    public var name: String
+    public var size: UInt64
+    public var mime: String
+    public var hash: Bytes32
+    public init(name: String, size: UInt64, mime: String, hash: Bytes32) {
+        (self.name, self.size, self.mime, self.hash) = (name, size, mime, hash)
+    }
+}
+
+/// A point on Earth, in degrees.
+public struct Location: Hashable, Sendable {
+    public var latitude: Double
+    public var longitude: Double
+    public init(latitude: Double, longitude: Double) { (self.latitude, self.longitude) = (latitude, longitude) }
+    public var isValid: Bool { (-90...90).contains(latitude) && (-180...180).contains(longitude) }
+}
+
+/// Presence modes a user can choose for their profile.
+public enum PresenceMode: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+    case online = 0, away = 1, hidden = 2
+    public var description: String { ["online", "away", "hidden"][Int(rawValue)] }
+}
+
+/// Task states of the Task Tracker.
+public enum TaskStatus: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+    case open = 0, inProgress = 1, complete = 2
+    public var description: String { ["open", "in-progress", "complete"][Int(rawValue)] }
+    /// Parses `open`, `in-progress` (or `inprogress`, `in_progress`), `complete` (or `done`).
+    public init?(text: String) {
+        switch text.lowercased() {
+        case "open": self = .open
+        case "in-progress", "inprogress", "in_progress", "progress": self = .inProgress
+        case "complete", "completed", "done": self = .complete
+        default: return nil
+        }
+    }
+}
+
+/// A change to one optional field: leave it, set it, or clear it.
+public enum FieldChange<Value: Hashable & Sendable>: Hashable, Sendable {
+    case unchanged, set(Value), cleared
+}
+
+/// The decoded body of an op; one case per `OperationType` (DESIGN §3.4).
+public enum OperationBody: Hashable, Sendable {
+    case post(text: String, attachments: [Attachment], location: Location?, replyTo: OpID?)
+    case edit(target: OpID, text: String)
+    case delete(target: OpID)
+    case react(target: OpID, emoji: String, on: Bool)
+    /// A directory entry; `subject` must be the author. Nil fields are unchanged.
+    case profile(subject: UserID, nick: String?, displayName: String?, status: String?, presence: PresenceMode?, avatar: Attachment?)
+    case conversationCreate(name: String, members: [UserID])
+    case memberAdd(UserID)
+    case memberRemove(UserID)
+    case memberLeave
+    case conversationRename(name: String)
+    case taskCreate(title: String, owner: UserID?)
+    case taskUpdate(target: OpID, title: String?, status: TaskStatus?, owner: FieldChange<UserID>)
+    case taskDelete(target: OpID)
+    /// Everything in `partition` up to `position` has been read (kept in the reader's own partition).
+    case readMarker(partition: PartitionID, position: HLC)
+
+    public var type: OperationType {
+        switch self {
+        case .post: .post
+        case .edit: .edit
+        case .delete: .delete
+        case .react: .react
+        case .profile: .profile
+        case .conversationCreate: .conversationCreate
+        case .memberAdd: .memberAdd
+        case .memberRemove: .memberRemove
+        case .memberLeave: .memberLeave
+        case .conversationRename: .conversationRename
+        case .taskCreate: .taskCreate
+        case .taskUpdate: .taskUpdate
+        case .taskDelete: .taskDelete
+        case .readMarker: .readMarker
+        }
+    }
+}
+
+// MARK: - Encoding
+
+extension OperationBody {
+    /// The body bytes. Field limits are the caller's to check first (`validate()`).
+    public var encoded: [UInt8] {
+        var w = ByteWriter()
+        switch self {
+        case .post(let text, let attachments, let location, let replyTo):
+            w.string16(text)
+            w.u8(UInt8(attachments.count))
+            for a in attachments { w.attachment(a) }
+            w.optional(location) { w, l in w.u64(l.latitude.bitPattern); w.u64(l.longitude.bitPattern) }
+            w.optional(replyTo) { w, id in w.opID(id) }
+        case .edit(let target, let text):
+            w.opID(target); w.string16(text)
+        case .delete(let target), .taskDelete(let target):
+            w.opID(target)
+        case .react(let target, let emoji, let on):
+            w.opID(target); w.string16(emoji); w.u8(on ? 1 : 0)
+        case .profile(let subject, let nick, let displayName, let status, let presence, let avatar):
+            w.user(subject)
+            w.optional(nick) { w, v in w.string16(v) }
+            w.optional(displayName) { w, v in w.string16(v) }
+            w.optional(status) { w, v in w.string16(v) }
+            w.optional(presence) { w, v in w.u8(v.rawValue) }
+            w.optional(avatar) { w, v in w.attachment(v) }
+        case .conversationCreate(let name, let members):
+            w.string16(name)
+            w.u16(UInt16(members.count))
+            for m in members { w.user(m) }
+        case .memberAdd(let user), .memberRemove(let user):
+            w.user(user)
+        case .memberLeave:
+            break
+        case .conversationRename(let name):
+            w.string16(name)
+        case .taskCreate(let title, let owner):
+            w.string16(title)
+            w.optional(owner) { w, v in w.user(v) }
+        case .taskUpdate(let target, let title, let status, let owner):
+            w.opID(target)
+            w.optional(title) { w, v in w.string16(v) }
+            w.optional(status) { w, v in w.u8(v.rawValue) }
+            switch owner {
+            case .unchanged: w.u8(0)
+            case .set(let user): w.u8(1); w.user(user)
+            case .cleared: w.u8(2)
+            }
+        case .readMarker(let partition, let position):
+            w.partitionID(partition); w.u64(position.raw)
+        }
+        return w.bytes
+    }
+
+    /// Why this body breaks a field limit, or nil. Checked before signing and after decoding.
+    public func validate() -> String? {
+        func check(_ text: String, _ limit: Int, _ field: String) -> String? {
+            text.utf8.count > limit ? "\(field) is over \(limit) bytes" : nil
+        }
+        switch self {
+        case .post(let text, let attachments, let location, _):
+            if attachments.count > BodyLimits.attachments { return "more than \(BodyLimits.attachments) attachments" }
+            if let location, !location.isValid { return "location is not a valid latitude,longitude" }
+            if text.isEmpty && attachments.isEmpty { return "message text is empty" }
+            return check(text, BodyLimits.textBytes, "message text")
+        case .edit(_, let text):
+            if text.isEmpty { return "message text is empty" }
+            return check(text, BodyLimits.textBytes, "message text")
+        case .react(_, let emoji, _):
+            if emoji.isEmpty { return "reaction is empty" }
+            return check(emoji, BodyLimits.emojiBytes, "reaction")
+        case .profile(_, let nick, let displayName, let status, _, _):
+            return nick.flatMap { check($0, BodyLimits.nameBytes, "nickname") }
+                ?? displayName.flatMap { check($0, BodyLimits.nameBytes, "display name") }
+                ?? status.flatMap { check($0, BodyLimits.statusBytes, "status") }
+        case .conversationCreate(let name, let members):
+            if members.count > BodyLimits.members { return "more than \(BodyLimits.members) members" }
+            return check(name, BodyLimits.nameBytes, "conversation name")
+        case .conversationRename(let name):
+            return check(name, BodyLimits.nameBytes, "conversation name")
+        case .taskCreate(let title, _):
+            if title.isEmpty { return "task title is empty" }
+            return check(title, BodyLimits.textBytes, "task title")
+        case .taskUpdate(_, let title, _, _):
+            if let title, title.isEmpty { return "task title is empty" }
+            return title.flatMap { check($0, BodyLimits.textBytes, "task title") }
+        case .delete, .taskDelete, .memberAdd, .memberRemove, .memberLeave, .readMarker:
+            return nil
+        }
+    }
+}
+
+// MARK: - Decoding
+
+extension OperationBody {
+    /// Decodes a body of the given type; refuses trailing bytes, oversized fields and bad values.
+    public init(type rawType: UInt8, decoding bytes: [UInt8]) throws(DecodingError) {
+        guard let type = OperationType(rawValue: rawType) else { throw .invalidValue(field: "op type \(rawType)") }
+        var r = ByteReader(bytes)
+        switch type {
+        case .post:
+            let text = try r.string16("text", limit: BodyLimits.textBytes)
+            let count = Int(try r.u8("attachment count"))
+            guard count <= BodyLimits.attachments else { throw .tooLong(field: "attachments", length: count, limit: BodyLimits.attachments) }
+            var attachments: [Attachment] = []
+            for _ in 0..<count { attachments.append(try r.attachment()) }
+            let location = try r.optional("location") { (r: inout ByteReader) throws(DecodingError) in
+                Location(latitude: Double(bitPattern: try r.u64("latitude")), longitude: Double(bitPattern: try r.u64("longitude")))
+            }
+            let replyTo = try r.optional("reply to") { (r: inout ByteReader) throws(DecodingError) in try r.opID("reply to") }
+            self = .post(text: text, attachments: attachments, location: location, replyTo: replyTo)
+        case .edit:
+            self = .edit(target: try r.opID("target"), text: try r.string16("text", limit: BodyLimits.textBytes))
+        case .delete:
+            self = .delete(target: try r.opID("target"))
+        case .react:
+            let target = try r.opID("target")
+            let emoji = try r.string16("emoji", limit: BodyLimits.emojiBytes)
+            let on = try r.u8("reaction on")
+            guard on <= 1 else { throw .invalidValue(field: "reaction on") }
+            self = .react(target: target, emoji: emoji, on: on == 1)
+        case .profile:
+            let subject = try r.user("subject")
+            let nick = try r.optional("nick") { (r: inout ByteReader) throws(DecodingError) in try r.string16("nick", limit: BodyLimits.nameBytes) }
+            let displayName = try r.optional("display name") { (r: inout ByteReader) throws(DecodingError) in try r.string16("display name", limit: BodyLimits.nameBytes) }
+            let status = try r.optional("status") { (r: inout ByteReader) throws(DecodingError) in try r.string16("status", limit: BodyLimits.statusBytes) }
+            let presence = try r.optional("presence") { (r: inout ByteReader) throws(DecodingError) in
+                guard let mode = PresenceMode(rawValue: try r.u8("presence")) else { throw DecodingError.invalidValue(field: "presence") }
+                return mode
+            }
+            let avatar = try r.optional("avatar") { (r: inout ByteReader) throws(DecodingError) in try r.attachment() }
+            self = .profile(subject: subject, nick: nick, displayName: displayName, status: status, presence: presence, avatar: avatar)
+        case .conversationCreate:
+            let name = try r.string16("conversation name", limit: BodyLimits.nameBytes)
+            let count = Int(try r.u16("member count"))
+            guard count <= BodyLimits.members else { throw .tooLong(field: "members", length: count, limit: BodyLimits.members) }
+            var members: [UserID] = []
+            for _ in 0..<count { members.append(try r.user("member")) }
+            self = .conversationCreate(name: name, members: members)
+        case .memberAdd:
+            self = .memberAdd(try r.user("member"))
+        case .memberRemove:
+            self = .memberRemove(try r.user("member"))
+        case .memberLeave:
+            self = .memberLeave
+        case .conversationRename:
+            self = .conversationRename(name: try r.string16("conversation name", limit: BodyLimits.nameBytes))
+        case .taskCreate:
+            let title = try r.string16("task title", limit: BodyLimits.textBytes)
+            let owner = try r.optional("owner") { (r: inout ByteReader) throws(DecodingError) in try r.user("owner") }
+            self = .taskCreate(title: title, owner: owner)
+        case .taskUpdate:
+            let target = try r.opID("target")
+            let title = try r.optional("title") { (r: inout ByteReader) throws(DecodingError) in try r.string16("task title", limit: BodyLimits.textBytes) }
+            let status = try r.optional("status") { (r: inout ByteReader) throws(DecodingError) in
+                guard let s = TaskStatus(rawValue: try r.u8("status")) else { throw DecodingError.invalidValue(field: "status") }
+                return s
+            }
+            let owner: FieldChange<UserID>
+            switch try r.u8("owner change") {
+            case 0: owner = .unchanged
+            case 1: owner = .set(try r.user("owner"))
+            case 2: owner = .cleared
+            default: throw .invalidValue(field: "owner change")
+            }
+            self = .taskUpdate(target: target, title: title, status: status, owner: owner)
+        case .taskDelete:
+            self = .taskDelete(target: try r.opID("target"))
+        case .readMarker:
+            self = .readMarker(partition: try r.partitionID("partition"), position: HLC(raw: try r.u64("position")))
+        }
+        try r.expectEnd()
+        if let problem = validate() { throw .invalidValue(field: problem) }
+    }
+}
+
+extension ByteWriter {
+    mutating func attachment(_ a: Attachment) {
+        string16(a.name); u64(a.size); string16(a.mime); bytes32(a.hash)
+    }
+}
+
+extension ByteReader {
+    mutating func attachment() throws(DecodingError) -> Attachment {
+        Attachment(name: try string16("attachment name", limit: BodyLimits.nameBytes * 2), size: try u64("attachment size"),
+                   mime: try string16("attachment mime", limit: BodyLimits.nameBytes), hash: try bytes32("attachment hash"))
+    }
+}

@@ -1,0 +1,110 @@
+import Identity
+import Wire
+
+/// Why an op breaks its partition's rules (DESIGN §3.2). Every replica checks these when it
+/// applies an op, so a misbehaving node cannot write where it may not.
+public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
+    /// This kind of op does not belong in this kind of partition.
+    case typeNotAllowed(OperationType, PartitionKind)
+    /// A directory entry written for someone other than its author.
+    case notOwnProfile
+    /// A write into someone else's private (`self`) partition.
+    case notOwner
+    /// A write into a conversation by someone who is not a member (yet: it is accepted once the
+    /// op that adds them arrives, because membership only grows).
+    case notMember
+    /// Only the conversation's creator may do this (create it, remove members).
+    case creatorOnly
+    /// The creator's first op in a conversation must create it.
+    case createMustComeFirst
+    /// Editing or deleting a message that is not the author's own earlier post.
+    case notAuthorOfTarget
+    /// The body does not decode, or breaks a field limit.
+    case invalidBody(String)
+
+    public var description: String {
+        switch self {
+        case .typeNotAllowed(let type, let kind): "op type \(type) is not allowed in a \(kind) partition"
+        case .notOwnProfile: "a profile entry may only be written by its own user"
+        case .notOwner: "only the owner may write to a self partition"
+        case .notMember: "the author is not a member of the conversation"
+        case .creatorOnly: "only the conversation's creator may do that"
+        case .createMustComeFirst: "the creator's first op must create the conversation"
+        case .notAuthorOfTarget: "only the author of a message may edit or delete it"
+        case .invalidBody(let why): "invalid body: \(why)"
+        }
+    }
+
+    /// Whether the same op may be accepted later, once other ops have arrived.
+    public var mayResolveLater: Bool { self == .notMember }
+}
+
+/// The rules that depend only on the op itself and its partition's descriptor.
+public enum PartitionRules {
+    /// Which op types each kind of partition accepts.
+    public static func allows(_ type: OperationType, in kind: PartitionKind) -> Bool {
+        switch (kind, type) {
+        case (.room, .post), (.room, .edit), (.room, .delete), (.room, .react),
+             (.room, .taskCreate), (.room, .taskUpdate), (.room, .taskDelete):
+            return true
+        case (.conversation, .post), (.conversation, .edit), (.conversation, .delete), (.conversation, .react),
+             (.conversation, .taskCreate), (.conversation, .taskUpdate), (.conversation, .taskDelete),
+             (.conversation, .conversationCreate), (.conversation, .memberAdd), (.conversation, .memberRemove),
+             (.conversation, .memberLeave), (.conversation, .conversationRename):
+            return true
+        case (.directory, .profile):
+            return true
+        case (.ownData, .readMarker):
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// Checks everything that needs no other op: type allowed, body decodes, owner and creator rules.
+    /// Returns the decoded body on success.
+    public static func check(_ op: Operation, in descriptor: PartitionDescriptor) -> Result<OperationBody, RuleViolation> {
+        guard let type = OperationType(rawValue: op.type) else { return .failure(.invalidBody("unknown op type \(op.type)")) }
+        guard allows(type, in: descriptor.kind) else { return .failure(.typeNotAllowed(type, descriptor.kind)) }
+        let body: OperationBody
+        do {
+            body = try OperationBody(type: op.type, decoding: op.body)
+        } catch {
+            return .failure(.invalidBody(error.description))
+        }
+        switch (descriptor, body) {
+        case (.directory, .profile(let subject, _, _, _, _, _)):
+            if subject != op.author { return .failure(.notOwnProfile) }
+        case (.ownData(let owner), _):
+            if owner != op.author { return .failure(.notOwner) }
+        case (.conversation(let creator, _), .conversationCreate):
+            if op.author != creator { return .failure(.creatorOnly) }
+            if op.seq != 1 { return .failure(.createMustComeFirst) }
+        case (.conversation(let creator, _), .memberRemove):
+            if op.author != creator { return .failure(.creatorOnly) }
+        case (.conversation(let creator, _), _):
+            if op.author == creator && op.seq == 1 { return .failure(.createMustComeFirst) }
+        default:
+            break
+        }
+        return .success(body)
+    }
+}
+
+/// The sort key of a multi-writer register (tasks, conversation name): `(hlc, author, seq)` as 48
+/// big-endian bytes, so comparing the bytes — in Swift or as a SQLite BLOB — compares the clocks.
+public struct ClockKey: Hashable, Comparable, Sendable {
+    public let bytes: [UInt8]
+
+    public init(hlc: HLC, author: UserID, seq: UInt64) {
+        var w = ByteWriter(capacity: 48)
+        w.u64(hlc.raw)
+        w.bytes32(author.raw)
+        w.u64(seq)
+        bytes = w.bytes
+    }
+
+    public init(_ op: Operation) { self.init(hlc: op.hlc, author: op.author, seq: op.seq) }
+
+    public static func < (a: ClockKey, b: ClockKey) -> Bool { a.bytes.lexicographicallyPrecedes(b.bytes) }
+}
