@@ -1,0 +1,277 @@
+import CSQLite
+
+/// One connection to an SQLite database file.
+///
+/// Not thread-safe: give each file one owner (an actor) that serializes every call, and open
+/// each file once per process. Other processes may open the same file: file databases use WAL,
+/// so readers never block the writer, and `dataVersion` tells when another connection wrote.
+/// Every failing C call throws `SQLiteError` with SQLite's message and the SQL.
+public final class Database {
+    /// How to open the file.
+    public enum OpenMode: Sendable {
+        /// Read and write; the file is created if missing. Throws `SQLiteError.readOnly` if the
+        /// file or its directory cannot be written, rather than silently opening read-only.
+        case readWrite
+        /// Read only; the file must exist. Writes throw `SQLiteError.readOnly`.
+        case readOnly
+    }
+
+    /// The path given at open (`":memory:"` for a private in-memory database).
+    public let path: String
+    /// The mode given at open.
+    public let mode: OpenMode
+    private var connection: OpaquePointer?
+    private var statementCache: [String: Statement] = [:]
+    var savepointDepth = 0
+
+    /// Opens (or, in `.readWrite` mode, creates) the database at `path`.
+    ///
+    /// Sets a 5 s busy timeout and `foreign_keys = ON`; file databases opened `.readWrite` are
+    /// switched to WAL with `synchronous = NORMAL` (a power loss may drop the last commits but
+    /// never corrupts). Reads the schema before returning, so a file that is not a database
+    /// (`SQLiteError.notADatabase`) or is damaged (`SQLiteError.corrupt`) fails here, not at the
+    /// first query.
+    public init(path: String, mode: OpenMode = .readWrite) throws {
+        self.connection = try Self.open(path: path, mode: mode)
+        self.path = path
+        self.mode = mode
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Closes the connection; later calls throw `SQLiteError.misuse`. Idempotent.
+    ///
+    /// Statements still held elsewhere stay valid until released (`sqlite3_close_v2`); the
+    /// connection's resources are freed when the last one is.
+    public func close() {
+        statementCache.removeAll()
+        guard let connection else { return }
+        sqlite3_close_v2(connection)
+        self.connection = nil
+    }
+
+    // MARK: Running SQL
+
+    /// Runs one or more `;`-separated statements that take no parameters (schema, pragmas).
+    public func execute(_ sql: String) throws {
+        let connection = try openConnection()
+        let resultCode = sqlite3_exec(connection, sql, nil, nil, nil)
+        guard resultCode == SQLITE_OK else {
+            throw SQLiteError(resultCode: resultCode, connection: connection, sql: sql)
+        }
+    }
+
+    /// Runs a single statement with positional parameters `?` bound to `bindings`.
+    ///
+    /// Prepares the statement each time: in a loop, use `cachedStatement(_:)` and `run`.
+    public func execute(_ sql: String, _ bindings: SQLValue...) throws {
+        try prepare(sql).run(bindings)
+    }
+
+    /// Prepares a single statement; throws if `sql` holds none or more than one.
+    public func prepare(_ sql: String) throws -> Statement {
+        let handle = try Self.prepareHandle(sql, on: try openConnection(), persistent: false)
+        return Statement(handle: handle, sql: sql)
+    }
+
+    /// A statement for `sql`, prepared once per connection and reset on every call.
+    ///
+    /// For hot paths with constant SQL (never interpolate values into it: the cache grows per
+    /// distinct string). The same object comes back for the same SQL, so do not ask for it again
+    /// while still stepping through its rows.
+    public func cachedStatement(_ sql: String) throws -> Statement {
+        if let statement = statementCache[sql] {
+            statement.reset()
+            return statement
+        }
+        let handle = try Self.prepareHandle(sql, on: try openConnection(), persistent: true)
+        let statement = Statement(handle: handle, sql: sql)
+        statementCache[sql] = statement
+        return statement
+    }
+
+    /// Finalizes all cached statements (they are prepared again on next use).
+    public func clearStatementCache() {
+        statementCache.removeAll()
+    }
+
+    /// The first column of the first row as `T`; `nil` when there is no row or it is `NULL`.
+    ///
+    /// Throws `SQLITE_MISMATCH` when the value has a storage class `T` does not accept, rather
+    /// than hiding a wrong query behind `nil`.
+    public func scalar<T: SQLValueConvertible>(
+        _ sql: String, _ bindings: SQLValue..., as type: T.Type = T.self
+    ) throws -> T? {
+        let statement = try prepare(sql)
+        try statement.bind(bindings)
+        guard try statement.step() else { return nil }
+        let value = statement.value(0)
+        if let converted = T(sqlValue: value) { return converted }
+        if value.isNull { return nil }
+        throw SQLiteError(
+            extendedCode: SQLITE_MISMATCH, message: "first column holds \(value), not a \(T.self)",
+            sql: sql)
+    }
+
+    // MARK: Connection state
+
+    /// The rowid of the last successful `INSERT` on this connection (0 if none, or closed).
+    public var lastInsertRowID: Int64 {
+        connection.map { sqlite3_last_insert_rowid($0) } ?? 0
+    }
+
+    /// Rows changed by the last `INSERT`, `UPDATE` or `DELETE` on this connection.
+    public var changes: Int {
+        connection.map { Int(sqlite3_changes64($0)) } ?? 0
+    }
+
+    /// Whether a transaction is open (between `BEGIN` and `COMMIT`/`ROLLBACK`).
+    public var isInTransaction: Bool {
+        connection.map { sqlite3_get_autocommit($0) == 0 } ?? false
+    }
+
+    /// A number that changes when another connection (or process) commits to the file.
+    ///
+    /// Poll it to notice foreign writes cheaply; this connection's own commits do not change it.
+    public var dataVersion: Int64 {
+        get throws {
+            let statement = try cachedStatement("PRAGMA data_version")
+            defer { statement.reset() }
+            guard try statement.step() else {
+                throw SQLiteError(extendedCode: SQLITE_ERROR, message: "no data_version row")
+            }
+            return statement.int64(0)
+        }
+    }
+
+    /// Copies the WAL into the database file and truncates it to zero bytes.
+    ///
+    /// Throws `SQLiteError.busy` if readers or a writer on other connections kept it from
+    /// finishing; a no-op for databases not in WAL mode.
+    public func checkpoint() throws {
+        let connection = try openConnection()
+        let resultCode = sqlite3_wal_checkpoint_v2(
+            connection, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
+        guard resultCode == SQLITE_OK else {
+            throw SQLiteError(
+                resultCode: resultCode, connection: connection,
+                sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+    }
+
+    // MARK: Private
+
+    private func openConnection() throws -> OpaquePointer {
+        guard let connection else {
+            throw SQLiteError.misuse("database \(path) is closed; open a new Database")
+        }
+        return connection
+    }
+
+    private static func open(path: String, mode: OpenMode) throws -> OpaquePointer {
+        // NOMUTEX: the single owner serializes calls, SQLite's own mutex would be pure overhead.
+        var flags = SQLITE_OPEN_NOMUTEX
+        switch mode {
+        case .readWrite: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        case .readOnly: flags |= SQLITE_OPEN_READONLY
+        }
+        var handle: OpaquePointer?
+        let resultCode = sqlite3_open_v2(path, &handle, flags, nil)
+        guard let connection = handle else {
+            throw SQLiteError(extendedCode: SQLITE_NOMEM, message: "out of memory opening \(path)")
+        }
+        do {
+            guard resultCode == SQLITE_OK else {
+                throw SQLiteError(resultCode: resultCode, connection: connection, sql: nil)
+            }
+            sqlite3_extended_result_codes(connection, 1)
+            let timeoutCode = sqlite3_busy_timeout(connection, 5000)
+            guard timeoutCode == SQLITE_OK else {
+                throw SQLiteError(resultCode: timeoutCode, connection: connection, sql: nil)
+            }
+            try exec("PRAGMA foreign_keys = ON", on: connection)
+            // Opening is lazy: read the schema now so a garbage or corrupt file fails here.
+            try exec("SELECT count(*) FROM sqlite_master", on: connection)
+            let file = sqlite3_db_filename(connection, "main").map { String(cString: $0) } ?? ""
+            if mode == .readWrite, !file.isEmpty {
+                try prepareFileForWriting(connection)
+            }
+            return connection
+        } catch {
+            sqlite3_close_v2(connection)
+            guard let error = error as? SQLiteError else { throw error }
+            throw SQLiteError(
+                extendedCode: error.extendedCode, message: "\(error.message) (\(path))",
+                sql: error.sql)
+        }
+    }
+
+    /// Refuses a silently read-only open, then switches to WAL with `synchronous = NORMAL`.
+    private static func prepareFileForWriting(_ connection: OpaquePointer) throws {
+        if sqlite3_db_readonly(connection, "main") == 1 {
+            throw SQLiteError(
+                extendedCode: SQLITE_READONLY,
+                message: "database file is not writable; fix its permissions or open it read-only")
+        }
+        let sql = "PRAGMA journal_mode = WAL"
+        let statement = Statement(
+            handle: try prepareHandle(sql, on: connection, persistent: false), sql: sql)
+        guard try statement.step(), statement.text(0).lowercased() == "wal" else {
+            throw SQLiteError(
+                extendedCode: SQLITE_CANTOPEN,
+                message: "cannot switch to WAL journal mode; the directory must be writable",
+                sql: sql)
+        }
+        statement.reset()
+        try exec("PRAGMA synchronous = NORMAL", on: connection)
+    }
+
+    private static func exec(_ sql: String, on connection: OpaquePointer) throws {
+        let resultCode = sqlite3_exec(connection, sql, nil, nil, nil)
+        guard resultCode == SQLITE_OK else {
+            throw SQLiteError(resultCode: resultCode, connection: connection, sql: sql)
+        }
+    }
+
+    /// Prepares the first statement of `sql`; throws if there is none, or another one follows.
+    static func prepareHandle(
+        _ sql: String, on connection: OpaquePointer, persistent: Bool
+    ) throws -> OpaquePointer {
+        let flags = persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
+        var handle: OpaquePointer?
+        var trailingStatement = false
+        let resultCode = sql.withCString { start -> Int32 in
+            var tail: UnsafePointer<CChar>?
+            let resultCode = sqlite3_prepare_v3(connection, start, -1, flags, &handle, &tail)
+            // Whatever follows the first statement may only be whitespace, comments or `;`.
+            while resultCode == SQLITE_OK, let rest = tail, rest.pointee != 0 {
+                var next: OpaquePointer?
+                var nextTail: UnsafePointer<CChar>?
+                let nextCode = sqlite3_prepare_v3(connection, rest, -1, 0, &next, &nextTail)
+                if nextCode != SQLITE_OK || next != nil || nextTail == rest {
+                    sqlite3_finalize(next)
+                    trailingStatement = true
+                    break
+                }
+                tail = nextTail
+            }
+            return resultCode
+        }
+        guard resultCode == SQLITE_OK else {
+            throw SQLiteError(resultCode: resultCode, connection: connection, sql: sql)
+        }
+        guard let handle else {
+            throw SQLiteError.misuse("no SQL statement to prepare", sql: sql)
+        }
+        guard !trailingStatement else {
+            sqlite3_finalize(handle)
+            throw SQLiteError.misuse(
+                "more than one statement: prepare them one by one, "
+                    + "or use execute(_:) without bindings",
+                sql: sql)
+        }
+        return handle
+    }
+}

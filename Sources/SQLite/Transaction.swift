@@ -1,0 +1,72 @@
+import CSQLite
+
+/// When a transaction takes the write lock.
+public enum TransactionKind: Sendable {
+    /// Takes locks as statements need them; a read that later writes may fail with
+    /// `SQLiteError.busy` without waiting. For read-only snapshots.
+    case deferred
+    /// Takes the write lock at `BEGIN`, waiting up to the busy timeout: the right default for
+    /// any transaction that writes.
+    case immediate
+    /// Like `immediate`; in WAL mode the two behave the same.
+    case exclusive
+
+    var beginSQL: String {
+        switch self {
+        case .deferred: "BEGIN DEFERRED TRANSACTION"
+        case .immediate: "BEGIN IMMEDIATE TRANSACTION"
+        case .exclusive: "BEGIN EXCLUSIVE TRANSACTION"
+        }
+    }
+}
+
+extension Database {
+    /// Runs `body` in a transaction: commits if it returns, rolls back if it throws.
+    ///
+    /// Rethrows the error of `body` itself, never one from the rollback. Called inside another
+    /// transaction it nests as a `SAVEPOINT` (and `kind` is ignored): throwing undoes only the
+    /// inner work, and nothing is durable until the outermost transaction commits. `body` must
+    /// not run `BEGIN`, `COMMIT` or `ROLLBACK` itself.
+    public func transaction<T>(
+        _ kind: TransactionKind = .immediate, _ body: () throws -> T
+    ) throws -> T {
+        if isInTransaction {
+            return try savepoint(body)
+        }
+        try cachedStatement(kind.beginSQL).run()
+        let result: T
+        do {
+            result = try body()
+            try cachedStatement("COMMIT TRANSACTION").run()
+        } catch {
+            rollbackIfOpen("ROLLBACK TRANSACTION")
+            throw error
+        }
+        return result
+    }
+
+    private func savepoint<T>(_ body: () throws -> T) throws -> T {
+        savepointDepth += 1
+        defer { savepointDepth -= 1 }
+        // One name per depth keeps the cached statements few and the nesting unambiguous.
+        let name = "parley_savepoint_\(savepointDepth)"
+        try cachedStatement("SAVEPOINT \(name)").run()
+        let result: T
+        do {
+            result = try body()
+            try cachedStatement("RELEASE SAVEPOINT \(name)").run()
+        } catch {
+            rollbackIfOpen("ROLLBACK TRANSACTION TO SAVEPOINT \(name)")
+            rollbackIfOpen("RELEASE SAVEPOINT \(name)")
+            throw error
+        }
+        return result
+    }
+
+    /// Runs a rollback unless SQLite already rolled back on its own (after `SQLITE_FULL`,
+    /// `SQLITE_IOERR`, …); a failure here is dropped so the original error reaches the caller.
+    private func rollbackIfOpen(_ sql: String) {
+        guard isInTransaction else { return }
+        try? cachedStatement(sql).run()
+    }
+}
