@@ -106,5 +106,8 @@ public struct ClockKey: Hashable, Comparable, Sendable {
 
     public init(_ op: Operation) { self.init(hlc: op.hlc, author: op.author, seq: op.seq) }
 
+    /// A key from its 48 stored bytes.
+    public init(bytes: [UInt8]) { self.bytes = bytes }
+
     public static func < (a: ClockKey, b: ClockKey) -> Bool { a.bytes.lexicographicallyPrecedes(b.bytes) }
 }

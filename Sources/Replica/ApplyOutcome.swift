@@ -1,0 +1,35 @@
+/// What happened when a replica was handed an op. Callers switch over every case.
+public enum ApplyOutcome: Hashable, Sendable {
+    /// Stored, with its head and view changes, in one transaction.
+    case applied
+    /// Already held; nothing changed.
+    case duplicate
+    /// The author's earlier ops are missing: deliver from `missingFrom` first.
+    case pending(missingFrom: UInt64)
+    /// The op conflicts with one already held at the same seq: the proof is stored and the
+    /// author's ops in this partition are excluded from the fork point on.
+    case forkDetected(ForkProof)
+    /// Refused; nothing was stored.
+    case rejected(RejectReason)
+}
+
+/// Why a replica refused an op.
+public enum RejectReason: Hashable, Sendable, CustomStringConvertible {
+    /// The envelope failed a check: layout, body hash, signature or chain link.
+    case invalid(OperationError)
+    /// The op breaks its partition's rules.
+    case rule(RuleViolation)
+    /// The replica does not hold the partition (it must learn its descriptor first).
+    case unknownPartition
+    /// A fork proof excludes this author's ops from `seq` on.
+    case authorForked(at: UInt64)
+
+    public var description: String {
+        switch self {
+        case .invalid(let error): error.description
+        case .rule(let violation): violation.description
+        case .unknownPartition: "unknown partition"
+        case .authorForked(let seq): "the author forked this partition at seq \(seq); later ops are excluded"
+        }
+    }
+}

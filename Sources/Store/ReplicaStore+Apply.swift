@@ -1,0 +1,206 @@
+import Identity
+import Replica
+import SQLite
+import Sodium
+import Wire
+
+/// Errors of the store that callers show to people.
+public enum StoreError: Error, Equatable, CustomStringConvertible {
+    /// A local op would break a rule; nothing was written.
+    case rejected(RejectReason)
+    /// Input that cannot become an op (empty text, a field over its limit...).
+    case invalidInput(String)
+    /// The partition is not known to this store.
+    case unknownPartition(PartitionID)
+    /// No message, task or op with this id.
+    case notFound(String)
+    /// The database holds something this build cannot read.
+    case damaged(String)
+
+    public var description: String {
+        switch self {
+        case .rejected(let reason): reason.description
+        case .invalidInput(let why): why
+        case .unknownPartition(let id): "unknown partition \(id.text)"
+        case .notFound(let what): what
+        case .damaged(let why): "the database is damaged: \(why)"
+        }
+    }
+}
+
+extension ReplicaStore {
+    // MARK: Applying ops
+
+    /// Applies one op from anywhere (a peer, an import file), checking everything, in one
+    /// transaction with its head and view changes. Nothing is stored unless the outcome is
+    /// `.applied` (or `.forkDetected`, which stores the proof).
+    public func apply(_ op: Operation, nowMillis: UInt64) throws -> ApplyOutcome {
+        try database.transaction(.immediate) { try applyChecked(op, signatureVerified: false, nowMillis: nowMillis) }
+    }
+
+    /// Applies a batch in one transaction. Each contiguous run of one author's new ops in one
+    /// partition costs a single signature check (chain-batched verification); ops that fail are
+    /// retried one by one so each gets its own outcome.
+    public func apply(_ ops: [Operation], nowMillis: UInt64) throws -> [ApplyOutcome] {
+        try database.transaction(.immediate) {
+            var outcomes: [ApplyOutcome] = []
+            outcomes.reserveCapacity(ops.count)
+            var start = 0
+            while start < ops.count {
+                var end = start + 1
+                while end < ops.count, ops[end].partition == ops[start].partition, ops[end].author == ops[start].author,
+                      ops[end].seq == ops[end - 1].seq + 1 { end += 1 }
+                outcomes += try applyRun(ops[start..<end], nowMillis: nowMillis)
+                start = end
+            }
+            return outcomes
+        }
+    }
+
+    private func applyRun(_ run: ArraySlice<Operation>, nowMillis: UInt64) throws -> [ApplyOutcome] {
+        guard run.count > 1, let record = try partition(run.first!.partition) else {
+            return try run.map { try applyChecked($0, signatureVerified: false, nowMillis: nowMillis) }
+        }
+        let head = try existingAuthorID(run.first!.author).map { try self.head(pid: record.pid, aid: $0) } ?? (0, .zero, nil)
+        // Only the part of the run that extends the head can be chain-verified as a whole.
+        guard let firstNew = run.firstIndex(where: { $0.seq == head.maxSeq + 1 }) else {
+            return try run.map { try applyChecked($0, signatureVerified: false, nowMillis: nowMillis) }
+        }
+        var outcomes = try run[run.startIndex..<firstNew].map { try applyChecked($0, signatureVerified: false, nowMillis: nowMillis) }
+        let newOps = run[firstNew...]
+        let chainValid: Bool
+        do { try verifyChain(newOps, after: head.headID); chainValid = true } catch { chainValid = false }
+        for op in newOps {
+            outcomes.append(try applyChecked(op, signatureVerified: chainValid, nowMillis: nowMillis))
+        }
+        return outcomes
+    }
+
+    /// The whole validation order of DESIGN §3.3, cheapest first, then the write.
+    /// Must run inside a transaction.
+    func applyChecked(_ op: Operation, signatureVerified: Bool, nowMillis: UInt64) throws -> ApplyOutcome {
+        guard let record = try partition(op.partition) else { return .rejected(.unknownPartition) }
+        let body: OperationBody
+        switch PartitionRules.check(op, in: record.descriptor) {
+        case .success(let decoded): body = decoded
+        case .failure(let violation): return .rejected(.rule(violation))
+        }
+        let existingAID = try existingAuthorID(op.author)
+        let head = try existingAID.map { try self.head(pid: record.pid, aid: $0) } ?? (0, .zero, nil)
+        if let frozenAt = head.frozenAt, op.seq >= frozenAt { return .rejected(.authorForked(at: frozenAt)) }
+        if op.seq <= head.maxSeq, let aid = existingAID {
+            guard let stored = try storedOp(pid: record.pid, aid: aid, seq: op.seq) else {
+                throw StoreError.damaged("missing op \(op.seq) below head \(head.maxSeq)")
+            }
+            if stored.id == op.id { return .duplicate }
+            guard op.hasValidSignature else { return .rejected(.invalid(.badSignature)) }
+            let proof = try ForkProof(stored.header, op.header)
+            try recordFork(proof, record: record, aid: aid)
+            return .forkDetected(proof)
+        }
+        if op.seq > head.maxSeq + 1 { return .pending(missingFrom: head.maxSeq + 1) }
+        guard op.prev == head.headID else { return .rejected(.invalid(.brokenChain)) }
+        if signatureVerified {
+            guard op.hasValidBodyHash else { return .rejected(.invalid(.bodyHashMismatch)) }
+        } else {
+            do { try op.verify() } catch { return .rejected(.invalid(error)) }
+        }
+        if let violation = try crossAuthorViolation(op, body: body, record: record) { return .rejected(.rule(violation)) }
+
+        let aid = try existingAID ?? authorID(op.author)
+        let oid = try insert(op, pid: record.pid, aid: aid, nowMillis: nowMillis)
+        try applyViews(op, body: body, oid: oid, record: record, aid: aid, rebuilding: false)
+        clock.observe(op.hlc, nowMillis: nowMillis)
+        return .applied
+    }
+
+    /// Rules that look at other ops: conversation membership, and that an edit or delete targets
+    /// the author's own earlier post (its chain is complete below this op, so the answer is the
+    /// same on every replica).
+    private func crossAuthorViolation(_ op: Operation, body: OperationBody, record: PartitionRecord) throws -> RuleViolation? {
+        if case .conversation(let creator, _) = record.descriptor {
+            let isCreation = op.author == creator && op.seq == 1
+            if !isCreation, try !isEverMember(op.author, pid: record.pid) { return .notMember }
+        }
+        switch body {
+        case .edit(let target, _), .delete(let target):
+            guard let found = try findOp(pid: record.pid, id: target), found.author == op.author,
+                  found.type == OperationType.post.rawValue else { return .notAuthorOfTarget }
+        default:
+            break
+        }
+        return nil
+    }
+
+    func isEverMember(_ user: UserID, pid: Int64) throws -> Bool {
+        let statement = try database.cachedStatement("SELECT 1 FROM members WHERE pid = ? AND user = ?")
+        return try statement.rows(.integer(pid), .blob(user.publicKey)) { _ in true }.first ?? false
+    }
+
+    private func insert(_ op: Operation, pid: Int64, aid: Int64, nowMillis: UInt64) throws -> Int64 {
+        try database.cachedStatement("""
+            INSERT INTO ops(pid, aid, seq, op_key, type, hlc, header, body, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).run(.integer(pid), .integer(aid), .integer(Int64(op.seq)), .integer(Int64(bitPattern: op.id.raw.w0)),
+                     .integer(Int64(op.type)), .integer(Int64(bitPattern: op.hlc.raw)), .blob(op.header), .blob(op.body),
+                     .integer(Int64(nowMillis)))
+        let oid = database.lastInsertRowID
+        try database.cachedStatement("""
+            INSERT INTO heads(pid, aid, max_seq, head_id) VALUES (?, ?, ?, ?)
+            ON CONFLICT(pid, aid) DO UPDATE SET max_seq = excluded.max_seq, head_id = excluded.head_id
+            """).run(.integer(pid), .integer(aid), .integer(Int64(op.seq)), .blob(op.id.bytes))
+        return oid
+    }
+
+    // MARK: Looking up stored ops
+
+    struct StoredOp {
+        let oid: Int64
+        let header: [UInt8]
+        let body: [UInt8]
+        let author: UserID
+        let type: UInt8
+        var id: OpID { header.withUnsafeBytes { OpID(bytes: GenericHash.hash(UnsafeRawBufferPointer(rebasing: $0[0..<Operation.signedBytes])))! } }
+        func operation() throws -> Operation { try Operation(header: header, body: body) }
+    }
+
+    func storedOp(pid: Int64, aid: Int64, seq: UInt64) throws -> StoredOp? {
+        let statement = try database.cachedStatement("SELECT oid, header, body, type FROM ops WHERE pid = ? AND aid = ? AND seq = ?")
+        return try statement.rows(.integer(pid), .integer(aid), .integer(Int64(seq))) { row in
+            let header = row.blob(1)
+            return StoredOp(oid: row.int64(0), header: header, body: row.blob(2), author: UserID(publicKey: header[40..<72])!, type: UInt8(row.int(3)))
+        }.first
+    }
+
+    /// The op with this id in a partition, found through the 8-byte `op_key` index and confirmed
+    /// against the full id.
+    func findOp(pid: Int64?, id: OpID) throws -> StoredOp? {
+        let statement = try database.cachedStatement("SELECT oid, header, body, type, pid FROM ops WHERE op_key = ?")
+        let candidates = try statement.rows(.integer(Int64(bitPattern: id.raw.w0))) { row -> (StoredOp, Int64) in
+            let header = row.blob(1)
+            return (StoredOp(oid: row.int64(0), header: header, body: row.blob(2), author: UserID(publicKey: header[40..<72])!, type: UInt8(row.int(3))), row.int64(4))
+        }
+        return candidates.first { (pid == nil || $0.1 == pid) && $0.0.id == id }?.0
+    }
+
+    /// The op with this id, wherever it is (for commands given only a message id).
+    public func operation(_ id: OpID) throws -> Operation? {
+        try findOp(pid: nil, id: id)?.operation()
+    }
+
+    /// One author's ops in a partition from `fromSeq`, at most `limit` (sync, export).
+    public func ops(in partition: PartitionID, author: UserID, fromSeq: UInt64, limit: Int) throws -> [Operation] {
+        guard let record = try self.partition(partition), let aid = try existingAuthorID(author) else { return [] }
+        let statement = try database.cachedStatement("SELECT header, body FROM ops WHERE pid = ? AND aid = ? AND seq >= ? ORDER BY seq LIMIT ?")
+        return try statement.rows(.integer(record.pid), .integer(aid), .integer(Int64(fromSeq)), .integer(Int64(limit))) { row in
+            try Operation(header: row.blob(0), body: row.blob(1))
+        }
+    }
+
+    /// Every op of a partition in an order that respects each author's chain (export, rebuild).
+    public func allOps(in partition: PartitionID) throws -> [Operation] {
+        guard let record = try self.partition(partition) else { return [] }
+        return try database.prepare("SELECT header, body FROM ops WHERE pid = ? ORDER BY aid, seq").rows(.integer(record.pid)) { row in
+            try Operation(header: row.blob(0), body: row.blob(1))
+        }
+    }
+}

@@ -1,0 +1,154 @@
+import Identity
+import Replica
+import SQLite
+import Wire
+
+/// A node's replicas of all its partitions, in one SQLite file: the op log, the heads (version
+/// vectors), fork proofs and the materialized views (DESIGN §5).
+///
+/// Not thread-safe: one owner (an actor, or a command-line process) per instance, and one
+/// instance per file per process. Another process may open the same file (WAL); it notices new
+/// ops through `dataVersion`.
+public final class ReplicaStore {
+    public let database: Database
+    /// The hybrid logical clock for ops this store authors; persisted with each local op.
+    public internal(set) var clock: HybridClock
+
+    var partitionCache: [PartitionID: PartitionRecord] = [:]
+    var authorCache: [UserID: Int64] = [:]
+
+    /// Opens (creating if needed) the store at `path` and brings its schema up to date.
+    /// `":memory:"` gives a private in-memory store (tests).
+    public init(path: String) throws {
+        database = try Database(path: path)
+        try database.migrate(Schema.migrations)
+        let last: Int64? = try database.scalar("SELECT value FROM settings WHERE key = 'hlc'")
+        clock = HybridClock(last: HLC(raw: UInt64(bitPattern: last ?? 0)))
+        try ensurePartition(.directory, joined: true)
+    }
+
+    /// Opens an existing store read-only (commands that only read, while a node may be writing).
+    public init(readOnlyPath path: String) throws {
+        database = try Database(path: path, mode: .readOnly)
+        let last: Int64? = try database.scalar("SELECT value FROM settings WHERE key = 'hlc'")
+        clock = HybridClock(last: HLC(raw: UInt64(bitPattern: last ?? 0)))
+    }
+
+    // MARK: Partitions
+
+    /// A partition known to this store.
+    public struct PartitionRecord: Hashable, Sendable {
+        public let pid: Int64
+        public let descriptor: PartitionDescriptor
+        public var joined: Bool
+        public var id: PartitionID { descriptor.id }
+    }
+
+    /// Records a partition (idempotent). `joined` marks partitions the user takes part in
+    /// (rooms they joined); a partition known only to carry it for others is not joined.
+    @discardableResult
+    public func ensurePartition(_ descriptor: PartitionDescriptor, joined: Bool) throws -> PartitionRecord {
+        if var record = try partition(descriptor.id) {
+            if joined && !record.joined {
+                try database.execute("UPDATE partitions SET joined = 1 WHERE pid = ?", .integer(record.pid))
+                record.joined = true
+                partitionCache[record.id] = record
+            }
+            return record
+        }
+        try database.execute("INSERT INTO partitions(id, kind, descriptor, joined) VALUES (?, ?, ?, ?)",
+                             .blob(descriptor.id.bytes), .integer(Int64(descriptor.kind.rawValue)),
+                             .blob(descriptor.encoded), .integer(joined ? 1 : 0))
+        let record = PartitionRecord(pid: database.lastInsertRowID, descriptor: descriptor, joined: joined)
+        partitionCache[record.id] = record
+        return record
+    }
+
+    /// Marks a partition as left (its ops stay; the node stops showing it).
+    public func setJoined(_ id: PartitionID, _ joined: Bool) throws {
+        try database.execute("UPDATE partitions SET joined = ? WHERE id = ?", .integer(joined ? 1 : 0), .blob(id.bytes))
+        partitionCache[id] = nil
+    }
+
+    /// The partition with this id, if known.
+    public func partition(_ id: PartitionID) throws -> PartitionRecord? {
+        if let cached = partitionCache[id] { return cached }
+        let statement = try database.cachedStatement("SELECT pid, descriptor, joined FROM partitions WHERE id = ?")
+        let found = try statement.rows(.blob(id.bytes)) { row in
+            PartitionRecord(pid: row.int64(0), descriptor: try PartitionDescriptor(decoding: row.blob(1)), joined: row.int(2) != 0)
+        }.first
+        if let found { partitionCache[id] = found }
+        return found
+    }
+
+    /// Every known partition, in a stable order.
+    public func partitions() throws -> [PartitionRecord] {
+        try database.prepare("SELECT pid, descriptor, joined FROM partitions ORDER BY pid").rows { row in
+            PartitionRecord(pid: row.int64(0), descriptor: try PartitionDescriptor(decoding: row.blob(1)), joined: row.int(2) != 0)
+        }
+    }
+
+    func descriptor(pid: Int64) throws -> PartitionDescriptor? {
+        if let cached = partitionCache.values.first(where: { $0.pid == pid }) { return cached.descriptor }
+        let statement = try database.cachedStatement("SELECT descriptor FROM partitions WHERE pid = ?")
+        return try statement.rows(.integer(pid)) { try PartitionDescriptor(decoding: $0.blob(0)) }.first
+    }
+
+    // MARK: Authors
+
+    /// The row id for an author key, created on first sight.
+    func authorID(_ user: UserID) throws -> Int64 {
+        if let aid = authorCache[user] { return aid }
+        let find = try database.cachedStatement("SELECT aid FROM authors WHERE key = ?")
+        if let aid = try find.rows(.blob(user.publicKey), map: { $0.int64(0) }).first {
+            authorCache[user] = aid
+            return aid
+        }
+        try database.cachedStatement("INSERT INTO authors(key) VALUES (?)").run(.blob(user.publicKey))
+        let aid = database.lastInsertRowID
+        authorCache[user] = aid
+        return aid
+    }
+
+    /// The row id of an author if already known (reads never create rows).
+    func existingAuthorID(_ user: UserID) throws -> Int64? {
+        if let aid = authorCache[user] { return aid }
+        return try database.cachedStatement("SELECT aid FROM authors WHERE key = ?").rows(.blob(user.publicKey)) { $0.int64(0) }.first
+    }
+
+    // MARK: Heads
+
+    /// The author's head in a partition (`maxSeq` 0 when none).
+    func head(pid: Int64, aid: Int64) throws -> (maxSeq: UInt64, headID: OpID, frozenAt: UInt64?) {
+        let statement = try database.cachedStatement("SELECT max_seq, head_id, frozen_at FROM heads WHERE pid = ? AND aid = ?")
+        return try statement.rows(.integer(pid), .integer(aid)) { row in
+            (UInt64(row.int64(0)), OpID(bytes: row.blob(1)) ?? .zero, row.isNull(2) ? nil : UInt64(row.int64(2)))
+        }.first ?? (0, .zero, nil)
+    }
+
+    /// The version vector of a partition: one head per author.
+    public func heads(_ partition: PartitionID) throws -> [Head] {
+        guard let record = try self.partition(partition) else { return [] }
+        let statement = try database.cachedStatement("""
+            SELECT a.key, h.max_seq, h.head_id, h.frozen_at FROM heads h JOIN authors a ON a.aid = h.aid WHERE h.pid = ?
+            """)
+        return try statement.rows(.integer(record.pid)) { row in
+            Head(author: UserID(publicKey: row.blob(0))!, maxSeq: UInt64(row.int64(1)), headID: OpID(bytes: row.blob(2)) ?? .zero,
+                 frozenAt: row.isNull(3) ? nil : UInt64(row.int64(3)))
+        }
+    }
+
+    /// The digest of a partition's op set (DESIGN §3.6).
+    public func digest(_ partition: PartitionID) throws -> PartitionDigest {
+        PartitionDigest(heads: try heads(partition))
+    }
+
+    /// Number of ops held for a partition.
+    public func opCount(_ partition: PartitionID) throws -> Int {
+        guard let record = try self.partition(partition) else { return 0 }
+        return try database.scalar("SELECT count(*) FROM ops WHERE pid = ?", .integer(record.pid)) ?? 0
+    }
+
+    /// A change counter that moves when any connection commits (to notice CLI writes).
+    public var dataVersion: Int64 { get throws { try database.dataVersion } }
+}

@@ -1,0 +1,125 @@
+import SQLite
+
+/// The store's schema, as named migrations (immutable once shipped; add new ones at the end).
+///
+/// Integer row keys everywhere a B-tree grows with the log (DESIGN §5: random 32-byte keys cost
+/// 7–25× more per insert); 32-byte ids live in small lookup tables (`partitions`, `authors`) and
+/// ops are found by id through an index on the id's first 8 bytes (`op_key`).
+enum Schema {
+    static let migrations: [Migration] = [
+        Migration("001-op-log", """
+            CREATE TABLE partitions(
+                pid INTEGER PRIMARY KEY,
+                id BLOB NOT NULL UNIQUE,
+                kind INTEGER NOT NULL,
+                descriptor BLOB NOT NULL,
+                joined INTEGER NOT NULL DEFAULT 0
+            ) STRICT;
+            CREATE TABLE authors(
+                aid INTEGER PRIMARY KEY,
+                key BLOB NOT NULL UNIQUE
+            ) STRICT;
+            CREATE TABLE ops(
+                oid INTEGER PRIMARY KEY,
+                pid INTEGER NOT NULL REFERENCES partitions(pid),
+                aid INTEGER NOT NULL REFERENCES authors(aid),
+                seq INTEGER NOT NULL,
+                op_key INTEGER NOT NULL,
+                type INTEGER NOT NULL,
+                hlc INTEGER NOT NULL,
+                header BLOB NOT NULL,
+                body BLOB NOT NULL,
+                received_at INTEGER NOT NULL
+            ) STRICT;
+            CREATE UNIQUE INDEX ops_chain ON ops(pid, aid, seq);
+            CREATE INDEX ops_by_key ON ops(op_key);
+            CREATE TABLE heads(
+                pid INTEGER NOT NULL,
+                aid INTEGER NOT NULL,
+                max_seq INTEGER NOT NULL,
+                head_id BLOB NOT NULL,
+                frozen_at INTEGER,
+                PRIMARY KEY(pid, aid)
+            ) STRICT, WITHOUT ROWID;
+            CREATE TABLE fork_proofs(
+                pid INTEGER NOT NULL,
+                aid INTEGER NOT NULL,
+                seq INTEGER NOT NULL,
+                proof BLOB NOT NULL,
+                PRIMARY KEY(pid, aid)
+            ) STRICT;
+            CREATE TABLE settings(
+                key TEXT PRIMARY KEY,
+                value ANY
+            ) STRICT;
+            """),
+        Migration("002-views", """
+            CREATE TABLE messages(
+                oid INTEGER PRIMARY KEY,
+                pid INTEGER NOT NULL,
+                aid INTEGER NOT NULL,
+                seq INTEGER NOT NULL,
+                hlc INTEGER NOT NULL,
+                op_id BLOB NOT NULL,
+                text TEXT NOT NULL,
+                attachments BLOB,
+                latitude REAL,
+                longitude REAL,
+                reply_to BLOB,
+                edited INTEGER NOT NULL DEFAULT 0,
+                deleted INTEGER NOT NULL DEFAULT 0
+            ) STRICT;
+            CREATE INDEX messages_in_order ON messages(pid, hlc);
+            CREATE TABLE reactions(
+                pid INTEGER NOT NULL,
+                target BLOB NOT NULL,
+                reactor INTEGER NOT NULL,
+                emoji TEXT NOT NULL,
+                on_ INTEGER NOT NULL,
+                PRIMARY KEY(pid, target, reactor, emoji)
+            ) STRICT;
+            CREATE TABLE profiles(
+                aid INTEGER PRIMARY KEY,
+                nick TEXT,
+                display_name TEXT,
+                status TEXT,
+                presence INTEGER,
+                avatar BLOB
+            ) STRICT;
+            CREATE TABLE conversations(
+                pid INTEGER PRIMARY KEY,
+                name TEXT NOT NULL,
+                name_clock BLOB NOT NULL
+            ) STRICT;
+            CREATE TABLE membership_events(
+                oid INTEGER PRIMARY KEY,
+                pid INTEGER NOT NULL
+            ) STRICT;
+            CREATE INDEX membership_by_partition ON membership_events(pid);
+            CREATE TABLE members(
+                pid INTEGER NOT NULL,
+                user BLOB NOT NULL,
+                current INTEGER NOT NULL,
+                PRIMARY KEY(pid, user)
+            ) STRICT;
+            CREATE TABLE tasks(
+                pid INTEGER NOT NULL,
+                task_id BLOB NOT NULL,
+                state BLOB NOT NULL,
+                created INTEGER NOT NULL,
+                deleted INTEGER NOT NULL,
+                created_hlc INTEGER,
+                PRIMARY KEY(pid, task_id)
+            ) STRICT;
+            CREATE TABLE read_markers(
+                owner BLOB NOT NULL,
+                target BLOB NOT NULL,
+                position INTEGER NOT NULL,
+                PRIMARY KEY(owner, target)
+            ) STRICT;
+            """),
+    ]
+
+    /// View tables, emptied before a rebuild from the log.
+    static let viewTables = ["messages", "reactions", "profiles", "conversations", "membership_events", "members", "tasks", "read_markers"]
+}
