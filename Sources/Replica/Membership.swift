@@ -29,6 +29,7 @@ public enum Membership {
     public struct State: Hashable, Sendable {
         public var everMember: Set<UserID> = []
         public var current: Set<UserID> = []
+        public init() {}
     }
 
     /// Resolves the membership of a conversation created by `creator`.

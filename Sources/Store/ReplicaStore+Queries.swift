@@ -1,0 +1,157 @@
+import Identity
+import Replica
+import SQLite
+import Wire
+
+/// A message as shown in a history.
+public struct MessageView: Hashable, Sendable {
+    public var id: OpID
+    public var author: UserID
+    public var nick: String?
+    public var hlc: HLC
+    public var seq: UInt64
+    public var text: String
+    public var edited: Bool
+    public var deleted: Bool
+    /// Emoji → reactors, only reactions that are on.
+    public var reactions: [String: [UserID]]
+    public var attachments: [Attachment]
+    public var location: Location?
+    public var replyTo: OpID?
+}
+
+/// A task as shown on a board.
+public struct TaskView: Hashable, Sendable {
+    public var id: OpID
+    public var title: String
+    public var status: TaskStatus
+    public var owner: UserID?
+    public var creator: UserID?
+    public var createdAt: HLC?
+}
+
+/// A directory entry.
+public struct ProfileView: Hashable, Sendable {
+    public var user: UserID
+    public var nick: String?
+    public var displayName: String?
+    public var status: String?
+    public var presence: PresenceMode?
+    public var avatar: Attachment?
+}
+
+extension ReplicaStore {
+    /// Messages of a partition in display order `(hlc, author, seq)`; the newest `limit` if given.
+    /// In a conversation, only messages by (ever) members are shown.
+    public func history(_ partition: PartitionID, limit: Int? = nil) throws -> [MessageView] {
+        guard let record = try self.partition(partition) else { throw StoreError.unknownPartition(partition) }
+        let statement = try database.prepare("""
+            SELECT * FROM (
+                SELECT m.op_id, a.key, m.hlc, m.seq, m.text, m.edited, m.deleted, m.attachments, m.latitude, m.longitude, m.reply_to, p.nick
+                FROM messages m JOIN authors a ON a.aid = m.aid LEFT JOIN profiles p ON p.aid = m.aid
+                WHERE m.pid = ?
+                ORDER BY m.hlc DESC, a.key DESC, m.seq DESC LIMIT ?
+            ) ORDER BY hlc, key, seq
+            """)
+        var messages = try statement.rows(.integer(record.pid), .integer(Int64(limit ?? Int(Int64.max)))) { row in
+            MessageView(id: OpID(bytes: row.blob(0))!, author: UserID(publicKey: row.blob(1))!, nick: row.isNull(11) ? nil : row.text(11),
+                        hlc: HLC(raw: UInt64(bitPattern: row.int64(2))), seq: UInt64(row.int64(3)), text: row.text(4),
+                        edited: row.int(5) != 0, deleted: row.int(6) != 0, reactions: [:], attachments: decodeAttachments(row.blob(7)),
+                        location: row.isNull(8) ? nil : Location(latitude: row.double(8), longitude: row.double(9)),
+                        replyTo: row.isNull(10) ? nil : OpID(bytes: row.blob(10)))
+        }
+        let reactions = try database.prepare("""
+            SELECT r.target, r.emoji, a.key FROM reactions r JOIN authors a ON a.aid = r.reactor WHERE r.pid = ? AND r.on_ = 1 ORDER BY r.emoji, a.key
+            """).rows(.integer(record.pid)) { (OpID(bytes: $0.blob(0))!, $0.text(1), UserID(publicKey: $0.blob(2))!) }
+        var byTarget: [OpID: [String: [UserID]]] = [:]
+        for (target, emoji, reactor) in reactions { byTarget[target, default: [:]][emoji, default: []].append(reactor) }
+        for i in messages.indices { messages[i].reactions = byTarget[messages[i].id] ?? [:] }
+        if record.descriptor.kind == .conversation {
+            let members = try everMembers(record.pid)
+            messages.removeAll { !members.contains($0.author) }
+        }
+        return messages
+    }
+
+    /// One message by id (for edit/delete/react commands), with the partition it lives in.
+    public func message(_ id: OpID) throws -> (partition: PartitionID, message: MessageView)? {
+        guard let found = try findOp(pid: nil, id: id), found.type == OperationType.post.rawValue else { return nil }
+        let op = try found.operation()
+        guard let view = try history(op.partition).first(where: { $0.id == id }) else { return nil }
+        return (op.partition, view)
+    }
+
+    /// Tasks of a partition, oldest first; deleted tasks and updates whose task never arrived are left out.
+    public func tasks(_ partition: PartitionID) throws -> [TaskView] {
+        guard let record = try self.partition(partition) else { throw StoreError.unknownPartition(partition) }
+        return try database.prepare("""
+            SELECT task_id, state FROM tasks WHERE pid = ? AND created = 1 AND deleted = 0 ORDER BY created_hlc, task_id
+            """).rows(.integer(record.pid)) { row in
+            let state = try TaskState(decoding: row.blob(1))
+            return TaskView(id: OpID(bytes: row.blob(0))!, title: state.title.value, status: state.status.value, owner: state.owner.value,
+                            creator: state.creator, createdAt: state.createdAt)
+        }
+    }
+
+    /// The task with this id and its partition, if it exists and is not deleted.
+    public func task(_ id: OpID) throws -> (partition: PartitionID, task: TaskView)? {
+        let rows = try database.prepare("SELECT p.id FROM tasks t JOIN partitions p ON p.pid = t.pid WHERE t.task_id = ? AND t.created = 1 AND t.deleted = 0")
+            .rows(.blob(id.bytes)) { PartitionID(bytes: $0.blob(0))! }
+        guard let partition = rows.first, let task = try tasks(partition).first(where: { $0.id == id }) else { return nil }
+        return (partition, task)
+    }
+
+    /// All directory entries, by user id.
+    public func profiles() throws -> [ProfileView] {
+        try database.prepare("""
+            SELECT a.key, p.nick, p.display_name, p.status, p.presence, p.avatar FROM profiles p JOIN authors a ON a.aid = p.aid ORDER BY a.key
+            """).rows { row in
+            ProfileView(user: UserID(publicKey: row.blob(0))!, nick: row.isNull(1) ? nil : row.text(1), displayName: row.isNull(2) ? nil : row.text(2),
+                        status: row.isNull(3) ? nil : row.text(3), presence: row.isNull(4) ? nil : PresenceMode(rawValue: UInt8(row.int(4))),
+                        avatar: row.isNull(5) ? nil : decodeAttachments(row.blob(5)).first)
+        }
+    }
+
+    /// One user's directory entry.
+    public func profile(_ user: UserID) throws -> ProfileView? {
+        try profiles().first { $0.user == user }
+    }
+
+    func everMembers(_ pid: Int64) throws -> Set<UserID> {
+        Set(try database.cachedStatement("SELECT user FROM members WHERE pid = ?").rows(.integer(pid)) { UserID(publicKey: $0.blob(0))! })
+    }
+
+    /// A conversation's name and members.
+    public func conversation(_ partition: PartitionID) throws -> (name: String, members: Membership.State)? {
+        guard let record = try self.partition(partition), record.descriptor.kind == .conversation else { return nil }
+        let name = try database.scalar("SELECT name FROM conversations WHERE pid = ?", .integer(record.pid), as: String.self) ?? ""
+        var state = Membership.State()
+        try database.prepare("SELECT user, current FROM members WHERE pid = ?").forEachRow([.integer(record.pid)]) { row in
+            let user = UserID(publicKey: row.blob(0))!
+            state.everMember.insert(user)
+            if row.int(1) != 0 { state.current.insert(user) }
+        }
+        return (name, state)
+    }
+
+    /// The read marker `owner` keeps for a partition (HLC of the newest message read).
+    public func readMarker(owner: UserID, partition: PartitionID) throws -> HLC? {
+        try database.scalar("SELECT position FROM read_markers WHERE owner = ? AND target = ?", .blob(owner.publicKey), .blob(partition.bytes), as: Int64.self)
+            .map { HLC(raw: UInt64(bitPattern: $0)) }
+    }
+
+    /// Messages after the reader's marker, not by the reader, not deleted: computed, never replicated.
+    public func unreadCount(_ partition: PartitionID, reader: UserID) throws -> Int {
+        guard let record = try self.partition(partition) else { return 0 }
+        let marker = try readMarker(owner: reader, partition: partition)?.raw ?? 0
+        let readerAID = try existingAuthorID(reader) ?? -1
+        return try database.scalar("SELECT count(*) FROM messages WHERE pid = ? AND hlc > ? AND aid != ? AND deleted = 0",
+                                   .integer(record.pid), .integer(Int64(bitPattern: marker)), .integer(readerAID)) ?? 0
+    }
+
+    /// The HLC of the newest message in a partition (what `read` marks as read).
+    public func newestMessageHLC(_ partition: PartitionID) throws -> HLC? {
+        guard let record = try self.partition(partition) else { return nil }
+        return try database.scalar("SELECT max(hlc) FROM messages WHERE pid = ?", .integer(record.pid), as: Int64.self).map { HLC(raw: UInt64(bitPattern: $0)) }
+    }
+}

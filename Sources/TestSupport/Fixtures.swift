@@ -1,0 +1,55 @@
+import Identity
+import Replica
+import Sodium
+import Store
+import Wire
+
+/// Deterministic test data: identities from fixed seeds, and ops signed without a store.
+public enum Fixtures {
+    /// The identity with seed `[index, index, ...]`; the same index is the same user in every test.
+    public static func identity(_ index: UInt8) -> Identity {
+        try! Identity(seed: [UInt8](repeating: index &+ 1, count: 32))
+    }
+
+    /// A fixed millisecond clock reading (2026-01-01T00:00:00Z) plus `offset`.
+    public static func now(_ offset: UInt64 = 0) -> UInt64 { 1_767_225_600_000 + offset }
+
+    /// An in-memory store holding the given partitions.
+    public static func store(partitions: [PartitionDescriptor] = []) throws -> ReplicaStore {
+        let store = try ReplicaStore(path: ":memory:")
+        for descriptor in partitions { try store.ensurePartition(descriptor, joined: true) }
+        return store
+    }
+}
+
+/// Signs ops for any number of authors, keeping each (partition, author) chain, without a store:
+/// the ops a set of honest (or dishonest) nodes would write.
+public struct OpFactory {
+    public struct ChainKey: Hashable { public let partition: PartitionID; public let author: UserID }
+    public private(set) var heads: [ChainKey: (seq: UInt64, id: OpID)] = [:]
+    private var hlc: UInt64
+
+    public init(startMillis: UInt64 = Fixtures.now()) { hlc = startMillis << 16 }
+
+    /// The next op in `author`'s chain in `partition`.
+    public mutating func make(_ body: OperationBody, in partition: PartitionID, by author: Identity, hlcOffset: Int64 = 0) -> Operation {
+        let key = ChainKey(partition: partition, author: author.id)
+        let head = heads[key] ?? (0, .zero)
+        hlc += 1 << 16
+        let stamp = HLC(raw: UInt64(Int64(hlc) + hlcOffset << 16))
+        let op = Operation.sign(type: body.type, partition: partition, seq: head.seq + 1, prev: head.id, hlc: stamp, body: body.encoded, by: author)
+        heads[key] = (op.seq, op.id)
+        return op
+    }
+
+    /// An op at an explicit position, ignoring (and not advancing) the chain: forks and gaps.
+    public mutating func make(_ body: OperationBody, in partition: PartitionID, by author: Identity, seq: UInt64, prev: OpID) -> Operation {
+        hlc += 1 << 16
+        return Operation.sign(type: body.type, partition: partition, seq: seq, prev: prev, hlc: HLC(raw: hlc), body: body.encoded, by: author)
+    }
+
+    /// Moves a chain's head (to continue a forked branch).
+    public mutating func setHead(_ partition: PartitionID, _ author: UserID, seq: UInt64, id: OpID) {
+        heads[ChainKey(partition: partition, author: author)] = (seq, id)
+    }
+}
