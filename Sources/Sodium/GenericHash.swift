@@ -4,6 +4,8 @@ import CSodium
 public enum GenericHash {
     /// One-shot hash of `input` with an optional key, `outputBytes` long (16...64).
     public static func hash(_ input: UnsafeRawBufferPointer, key: [UInt8] = [], outputBytes: Int = 32) -> [UInt8] {
+        // libsodium returns -1 and leaves the output untouched (all zeros) outside these limits.
+        precondition(key.count <= 64 && (1...64).contains(outputBytes), "BLAKE2b key must be at most 64 bytes, output 1...64")
         Sodium.ensureInitialized()
         var out = [UInt8](repeating: 0, count: outputBytes)
         out.withUnsafeMutableBytes { o in
@@ -37,6 +39,7 @@ public enum GenericHash {
         private let outputBytes: Int
 
         public init(outputBytes: Int = 32, key: [UInt8] = []) {
+            precondition(key.count <= 64 && (1...64).contains(outputBytes), "BLAKE2b key must be at most 64 bytes, output 1...64")
             Sodium.ensureInitialized()
             self.outputBytes = outputBytes
             let raw = UnsafeMutableRawPointer.allocate(byteCount: crypto_generichash_statebytes(), alignment: 64)
