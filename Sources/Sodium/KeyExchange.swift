@@ -26,6 +26,7 @@ public enum KeyExchange {
 
     /// The public key of an X25519 secret key.
     public static func publicKey(for secretKey: SecureBytes) -> [UInt8] {
+        precondition(secretKey.count == secretKeyBytes, "X25519 secret key must be 32 bytes")
         Sodium.ensureInitialized()
         var pk = [UInt8](repeating: 0, count: publicKeyBytes)
         secretKey.withUnsafeBytes { sk in
@@ -38,6 +39,7 @@ public enum KeyExchange {
     /// (libsodium refuses an all-zero result), which defeats weak-key attacks on the handshake.
     public static func sharedSecret(_ secretKey: SecureBytes, _ publicKey: [UInt8]) throws(SodiumError) -> SecureBytes {
         guard publicKey.count == publicKeyBytes else { throw .invalidLength(what: "X25519 public key", expected: publicKeyBytes, actual: publicKey.count) }
+        guard secretKey.count == secretKeyBytes else { throw .invalidLength(what: "X25519 secret key", expected: secretKeyBytes, actual: secretKey.count) }
         Sodium.ensureInitialized()
         var rc: Int32 = 0
         let shared = SecureBytes(count: 32) { out in

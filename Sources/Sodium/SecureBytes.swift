@@ -9,7 +9,7 @@ public final class SecureBytes: @unchecked Sendable, CustomStringConvertible {
     private let pointer: UnsafeMutableRawBufferPointer
 
     /// Number of bytes held.
-    public var count: Int { pointer.count }
+    public var count: Int { logicalCount }
 
     /// Takes a copy of `bytes`; the caller should wipe its own copy if it can.
     public init(_ bytes: [UInt8]) {

@@ -92,7 +92,8 @@ public enum Signing {
 
     /// The X25519 secret key for an Ed25519 secret key.
     public static func curve25519SecretKey(fromEd25519 secretKey: SecureBytes) -> SecureBytes {
-        SecureBytes(count: KeyExchange.secretKeyBytes) { out in
+        precondition(secretKey.count == secretKeyBytes, "Ed25519 secret key must be 64 bytes")
+        return SecureBytes(count: KeyExchange.secretKeyBytes) { out in
             secretKey.withUnsafeBytes { sk in
                 _ = crypto_sign_ed25519_sk_to_curve25519(out.u8, sk.u8)
             }
