@@ -12,19 +12,32 @@ public struct Bytes32: Hashable, Comparable, Sendable {
     /// Nil unless `bytes` holds exactly 32 bytes.
     public init?(_ bytes: some Collection<UInt8>) {
         guard bytes.count == 32 else { return nil }
-        var words: [UInt64] = [0, 0, 0, 0]
-        for (i, b) in bytes.enumerated() { words[i / 8] = words[i / 8] << 8 | UInt64(b) }
-        self.init(w0: words[0], w1: words[1], w2: words[2], w3: words[3])
+        if let value = bytes.withContiguousStorageIfAvailable({ Bytes32(UnsafeRawBufferPointer($0)) }) {
+            self = value
+        } else {
+            self = Array(bytes).withUnsafeBytes { Bytes32($0) }
+        }
+    }
+
+    /// Reads 32 bytes from a buffer that holds at least that many (hot paths: op ids, keys).
+    public init(_ buffer: UnsafeRawBufferPointer) {
+        precondition(buffer.count >= 32)
+        w0 = UInt64(bigEndian: buffer.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
+        w1 = UInt64(bigEndian: buffer.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        w2 = UInt64(bigEndian: buffer.loadUnaligned(fromByteOffset: 16, as: UInt64.self))
+        w3 = UInt64(bigEndian: buffer.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
     }
 
     /// The 32 bytes, in order.
     public var bytes: [UInt8] {
-        var out = [UInt8]()
-        out.reserveCapacity(32)
-        for word in [w0, w1, w2, w3] {
-            for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) }
+        [UInt8](unsafeUninitializedCapacity: 32) { buffer, count in
+            let raw = UnsafeMutableRawBufferPointer(buffer)
+            raw.storeBytes(of: w0.bigEndian, toByteOffset: 0, as: UInt64.self)
+            raw.storeBytes(of: w1.bigEndian, toByteOffset: 8, as: UInt64.self)
+            raw.storeBytes(of: w2.bigEndian, toByteOffset: 16, as: UInt64.self)
+            raw.storeBytes(of: w3.bigEndian, toByteOffset: 24, as: UInt64.self)
+            count = 32
         }
-        return out
     }
 
     public var isZero: Bool { self == .zero }
