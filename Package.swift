@@ -26,6 +26,12 @@ let package = Package(
         // The secret handshake and encrypted framing of a link (pure state machines, no sockets).
         .target(name: "SecureLink", dependencies: ["Sodium", "Wire", "Identity"]),
 
+        // LAN discovery: authenticated beacons, the peer table, static peers (pure instance).
+        .target(name: "Discovery", dependencies: ["Sodium", "Wire", "Identity"]),
+
+        // The one module that touches sockets: TCP listener/dialer, UDP, interfaces.
+        .target(name: "Transport"),
+
         // Persistence: the op log and materialized views in one SQLite file.
         .target(name: "Store", dependencies: ["SQLite", "Replica", "Identity", "Sodium", "Wire"]),
 
@@ -44,6 +50,8 @@ let package = Package(
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
         .testTarget(name: "IdentityTests", dependencies: ["Identity", "Sodium"]),
         .testTarget(name: "SecureLinkTests", dependencies: ["SecureLink"]),
+        .testTarget(name: "DiscoveryTests", dependencies: ["Discovery"]),
+        .testTarget(name: "TransportTests", dependencies: ["Transport"]),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "TestSupport"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport"]),
