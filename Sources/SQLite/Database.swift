@@ -23,6 +23,7 @@ public final class Database {
     private var connection: OpaquePointer?
     private var statementCache: [String: Statement] = [:]
     var savepointDepth = 0
+    var rollbackHandler: (() -> Void)?
 
     /// Opens (or, in `.readWrite` mode, creates) the database at `path`.
     ///
@@ -163,7 +164,7 @@ public final class Database {
 
     // MARK: Private
 
-    private func openConnection() throws -> OpaquePointer {
+    func openConnection() throws -> OpaquePointer {
         guard let connection else {
             throw SQLiteError.misuse("database \(path) is closed; open a new Database")
         }

@@ -76,10 +76,13 @@ extension ReplicaStore {
         return outcomes
     }
 
-    /// The whole validation order of DESIGN §3.3, cheapest first, then the write.
+    /// The validation order of DESIGN §3.3, cheapest first (partition, body hash, rules that need
+    /// only the op, chain position, signature, rules that need other ops), then the write.
     /// Must run inside a transaction.
     func applyChecked(_ op: Operation, signatureVerified: Bool, nowMillis: UInt64) throws -> ApplyOutcome {
         guard let record = try partition(op.partition) else { return .rejected(.unknownPartition) }
+        // The body hash comes before decoding the body: a changed body is reported as such.
+        guard op.hasValidBodyHash else { return .rejected(.invalid(.bodyHashMismatch)) }
         let body: OperationBody
         switch PartitionRules.check(op, in: record.descriptor) {
         case .success(let decoded): body = decoded
@@ -100,11 +103,7 @@ extension ReplicaStore {
         }
         if op.seq > head.maxSeq + 1 { return .pending(missingFrom: head.maxSeq + 1) }
         guard op.prev == head.headID else { return .rejected(.invalid(.brokenChain)) }
-        if signatureVerified {
-            guard op.hasValidBodyHash else { return .rejected(.invalid(.bodyHashMismatch)) }
-        } else {
-            do { try op.verify() } catch { return .rejected(.invalid(error)) }
-        }
+        if !signatureVerified, !op.hasValidSignature { return .rejected(.invalid(.badSignature)) }
         if let violation = try crossAuthorViolation(op, body: body, record: record) { return .rejected(.rule(violation)) }
 
         let aid = try existingAID ?? authorID(op.author)

@@ -24,6 +24,7 @@ public final class ReplicaStore {
         try database.migrate(Schema.migrations)
         let last: Int64? = try database.scalar("SELECT value FROM settings WHERE key = 'hlc'")
         clock = HybridClock(last: HLC(raw: UInt64(bitPattern: last ?? 0)))
+        try forgetCachedRowsOnRollback()
         try ensurePartition(.directory, joined: true)
     }
 
@@ -32,6 +33,14 @@ public final class ReplicaStore {
         database = try Database(path: path, mode: .readOnly)
         let last: Int64? = try database.scalar("SELECT value FROM settings WHERE key = 'hlc'")
         clock = HybridClock(last: HLC(raw: UInt64(bitPattern: last ?? 0)))
+    }
+
+    /// Row ids cached from a transaction that rolls back would point at rows that no longer exist.
+    private func forgetCachedRowsOnRollback() throws {
+        try database.onRollback { [unowned self] in
+            partitionCache.removeAll()
+            authorCache.removeAll()
+        }
     }
 
     // MARK: Partitions

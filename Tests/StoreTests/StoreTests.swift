@@ -1,0 +1,162 @@
+import Foundation
+import Identity
+import Replica
+import SQLite
+import Store
+import TestSupport
+import Testing
+import Wire
+
+@Suite struct StoreTests {
+    let alice = Fixtures.identity(0)
+    let bob = Fixtures.identity(1)
+    let lobby = PartitionDescriptor.room(RoomName("#Lobby")!)
+
+    func post(_ text: String) -> OperationBody { .post(text: text, attachments: [], location: nil, replyTo: nil) }
+
+    func withTemporaryDirectory(_ body: (String) throws -> Void) throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("parley-store-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try body(dir)
+    }
+
+    @Test func fileStore_migratesFromZero_andReopensWithItsData() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir + "/parley.db"
+            do {
+                let store = try ReplicaStore(path: path)
+                try store.ensurePartition(lobby, joined: true)
+                try store.author(post("kept"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
+            }
+            let reopened = try ReplicaStore(path: path)
+            #expect(try reopened.history(lobby.id).map(\.text) == ["kept"])
+            let migrations: Int? = try reopened.database.scalar("SELECT count(*) FROM schema_migrations")
+            #expect(migrations == 2)
+            #expect(try reopened.database.scalar("PRAGMA journal_mode", as: String.self) == "wal")
+        }
+    }
+
+    @Test func opHeadAndViews_commitTogether_orNotAtAll() throws {
+        var factory = OpFactory()
+        let op = factory.make(post("all or nothing"), in: lobby.id, by: alice)
+        let store = try Fixtures.store(partitions: [lobby])
+        struct Crash: Error {}
+        #expect(throws: Crash.self) {
+            try store.database.transaction {
+                #expect(try store.apply(op, nowMillis: Fixtures.now()) == .applied)
+                throw Crash()   // the process dies before the outer commit
+            }
+        }
+        #expect(try store.opCount(lobby.id) == 0)
+        #expect(try store.heads(lobby.id).isEmpty)
+        #expect(try store.history(lobby.id).isEmpty)
+        #expect(try store.apply(op, nowMillis: Fixtures.now()) == .applied)
+    }
+
+    @Test func authoring_buildsAValidChain_andTheClockNeverGoesBack() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir + "/parley.db"
+            var last: HLC
+            do {
+                let store = try ReplicaStore(path: path)
+                try store.ensurePartition(lobby, joined: true)
+                let first = try store.author(post("one"), in: lobby.id, by: alice, nowMillis: Fixtures.now(1000))
+                let second = try store.author(post("two"), in: lobby.id, by: alice, nowMillis: Fixtures.now(1000))
+                #expect(second.seq == first.seq + 1 && second.prev == first.id && second.hlc > first.hlc)
+                last = second.hlc
+            }
+            // A wall clock that went backwards after a restart still gives a later HLC.
+            let store = try ReplicaStore(path: path)
+            let third = try store.author(post("three"), in: lobby.id, by: alice, nowMillis: Fixtures.now(0))
+            #expect(third.hlc > last)
+            #expect(third.seq == 3)
+        }
+    }
+
+    @Test func authoring_refusesWhatARemoteReplicaWouldRefuse() throws {
+        let store = try Fixtures.store(partitions: [lobby])
+        let bobs = try store.author(post("bob's"), in: lobby.id, by: bob, nowMillis: Fixtures.now())
+        #expect(throws: StoreError.rejected(.rule(.notAuthorOfTarget))) {
+            try store.author(.edit(target: bobs.id, text: "mine now"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
+        }
+        #expect(throws: StoreError.invalidInput("message text is empty")) {
+            try store.author(post(""), in: lobby.id, by: alice, nowMillis: Fixtures.now())
+        }
+        #expect(try store.heads(lobby.id).count == 1)
+    }
+
+    @Test func editDeleteAndReactions_showInHistory() throws {
+        let store = try Fixtures.store(partitions: [lobby])
+        let now = Fixtures.now()
+        let hello = try store.author(post("helo"), in: lobby.id, by: alice, nowMillis: now)
+        let gone = try store.author(post("oops"), in: lobby.id, by: alice, nowMillis: now)
+        try store.author(.edit(target: hello.id, text: "hello"), in: lobby.id, by: alice, nowMillis: now)
+        try store.author(.delete(target: gone.id), in: lobby.id, by: alice, nowMillis: now)
+        try store.author(.edit(target: gone.id, text: "too late"), in: lobby.id, by: alice, nowMillis: now)
+        try store.author(.react(target: hello.id, emoji: "👍", on: true), in: lobby.id, by: bob, nowMillis: now)
+        try store.author(.react(target: hello.id, emoji: "🎉", on: true), in: lobby.id, by: bob, nowMillis: now)
+        try store.author(.react(target: hello.id, emoji: "🎉", on: false), in: lobby.id, by: bob, nowMillis: now)
+        let history = try store.history(lobby.id)
+        #expect(history.map(\.text) == ["hello", ""])
+        #expect(history[0].edited && !history[0].deleted)
+        #expect(history[1].deleted)
+        #expect(history[0].reactions == ["👍": [bob.id]])
+    }
+
+    @Test func tasks_mergeFieldByField_andDeleteIsFinal() throws {
+        let store = try Fixtures.store(partitions: [lobby])
+        let now = Fixtures.now()
+        let task = try store.author(.taskCreate(title: "ship it", owner: nil), in: lobby.id, by: alice, nowMillis: now)
+        try store.author(.taskUpdate(target: task.id, title: nil, status: .inProgress, owner: .set(bob.id)), in: lobby.id, by: bob, nowMillis: now + 1)
+        try store.author(.taskUpdate(target: task.id, title: "ship it now", status: nil, owner: .unchanged), in: lobby.id, by: alice, nowMillis: now + 2)
+        var tasks = try store.tasks(lobby.id)
+        #expect(tasks.count == 1)
+        #expect(tasks[0].title == "ship it now" && tasks[0].status == .inProgress && tasks[0].owner == bob.id)
+        try store.author(.taskDelete(target: task.id), in: lobby.id, by: bob, nowMillis: now + 3)
+        try store.author(.taskUpdate(target: task.id, title: nil, status: .complete, owner: .unchanged), in: lobby.id, by: alice, nowMillis: now + 4)
+        tasks = try store.tasks(lobby.id)
+        #expect(tasks.isEmpty)
+    }
+
+    @Test func unreadCounts_comeFromReadMarkers() throws {
+        let store = try Fixtures.store(partitions: [lobby, .ownData(owner: alice.id)])
+        let now = Fixtures.now()
+        try store.author(post("mine"), in: lobby.id, by: alice, nowMillis: now)
+        try store.author(post("one"), in: lobby.id, by: bob, nowMillis: now + 1)
+        let two = try store.author(post("two"), in: lobby.id, by: bob, nowMillis: now + 2)
+        #expect(try store.unreadCount(lobby.id, reader: alice.id) == 2)
+        let newest = try #require(try store.newestMessageHLC(lobby.id))
+        #expect(newest == two.hlc)
+        try store.author(.readMarker(partition: lobby.id, position: newest), in: PartitionDescriptor.ownData(owner: alice.id).id, by: alice, nowMillis: now + 3)
+        #expect(try store.unreadCount(lobby.id, reader: alice.id) == 0)
+        try store.author(post("three"), in: lobby.id, by: bob, nowMillis: now + 4)
+        #expect(try store.unreadCount(lobby.id, reader: alice.id) == 1)
+    }
+
+    @Test func profiles_lastWriteByTheAuthorWins_fieldByField() throws {
+        let store = try Fixtures.store()
+        let directory = PartitionDescriptor.directory.id
+        try store.author(.profile(subject: alice.id, nick: "alice", displayName: "Alice", status: nil, presence: nil, avatar: nil), in: directory, by: alice, nowMillis: Fixtures.now())
+        try store.author(.profile(subject: alice.id, nick: nil, displayName: nil, status: "at lunch", presence: .away, avatar: nil), in: directory, by: alice, nowMillis: Fixtures.now())
+        let profile = try #require(try store.profile(alice.id))
+        #expect(profile.nick == "alice" && profile.displayName == "Alice" && profile.status == "at lunch" && profile.presence == .away)
+    }
+
+    @Test func chainBatchedApply_verifiesOneSignaturePerRun_andStillCatchesTampering() throws {
+        var factory = OpFactory()
+        var ops = (1...50).map { factory.make(post("m\($0)"), in: lobby.id, by: alice) }
+        let clean = try Fixtures.store(partitions: [lobby])
+        #expect(try clean.apply(ops, nowMillis: Fixtures.now()).allSatisfy { $0 == .applied })
+        // A changed body in the middle of a run: the ops before it apply, it is refused, the rest wait.
+        var bytes = ops[20].encoded
+        bytes[bytes.count - 1] ^= 1
+        ops[20] = try Operation(encoded: bytes)
+        let store = try Fixtures.store(partitions: [lobby])
+        let outcomes = try store.apply(ops, nowMillis: Fixtures.now())
+        #expect(outcomes[..<20].allSatisfy { $0 == .applied })
+        #expect(outcomes[20] == .rejected(.invalid(.bodyHashMismatch)))
+        #expect(outcomes[21...].allSatisfy { $0 == .pending(missingFrom: 21) })
+        #expect(try store.opCount(lobby.id) == 20)
+    }
+}
