@@ -77,8 +77,12 @@ public enum FieldChange<Value: Hashable & Sendable>: Hashable, Sendable {
 /// The decoded body of an op; one case per `OperationType` (DESIGN §3.4).
 public enum OperationBody: Hashable, Sendable {
     case post(text: String, attachments: [Attachment], location: Location?, replyTo: OpID?)
-    case edit(target: OpID, text: String)
-    case delete(target: OpID)
+    /// Replaces the text of the author's own post `target`, which is their op number `targetSeq`
+    /// in the same partition (the seq makes the check a lookup along the author's own chain).
+    /// Local callers may leave `targetSeq` at 0: the store fills it in before signing.
+    case edit(target: OpID, targetSeq: UInt64 = 0, text: String)
+    /// Deletes the author's own post `target` (their op number `targetSeq`); a tombstone.
+    case delete(target: OpID, targetSeq: UInt64 = 0)
     case react(target: OpID, emoji: String, on: Bool)
     /// A directory entry; `subject` must be the author. Nil fields are unchanged.
     case profile(subject: UserID, nick: String?, displayName: String?, status: String?, presence: PresenceMode?, avatar: Attachment?)
@@ -126,9 +130,11 @@ extension OperationBody {
             for a in attachments { w.attachment(a) }
             w.optional(location) { w, l in w.u64(l.latitude.bitPattern); w.u64(l.longitude.bitPattern) }
             w.optional(replyTo) { w, id in w.opID(id) }
-        case .edit(let target, let text):
-            w.opID(target); w.string16(text)
-        case .delete(let target), .taskDelete(let target):
+        case .edit(let target, let targetSeq, let text):
+            w.opID(target); w.u64(targetSeq); w.string16(text)
+        case .delete(let target, let targetSeq):
+            w.opID(target); w.u64(targetSeq)
+        case .taskDelete(let target):
             w.opID(target)
         case .react(let target, let emoji, let on):
             w.opID(target); w.string16(emoji); w.u8(on ? 1 : 0)
@@ -178,7 +184,7 @@ extension OperationBody {
             if let location, !location.isValid { return "location is not a valid latitude,longitude" }
             if text.isEmpty && attachments.isEmpty { return "message text is empty" }
             return check(text, BodyLimits.textBytes, "message text")
-        case .edit(_, let text):
+        case .edit(_, _, let text):
             if text.isEmpty { return "message text is empty" }
             return check(text, BodyLimits.textBytes, "message text")
         case .react(_, let emoji, _):
@@ -225,9 +231,9 @@ extension OperationBody {
             let replyTo = try r.optional("reply to") { (r: inout ByteReader) throws(DecodingError) in try r.opID("reply to") }
             self = .post(text: text, attachments: attachments, location: location, replyTo: replyTo)
         case .edit:
-            self = .edit(target: try r.opID("target"), text: try r.string16("text", limit: BodyLimits.textBytes))
+            self = .edit(target: try r.opID("target"), targetSeq: try r.u64("target seq"), text: try r.string16("text", limit: BodyLimits.textBytes))
         case .delete:
-            self = .delete(target: try r.opID("target"))
+            self = .delete(target: try r.opID("target"), targetSeq: try r.u64("target seq"))
         case .react:
             let target = try r.opID("target")
             let emoji = try r.string16("emoji", limit: BodyLimits.emojiBytes)

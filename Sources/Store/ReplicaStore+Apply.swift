@@ -122,9 +122,10 @@ extension ReplicaStore {
             if !isCreation, try !isEverMember(op.author, pid: record.pid) { return .notMember }
         }
         switch body {
-        case .edit(let target, _), .delete(let target):
-            guard let found = try findOp(pid: record.pid, id: target), found.author == op.author,
-                  found.type == OperationType.post.rawValue else { return .notAuthorOfTarget }
+        case .edit(let target, let targetSeq, _), .delete(let target, let targetSeq):
+            guard targetSeq < op.seq, let aid = try existingAuthorID(op.author),
+                  let found = try storedOp(pid: record.pid, aid: aid, seq: targetSeq),
+                  found.type == OperationType.post.rawValue, found.id == target else { return .notAuthorOfTarget }
         default:
             break
         }
@@ -138,8 +139,8 @@ extension ReplicaStore {
 
     private func insert(_ op: Operation, pid: Int64, aid: Int64, nowMillis: UInt64) throws -> Int64 {
         try database.cachedStatement("""
-            INSERT INTO ops(pid, aid, seq, op_key, type, hlc, header, body, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """).run(.integer(pid), .integer(aid), .integer(Int64(op.seq)), .integer(Int64(bitPattern: op.id.raw.w0)),
+            INSERT INTO ops(pid, aid, seq, type, hlc, header, body, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """).run(.integer(pid), .integer(aid), .integer(Int64(op.seq)),
                      .integer(Int64(op.type)), .integer(Int64(bitPattern: op.hlc.raw)), .blob(op.header), .blob(op.body),
                      .integer(Int64(nowMillis)))
         let oid = database.lastInsertRowID
@@ -170,20 +171,10 @@ extension ReplicaStore {
         }.first
     }
 
-    /// The op with this id in a partition, found through the 8-byte `op_key` index and confirmed
-    /// against the full id.
-    func findOp(pid: Int64?, id: OpID) throws -> StoredOp? {
-        let statement = try database.cachedStatement("SELECT oid, header, body, type, pid FROM ops WHERE op_key = ?")
-        let candidates = try statement.rows(.integer(Int64(bitPattern: id.raw.w0))) { row -> (StoredOp, Int64) in
-            let header = row.blob(1)
-            return (StoredOp(oid: row.int64(0), header: header, body: row.blob(2), author: UserID(publicKey: header[40..<72])!, type: UInt8(row.int(3))), row.int64(4))
-        }
-        return candidates.first { (pid == nil || $0.1 == pid) && $0.0.id == id }?.0
-    }
-
-    /// The op with this id, wherever it is (for commands given only a message id).
-    public func operation(_ id: OpID) throws -> Operation? {
-        try findOp(pid: nil, id: id)?.operation()
+    /// Whether this exact op is stored (same position and id).
+    public func contains(_ op: Operation) throws -> Bool {
+        guard let record = try partition(op.partition), let aid = try existingAuthorID(op.author) else { return false }
+        return try storedOp(pid: record.pid, aid: aid, seq: op.seq)?.id == op.id
     }
 
     /// One author's ops in a partition from `fromSeq`, at most `limit` (sync, export).

@@ -12,6 +12,7 @@ extension ReplicaStore {
     @discardableResult
     public func author(_ body: OperationBody, in partition: PartitionID, by identity: Identity, nowMillis: UInt64) throws -> Operation {
         if let problem = body.validate() { throw StoreError.invalidInput(problem) }
+        let body = try resolvingTargetSeq(body, in: partition, author: identity.id)
         let bodyBytes = body.encoded
         guard bodyBytes.count <= Operation.maxBodyBytes else {
             throw StoreError.invalidInput("the change is \(bodyBytes.count) bytes, over the limit of \(Operation.maxBodyBytes)")
@@ -36,6 +37,23 @@ extension ReplicaStore {
             case let other:
                 throw StoreError.damaged("a local op was not applied: \(other)")
             }
+        }
+    }
+
+    /// Fills in the seq of an edit's or delete's target (the author's own post) when the caller
+    /// left it at 0. An unknown target is left at 0 and refused by the rules.
+    private func resolvingTargetSeq(_ body: OperationBody, in partition: PartitionID, author: UserID) throws -> OperationBody {
+        let target: OpID
+        switch body {
+        case .edit(let id, 0, _), .delete(let id, 0): target = id
+        default: return body
+        }
+        guard let record = try self.partition(partition), let aid = try existingAuthorID(author) else { return body }
+        let seq = try database.cachedStatement("SELECT seq FROM messages WHERE pid = ? AND aid = ? AND op_id = ?")
+            .rows(.integer(record.pid), .integer(aid), .blob(target.bytes)) { UInt64($0.int64(0)) }.first ?? 0
+        switch body {
+        case .edit(_, _, let text): return .edit(target: target, targetSeq: seq, text: text)
+        default: return .delete(target: target, targetSeq: seq)
         }
     }
 

@@ -18,13 +18,17 @@ extension ReplicaStore {
                          .blob(op.id.bytes), .text(text), attachments.isEmpty ? .null : .blob(encodeAttachments(attachments)),
                          location.map { .real($0.latitude) } ?? .null, location.map { .real($0.longitude) } ?? .null,
                          replyTo.map { .blob($0.bytes) } ?? .null)
-        case .edit(let target, let text):
-            // Same author, applied in seq order: the latest edit is the last one applied.
-            try database.cachedStatement("UPDATE messages SET text = ?, edited = 1 WHERE pid = ? AND op_id = ? AND deleted = 0")
-                .run(.text(text), .integer(pid), .blob(target.bytes))
-        case .delete(let target):
-            try database.cachedStatement("UPDATE messages SET text = '', attachments = NULL, latitude = NULL, longitude = NULL, deleted = 1 WHERE pid = ? AND op_id = ?")
-                .run(.integer(pid), .blob(target.bytes))
+        case .edit(_, let targetSeq, let text):
+            // Same author, applied in seq order: the latest edit is the last one applied. The
+            // target was checked to be the author's post at `targetSeq` before this op was stored.
+            try database.cachedStatement("""
+                UPDATE messages SET text = ?, edited = 1 WHERE oid = (SELECT oid FROM ops WHERE pid = ? AND aid = ? AND seq = ?) AND deleted = 0
+                """).run(.text(text), .integer(pid), .integer(aid), .integer(Int64(targetSeq)))
+        case .delete(_, let targetSeq):
+            try database.cachedStatement("""
+                UPDATE messages SET text = '', attachments = NULL, latitude = NULL, longitude = NULL, deleted = 1
+                WHERE oid = (SELECT oid FROM ops WHERE pid = ? AND aid = ? AND seq = ?)
+                """).run(.integer(pid), .integer(aid), .integer(Int64(targetSeq)))
         case .react(let target, let emoji, let on):
             try database.cachedStatement("INSERT OR REPLACE INTO reactions(pid, target, reactor, emoji, on_) VALUES (?, ?, ?, ?, ?)")
                 .run(.integer(pid), .blob(target.bytes), .integer(aid), .text(emoji), .integer(on ? 1 : 0))

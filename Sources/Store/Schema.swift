@@ -24,7 +24,6 @@ enum Schema {
                 pid INTEGER NOT NULL REFERENCES partitions(pid),
                 aid INTEGER NOT NULL REFERENCES authors(aid),
                 seq INTEGER NOT NULL,
-                op_key INTEGER NOT NULL,
                 type INTEGER NOT NULL,
                 hlc INTEGER NOT NULL,
                 header BLOB NOT NULL,
@@ -32,7 +31,6 @@ enum Schema {
                 received_at INTEGER NOT NULL
             ) STRICT;
             CREATE UNIQUE INDEX ops_chain ON ops(pid, aid, seq);
-            CREATE INDEX ops_by_key ON ops(op_key);
             CREATE TABLE heads(
                 pid INTEGER NOT NULL,
                 aid INTEGER NOT NULL,

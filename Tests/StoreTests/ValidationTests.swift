@@ -98,8 +98,8 @@ import Wire
     @Test func editOfAnotherAuthorsMessage_isRejected() throws {
         var factory = OpFactory()
         let original = factory.make(post("bob's words"), in: lobby.id, by: bob)
-        let hijack = factory.make(.edit(target: original.id, text: "alice's words"), in: lobby.id, by: alice)
-        let delete = factory.make(.delete(target: original.id), in: lobby.id, by: carol)
+        let hijack = factory.make(.edit(target: original.id, targetSeq: original.seq, text: "alice's words"), in: lobby.id, by: alice)
+        let delete = factory.make(.delete(target: original.id, targetSeq: original.seq), in: lobby.id, by: carol)
         let store = try Fixtures.store(partitions: [lobby])
         #expect(try store.apply(original, nowMillis: Fixtures.now()) == .applied)
         #expect(try store.apply(hijack, nowMillis: Fixtures.now()) == .rejected(.rule(.notAuthorOfTarget)))
