@@ -1,0 +1,71 @@
+import Identity
+import Replica
+import TestSupport
+import Testing
+import Wire
+
+@Suite struct OperationBodyTests {
+    static let alice = Fixtures.identity(0).id
+    static let target = OpID(Bytes32(w0: 1, w1: 2, w2: 3, w3: 4))
+    static let attachment = Attachment(name: "cat.jpg", size: 1234, mime: "image/jpeg", hash: Bytes32(w0: 9, w1: 9, w2: 9, w3: 9))
+
+    static let samples: [OperationBody] = [
+        .post(text: "héllo 👋", attachments: [attachment], location: Location(latitude: 48.85, longitude: 2.35), replyTo: target),
+        .post(text: "plain", attachments: [], location: nil, replyTo: nil),
+        .edit(target: target, targetSeq: 7, text: "fixed"),
+        .delete(target: target, targetSeq: 7),
+        .react(target: target, emoji: "🎉", on: true),
+        .profile(subject: alice, nick: "alice", displayName: "Alice A.", status: "here", presence: .away, avatar: attachment),
+        .profile(subject: alice, nick: nil, displayName: nil, status: nil, presence: nil, avatar: nil),
+        .conversationCreate(name: "team", members: [alice]),
+        .memberAdd(alice), .memberRemove(alice), .memberLeave,
+        .conversationRename(name: "new name"),
+        .taskCreate(title: "do it", owner: alice),
+        .taskUpdate(target: target, title: "done it", status: .complete, owner: .cleared),
+        .taskUpdate(target: target, title: nil, status: nil, owner: .set(alice)),
+        .taskDelete(target: target),
+        .readMarker(partition: PartitionID(Bytes32(w0: 5, w1: 5, w2: 5, w3: 5)), position: HLC(raw: 99)),
+    ]
+
+    @Test(arguments: samples)
+    func everyBody_roundTrips(body: OperationBody) throws {
+        #expect(try OperationBody(type: body.type.rawValue, decoding: body.encoded) == body)
+    }
+
+    @Test(arguments: samples)
+    func everyTruncation_isRefused(body: OperationBody) {
+        let bytes = body.encoded
+        for length in 0..<bytes.count {
+            #expect(throws: DecodingError.self) { try OperationBody(type: body.type.rawValue, decoding: Array(bytes.prefix(length))) }
+        }
+        #expect(throws: DecodingError.trailingBytes(count: 1)) { try OperationBody(type: body.type.rawValue, decoding: bytes + [0]) }
+    }
+
+    @Test func malformedBodies_giveSpecificErrors() {
+        #expect(throws: DecodingError.invalidValue(field: "op type 255")) { try OperationBody(type: 0xff, decoding: []) }
+        var reaction = OperationBody.react(target: Self.target, emoji: "x", on: true).encoded
+        reaction[reaction.count - 1] = 2
+        #expect(throws: DecodingError.invalidValue(field: "reaction on")) { try OperationBody(type: OperationType.react.rawValue, decoding: reaction) }
+        var w = ByteWriter()
+        w.u16(UInt16(BodyLimits.emojiBytes + 1))
+        let tooLongEmoji = Self.target.bytes + w.bytes + [UInt8](repeating: 0x41, count: BodyLimits.emojiBytes + 1) + [1]
+        #expect(throws: DecodingError.tooLong(field: "emoji", length: BodyLimits.emojiBytes + 1, limit: BodyLimits.emojiBytes)) {
+            try OperationBody(type: OperationType.react.rawValue, decoding: tooLongEmoji)
+        }
+        var invalidUTF8 = ByteWriter()
+        invalidUTF8.blob16([0xff, 0xfe])
+        invalidUTF8.u8(0); invalidUTF8.u8(0); invalidUTF8.u8(0)
+        #expect(throws: DecodingError.invalidUTF8(field: "text")) { try OperationBody(type: OperationType.post.rawValue, decoding: invalidUTF8.bytes) }
+        let empty = OperationBody.post(text: "", attachments: [], location: nil, replyTo: nil).encoded
+        #expect(throws: DecodingError.invalidValue(field: "message text is empty")) { try OperationBody(type: OperationType.post.rawValue, decoding: empty) }
+        let badLocation = OperationBody.post(text: "x", attachments: [], location: Location(latitude: 91, longitude: 0), replyTo: nil).encoded
+        #expect(throws: DecodingError.self) { try OperationBody(type: OperationType.post.rawValue, decoding: badLocation) }
+    }
+
+    @Test func fieldLimits_areCheckedBeforeSigning() {
+        let long = String(repeating: "a", count: BodyLimits.textBytes + 1)
+        #expect(OperationBody.post(text: long, attachments: [], location: nil, replyTo: nil).validate() != nil)
+        #expect(OperationBody.taskCreate(title: "", owner: nil).validate() == "task title is empty")
+        #expect(OperationBody.post(text: "ok", attachments: [], location: nil, replyTo: nil).validate() == nil)
+    }
+}

@@ -1,0 +1,54 @@
+import Identity
+import Replica
+import TestSupport
+import Testing
+import Wire
+
+@Suite struct PartitionTests {
+    @Test(arguments: ["lobby", "#lobby", "  #Lobby ", "LOBBY"])
+    func roomNames_areNormalized(text: String) {
+        #expect(RoomName(text)?.value == "lobby")
+        #expect(PartitionDescriptor.room(RoomName(text)!).id == PartitionDescriptor.room(RoomName("lobby")!).id)
+    }
+
+    @Test(arguments: ["", "#", "two words", "a/b", "a#b", String(repeating: "x", count: 65), "tab\there", "bell\u{7}"])
+    func badRoomNames_areRefusedWithAReason(text: String) {
+        #expect(RoomName(text) == nil)
+        #expect(RoomName.problem(with: text) != nil)
+    }
+
+    @Test func unicodeRoomNames_areAllowed() {
+        #expect(RoomName("Café-Équipe")?.value == "café-équipe")
+    }
+
+    @Test func descriptors_roundTrip_andRecomputeTheirIds() throws {
+        let alice = Fixtures.identity(0).id
+        let all: [PartitionDescriptor] = [
+            .room(RoomName("lobby")!), .conversation(creator: alice, nonce: Bytes32(w0: 1, w1: 2, w2: 3, w3: 4)),
+            .directory, .inbox(owner: alice), .ownData(owner: alice),
+        ]
+        for descriptor in all {
+            let decoded = try PartitionDescriptor(decoding: descriptor.encoded)
+            #expect(decoded == descriptor)
+            #expect(decoded.id == descriptor.id)
+        }
+        #expect(Set(all.map(\.id)).count == all.count)
+    }
+
+    @Test func malformedDescriptors_areRefused() {
+        #expect(throws: DecodingError.self) { try PartitionDescriptor(decoding: []) }
+        #expect(throws: DecodingError.invalidValue(field: "partition kind")) { try PartitionDescriptor(decoding: [99]) }
+        #expect(throws: DecodingError.self) { try PartitionDescriptor(decoding: [PartitionKind.inbox.rawValue, 1, 2]) }
+        #expect(throws: DecodingError.trailingBytes(count: 1)) { try PartitionDescriptor(decoding: PartitionDescriptor.directory.encoded + [0]) }
+    }
+
+    @Test func partitionRules_allowOnlyTheirOpTypes() {
+        #expect(PartitionRules.allows(.post, in: .room))
+        #expect(!PartitionRules.allows(.profile, in: .room))
+        #expect(PartitionRules.allows(.profile, in: .directory))
+        #expect(!PartitionRules.allows(.post, in: .directory))
+        #expect(PartitionRules.allows(.memberAdd, in: .conversation))
+        #expect(!PartitionRules.allows(.memberAdd, in: .room))
+        #expect(PartitionRules.allows(.readMarker, in: .ownData))
+    }
+}
