@@ -46,6 +46,6 @@ let package = Package(
         .testTarget(name: "SecureLinkTests", dependencies: ["SecureLink"]),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "TestSupport"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestSupport"]),
-        .testTarget(name: "CLITests", dependencies: ["TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["ParleyCLI", "Store", "Replica", "Identity", "TestSupport"]),
     ]
 )
