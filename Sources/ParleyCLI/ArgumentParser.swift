@@ -116,8 +116,11 @@ public enum ArgumentParser {
     }
 
     private static func unknownOptionMessage(_ name: String, options: [OptionSpec], command: String?) -> String {
-        let label = command.map { "`parley \($0)`" } ?? "parley"
-        var message = "unknown option --\(name) for \(label)"
+        guard let command else {
+            // Before the command only global options are known; the rest belong after its name.
+            return "unknown option --\(name) before the command (a command's own options go after its name)"
+        }
+        var message = "unknown option --\(name) for `parley \(command)`"
         if let close = closestMatch(to: name, in: options.map(\.name)) { message += " (did you mean --\(close)?)" }
         return message
     }

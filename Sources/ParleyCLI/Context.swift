@@ -90,10 +90,13 @@ public final class Context {
     // MARK: Store
 
     /// The store in the data directory, opened (and created or migrated) on first use.
+    ///
+    /// Needs the identity first: a data directory without one gets "run `parley init`", never a
+    /// fresh empty database beside a missing key.
     func store() throws(CLIError) -> ReplicaStore {
         if let openedStore { return openedStore }
+        _ = try identity()
         let directory = try dataDirectory()
-        try directory.requireExisting()
         do {
             let store = try ReplicaStore(path: directory.databasePath)
             openedStore = store

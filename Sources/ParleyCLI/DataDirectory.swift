@@ -80,7 +80,8 @@ struct DataDirectory: Sendable, Equatable {
                 throw isLast ? notADirectory() : blockedByFile()
             }
             if code == ENOTDIR { throw blockedByFile() }
-            throw .failure("cannot create the data directory \(path): \(errnoText(code)) at \(prefix); "
+            let place = prefix == path ? "" : " (at \(prefix))"
+            throw .failure("cannot create the data directory \(path): \(errnoText(code))\(place); "
                 + "choose a directory you may write with --data-dir")
         }
     }
@@ -123,7 +124,7 @@ struct DataDirectory: Sendable, Equatable {
             }
         }
         let parts = full.split(separator: "/").filter { $0 != "." }
-        return "/" + parts.joined(separator: "/")
+        return (full.hasPrefix("/") ? "/" : "") + parts.joined(separator: "/")
     }
 
     /// The home directory from the password database, for when `HOME` is unset.

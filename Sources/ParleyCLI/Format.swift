@@ -43,7 +43,23 @@ enum Format {
     /// `alice#k3v9q2`, or `#k3v9q2` for someone who set no nickname.
     static func person(_ user: UserID, nick: String?) -> String {
         guard let nick, !nick.isEmpty else { return "#" + user.short }
-        return user.display(nick: nick)
+        return user.display(nick: safe(nick, keepNewlines: false))
+    }
+
+    /// `text` fit for a terminal: control characters (escape sequences a peer could use to
+    /// rewrite the screen, bells, carriage returns) become U+FFFD; newlines stay if asked.
+    /// Only text output is cleaned; JSON carries the exact text, escaped.
+    static func safe(_ text: String, keepNewlines: Bool = true) -> String {
+        var result = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            let isControl = scalar.properties.generalCategory == .control
+            if !isControl || (keepNewlines && scalar == "\n") || scalar == "\t" {
+                result.append(scalar)
+            } else {
+                result.append("\u{FFFD}")
+            }
+        }
+        return String(result)
     }
 
     /// `1.2 KiB`-style sizes for attachments.

@@ -91,7 +91,7 @@ enum Lookup {
     static func text(_ words: [String], what: String, command: String) throws(CLIError) -> String {
         let text = words.joined(separator: " ")
         guard !text.trimmingWhitespace().isEmpty else {
-            throw .usage("the \(what) is empty; give some text", command: command)
+            throw .usage("the \(what) is empty", command: command)
         }
         return text
     }

@@ -31,7 +31,7 @@ public enum ParleyCommandLine {
                 return 0
             }
             guard let first = rest.first else {
-                throw CLIError.usage("no command given; try `parley init --nick NAME`", command: nil)
+                throw CLIError.usage("no command given", command: nil)
             }
             let (command, tokens) = try findCommand(first, rest.dropFirst())
             guard let command else {

@@ -73,6 +73,29 @@ import Testing
         }
     }
 
+    /// A data directory the user may not write. Permissions do not stop root, so as root the
+    /// commands run as `nobody` through `setpriv`.
+    @Test func readOnlyDataDirectory_failsWithAFix() throws {
+        let asRoot = geteuid() == 0
+        let setpriv = "/usr/bin/setpriv"
+        guard !asRoot || FileManager.default.isExecutableFile(atPath: setpriv) else { return }
+        let launcher = asRoot ? [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"] : []
+        try withSandbox { sandbox in
+            try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: sandbox.root)
+            func parley(_ arguments: String...) -> ParleyRun {
+                ParleyBinary.run(["--data-dir", sandbox.dataDir] + arguments, home: sandbox.root, launcher: launcher)
+            }
+            expectSuccess(parley("init"))
+            try FileManager.default.setAttributes([.posixPermissions: 0o500], ofItemAtPath: sandbox.dataDir)
+            expectError(parley("send", "--room", "lobby", "hi"), exitCode: 1, "check that you may write to its directory")
+            try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: sandbox.dataDir)
+            let blocked = sandbox.root + "/blocked"
+            try FileManager.default.createDirectory(atPath: blocked, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o500])
+            let initBlocked = ParleyBinary.run(["--data-dir", blocked + "/data", "init"], home: sandbox.root, launcher: launcher)
+            expectError(initBlocked, exitCode: 1, "cannot create the data directory \(blocked)/data: Permission denied")
+        }
+    }
+
     @Test func corruptedKeyFile_failsWithTheKeyFilesExplanation() throws {
         try withSandbox { sandbox in
             sandbox.initialize()

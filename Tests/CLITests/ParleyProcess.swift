@@ -70,7 +70,8 @@ enum ParleyBinary {
 
     /// Runs `parley arguments` with a clean environment (HOME pointing into `home`, so a test
     /// can never touch the real ~/.local/share/parley) plus `environment`, stdin from /dev/null.
-    static func run(_ arguments: [String], home: String, environment: [String: String] = [:],
+    /// `launcher` runs the binary through another program (`setpriv` to drop root).
+    static func run(_ arguments: [String], home: String, environment: [String: String] = [:], launcher: [String] = [],
                     sourceLocation: SourceLocation = #_sourceLocation) -> ParleyRun {
         guard let path else {
             let problem = "the parley binary was not found beside the test bundle (\(Bundle.main.bundleURL.path)); "
@@ -87,8 +88,13 @@ enum ParleyBinary {
         _ = fileManager.createFile(atPath: errURL.path, contents: nil)
 
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
+        if let program = launcher.first {
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = launcher.dropFirst() + [path] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: path)
+            process.arguments = arguments
+        }
         var childEnvironment = ["HOME": home, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "TZ": "UTC"]
         childEnvironment.merge(environment) { _, new in new }
         process.environment = childEnvironment

@@ -41,7 +41,7 @@ struct HistoryCommand: Command {
         }
         // One more than shown tells whether older messages were left out.
         let shown = limit ?? Self.defaultTextLimit
-        var messages = try context.storeCall { try store.history(room.id, limit: shown + 1) }
+        var messages = try context.storeCall { try store.history(room.id, limit: shown < Int.max ? shown + 1 : shown) }
         guard !messages.isEmpty else {
             context.output.line("No messages in \(room.name) yet; write one with `parley send --room \(room.name.value) TEXT`.")
             return 0
@@ -95,15 +95,15 @@ struct HistoryCommand: Command {
             body = "(message deleted)"
         } else {
             let indent = String(repeating: " ", count: head.count)
-            body = message.text.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n" + indent)
+            body = Format.safe(message.text).split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n" + indent)
             if message.edited { body += " (edited)" }
             for attachment in message.attachments {
-                body += " [\(attachment.name), \(Format.byteCount(attachment.size))]"
+                body += " [\(Format.safe(attachment.name, keepNewlines: false)), \(Format.byteCount(attachment.size))]"
             }
             if let location = message.location { body += " (at \(location.latitude),\(location.longitude))" }
         }
         if !message.reactions.isEmpty {
-            let summary = message.reactions.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.count)" }
+            let summary = message.reactions.sorted { $0.key < $1.key }.map { "\(Format.safe($0.key, keepNewlines: false)) \($0.value.count)" }
             body += " [" + summary.joined(separator: ", ") + "]"
         }
         return head + body

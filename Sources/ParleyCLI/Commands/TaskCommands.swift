@@ -42,7 +42,7 @@ struct TasksCommand: Command {
             if index > 0 { context.output.line() }
             context.output.line("\(title) (\(inColumn.count))")
             for task in inColumn {
-                var line = "  \(Format.shortID(task.id))  \(task.title)"
+                var line = "  \(Format.shortID(task.id))  \(Format.safe(task.title, keepNewlines: false))"
                 if let owner = task.owner { line += "  → \(Format.person(owner, nick: nicks[owner] ?? nil))" }
                 context.output.line(line)
             }
