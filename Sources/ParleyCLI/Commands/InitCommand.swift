@@ -29,9 +29,9 @@ struct InitCommand: Command {
         try expectPositionals(arguments, 0...0, names: [])
         // Check every input before creating anything.
         let nick = try arguments.value("nick").map { value throws(CLIError) in try Lookup.nickname(value, option: "nick", command: name) }
+        let passphrase = try context.passphrase()
         let directory = try context.dataDirectory()
         try directory.create()
-        let passphrase = try context.passphrase()
 
         let identity: Identity
         let created: Bool
