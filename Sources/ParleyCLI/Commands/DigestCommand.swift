@@ -1,0 +1,66 @@
+import Replica
+import Store
+
+/// `parley digest`: per partition, the digest of its op set (DESIGN §3.6). Two replicas with
+/// equal digests hold the same ops, hence the same state: what convergence tests compare.
+struct DigestCommand: Command {
+    let name = "digest"
+    let summary = "show each partition's op count and digest (compare replicas)"
+    let usage = ["digest [--json]"]
+    let options: [OptionSpec] = [.flag("json", "print one JSON array of {partition, kind, name, ops, authors, digest, joined}")]
+    let details = ["kind is room, conversation, directory, inbox or self; name is the room name without '#', "
+        + "the conversation's name, or the kind for the others."]
+    let examples = ["digest", "digest --json"]
+
+    struct Row {
+        let partition: PartitionID
+        let kind: PartitionKind
+        let name: String
+        let ops: Int
+        let authors: Int
+        let digest: PartitionDigest
+        let joined: Bool
+    }
+
+    func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
+        try expectPositionals(arguments, 0...0, names: [])
+        _ = try context.identity()
+        let store = try context.store()
+        let rows: [Row] = try context.storeCall {
+            try store.partitions().map { record in
+                let heads = try store.heads(record.id)
+                return Row(partition: record.id, kind: record.descriptor.kind, name: try Self.name(of: record.descriptor, in: store),
+                           ops: try store.opCount(record.id), authors: heads.filter { $0.maxSeq > 0 }.count,
+                           digest: PartitionDigest(heads: heads), joined: record.joined)
+            }
+        }
+        if arguments.has("json") {
+            context.output.json(rows.map { row in
+                .object([
+                    "partition": .string(row.partition.text), "kind": .string(row.kind.description), "name": .string(row.name),
+                    "ops": .integer(Int64(row.ops)), "authors": .integer(Int64(row.authors)), "digest": .string(row.digest.text),
+                    "joined": .bool(row.joined),
+                ])
+            })
+            return 0
+        }
+        let names = rows.map { Format.safe($0.name, keepNewlines: false) }
+        let nameWidth = max(4, names.map(\.count).max() ?? 0)
+        context.output.line(HelpText.padded("KIND", 12) + "  " + HelpText.padded("NAME", nameWidth) + "  " + "     OPS  AUTHORS  DIGEST")
+        for (row, name) in zip(rows, names) {
+            let ops = String(row.ops), authors = String(row.authors)
+            context.output.line(HelpText.padded(row.kind.description, 12) + "  " + HelpText.padded(name, nameWidth) + "  "
+                + String(repeating: " ", count: max(0, 8 - ops.count)) + ops + "  "
+                + String(repeating: " ", count: max(0, 7 - authors.count)) + authors + "  " + String(row.digest.text.prefix(16)))
+        }
+        return 0
+    }
+
+    static func name(of descriptor: PartitionDescriptor, in store: ReplicaStore) throws -> String {
+        switch descriptor {
+        case .room(let name): name.value
+        case .conversation: try store.conversation(descriptor.id)?.name ?? ""
+        case .directory, .inbox, .ownData: descriptor.kind.description
+        }
+    }
+}

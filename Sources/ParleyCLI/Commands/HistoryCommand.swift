@@ -1,0 +1,117 @@
+import Identity
+import Replica
+import Store
+
+/// `parley history`: a room's messages, oldest first, in the order every replica agrees on
+/// (hlc, author, seq).
+struct HistoryCommand: Command {
+    let name = "history"
+    let summary = "show a room's messages (--json for scripts)"
+    let usage = ["history --room NAME [--limit N] [--ids] [--json]"]
+    let options: [OptionSpec] = [
+        .value("room", "NAME", "the room (you must have joined it)"),
+        .value("limit", "N", "only the newest N messages (text output shows the newest 50 unless given)"),
+        .flag("ids", "start each line with the message's short id (accepted by edit, delete, react)"),
+        .flag("json", "print one JSON array of message objects (all messages unless --limit)"),
+        .value("conversation", "ID", "(not yet supported) a private conversation's history"),
+    ]
+    let details = [
+        "JSON fields of each message: id, author (user id), nick (or null), time (ISO 8601 UTC with milliseconds), "
+            + "hlc (integer), seq, text, edited, deleted, reactions (object: emoji -> array of user ids), "
+            + "attachments (array of {name, size, mime, hash}), location (null or {lat, lon}), reply_to (id or null).",
+    ]
+    let examples = ["history --room lobby", "history --room lobby --limit 10 --ids", "history --room lobby --json"]
+
+    /// How many messages text output shows when no --limit is given: a screenful, not a flood.
+    static let defaultTextLimit = 50
+
+    func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
+        try refuseUnsupported(arguments, ["conversation"])
+        let roomText = try required(arguments, "room")
+        try expectPositionals(arguments, 0...0, names: [])
+        let limit = try arguments.value("limit").map { value throws(CLIError) in try Lookup.positiveInteger(value, option: "limit", command: name) }
+        let json = arguments.has("json")
+        let room = try context.joinedRoom(roomText, command: name)
+        let store = try context.store()
+
+        if json {
+            let messages = try context.storeCall { try store.history(room.id, limit: limit) }
+            context.output.json(messages.map(Self.json))
+            return 0
+        }
+        // One more than shown tells whether older messages were left out.
+        let shown = limit ?? Self.defaultTextLimit
+        var messages = try context.storeCall { try store.history(room.id, limit: shown < Int.max ? shown + 1 : shown) }
+        guard !messages.isEmpty else {
+            context.output.line("No messages in \(room.name) yet; write one with `parley send --room \(room.name.value) TEXT`.")
+            return 0
+        }
+        if messages.count > shown {
+            messages.removeFirst(messages.count - shown)
+            context.output.line("(older messages not shown; use --limit N to see more)")
+        }
+        let now = context.nowMillis
+        for message in messages {
+            context.output.line(Self.line(message, nowMillis: now, showIDs: arguments.has("ids")))
+        }
+        return 0
+    }
+
+    /// The JSON object of one message (the contract of DESIGN §6.1).
+    static func json(_ message: MessageView) -> JSON {
+        var reactions: [String: JSON] = [:]
+        for (emoji, users) in message.reactions {
+            reactions[emoji] = .array(users.sorted().map { .string($0.text) })
+        }
+        return .object([
+            "id": .string(message.id.text),
+            "author": .string(message.author.text),
+            "nick": .optional(message.nick),
+            "time": .string(Format.isoTime(millis: message.hlc.wallMillis)),
+            "hlc": .unsigned(message.hlc.raw),
+            "seq": .unsigned(message.seq),
+            "text": .string(message.text),
+            "edited": .bool(message.edited),
+            "deleted": .bool(message.deleted),
+            "reactions": .object(reactions),
+            "attachments": .array(message.attachments.map { attachment in
+                .object([
+                    "name": .string(attachment.name), "size": .unsigned(attachment.size),
+                    "mime": .string(attachment.mime), "hash": .string(attachment.hash.bytes.map(hexByte).joined()),
+                ])
+            }),
+            "location": message.location.map { .object(["lat": .number($0.latitude), "lon": .number($0.longitude)]) } ?? .null,
+            "reply_to": message.replyTo.map { .string($0.text) } ?? .null,
+        ])
+    }
+
+    /// `12:03 alice#k3v9q2: hello (edited) [👍 2]`, continuation lines indented under the text.
+    static func line(_ message: MessageView, nowMillis: UInt64, showIDs: Bool) -> String {
+        var head = Format.shortTime(millis: message.hlc.wallMillis, nowMillis: nowMillis) + " "
+        if showIDs { head = Format.shortID(message.id) + " " + head }
+        head += Format.person(message.author, nick: message.nick) + ": "
+        var body: String
+        if message.deleted {
+            body = "(message deleted)"
+        } else {
+            let indent = String(repeating: " ", count: head.count)
+            body = Format.safe(message.text).split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n" + indent)
+            if message.edited { body += " (edited)" }
+            for attachment in message.attachments {
+                body += " [\(Format.safe(attachment.name, keepNewlines: false)), \(Format.byteCount(attachment.size))]"
+            }
+            if let location = message.location { body += " (at \(location.latitude),\(location.longitude))" }
+        }
+        if !message.reactions.isEmpty {
+            let summary = message.reactions.sorted { $0.key < $1.key }.map { "\(Format.safe($0.key, keepNewlines: false)) \($0.value.count)" }
+            body += " [" + summary.joined(separator: ", ") + "]"
+        }
+        return head + body
+    }
+}
+
+/// Two lowercase hex digits (attachment hashes in JSON are hex, as blob names usually are).
+func hexByte(_ byte: UInt8) -> String {
+    let digits = Array("0123456789abcdef")
+    return String([digits[Int(byte >> 4)], digits[Int(byte & 15)]])
+}

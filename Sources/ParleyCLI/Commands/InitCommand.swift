@@ -1,0 +1,96 @@
+import Identity
+import Replica
+import Store
+
+/// `parley init`: the first command anyone runs (TinyChat's "pick a nickname" screen).
+///
+/// Safe to run again: an existing key is loaded, never replaced, so a script may call it
+/// unconditionally to learn the user id.
+struct InitCommand: Command {
+    let name = "init"
+    let summary = "create your identity (never overwrites one), join #lobby, print your user id"
+    let usage = ["init [--nick NAME]"]
+    let options: [OptionSpec] = [
+        .value("nick", "NAME", "set your nickname, shown to others as NAME#xxxxxx (no spaces or '#')"),
+    ]
+    let details = [
+        "Creates the data directory (mode 0700) and the key file identity.key (mode 0600) if they are absent, "
+            + "then prints your user id (52 characters) on stdout. An existing identity is kept as it is. "
+            + "A new identity joins #lobby, the room everyone shares.",
+        "With --passphrase-file FILE (or $PARLEY_PASSPHRASE) a new key is protected by that passphrase; "
+            + "later commands then need the same passphrase.",
+    ]
+    let examples = ["init --nick alice", "--data-dir /tmp/bob init --nick bob", "init --nick carol --passphrase-file ~/.parley-pass"]
+
+    /// The setting that records that this store was set up by `init` (the lobby joined once).
+    static let initializedSetting = "cli.initialized"
+
+    func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
+        try expectPositionals(arguments, 0...0, names: [])
+        // Check every input before creating anything.
+        let nick = try arguments.value("nick").map { value throws(CLIError) in try Lookup.nickname(value, option: "nick", command: name) }
+        let passphrase = try context.passphrase()
+        let directory = try context.dataDirectory()
+        try directory.create()
+
+        let identity: Identity
+        let created: Bool
+        do {
+            (identity, created) = try KeyFile.loadOrCreate(at: directory.keyPath, passphrase: passphrase)
+        } catch {
+            throw ErrorReport.keyFileError(error)
+        }
+        context.adopt(identity)
+
+        let store = try context.store()
+        try context.storeCall {
+            if try store.setting(Self.initializedSetting) == nil {
+                try store.ensurePartition(.room(RoomName("lobby")!), joined: true)
+                try store.ensurePartition(.ownData(owner: identity.id), joined: true)
+                try store.setSetting(Self.initializedSetting, .integer(1))
+            }
+        }
+        if let nick, try context.nick(of: identity.id) != nick {
+            try context.author(.profile(subject: identity.id, nick: nick, displayName: nil, status: nil, presence: nil, avatar: nil),
+                               in: PartitionDescriptor.directory.id, command: name)
+        }
+
+        context.output.line(identity.id.text)
+        if context.output.errorIsTerminal {
+            let who = Format.person(identity.id, nick: try context.nick(of: identity.id))
+            context.output.errorLine(created
+                ? "Created a new identity in \(directory.path); you are \(who). Say hello: parley send --room lobby hello"
+                : "Your identity in \(directory.path) is kept; you are \(who).")
+        }
+        return 0
+    }
+}
+
+/// `parley whoami`: who this data directory speaks as.
+struct WhoamiCommand: Command {
+    let name = "whoami"
+    let summary = "show your user id, nickname and data directory"
+    let usage = ["whoami [--json]"]
+    let options: [OptionSpec] = [.flag("json", "print one JSON array with one object: id, nick, short, display, data_dir")]
+    let examples = ["whoami", "whoami --json"]
+
+    func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
+        try expectPositionals(arguments, 0...0, names: [])
+        let identity = try context.identity()
+        let nick = try context.nick(of: identity.id)
+        let directory = try context.dataDirectory()
+        let display = Format.person(identity.id, nick: nick)
+        if arguments.has("json") {
+            context.output.json([.object([
+                "id": .string(identity.id.text), "nick": .optional(nick), "short": .string(identity.id.short),
+                "display": .string(display), "data_dir": .string(directory.path),
+            ])])
+        } else {
+            context.output.line(display)
+            context.output.line("user id   \(identity.id.text)")
+            context.output.line("nick      \(nick ?? "(none; set one with `parley profile --nick NAME`)")")
+            context.output.line("data dir  \(directory.path)")
+        }
+        return 0
+    }
+}

@@ -1,0 +1,104 @@
+import Identity
+import Replica
+import Store
+
+/// `parley edit`: replace the text of one of your messages (DESIGN §3.4: only the author edits;
+/// the latest edit wins; a delete beats an edit).
+struct EditCommand: Command {
+    let name = "edit"
+    let summary = "change the text of one of your messages"
+    let usage = ["edit MESSAGE_ID TEXT"]
+    let options: [OptionSpec] = []
+    let details = ["MESSAGE_ID is the id `parley send` printed, or a unique prefix of 8 or more characters (`parley history --ids`)."]
+    let examples = ["edit 3fkq7zxa2b \"hello, world!\""]
+
+    func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
+        try expectPositionals(arguments, 2...Int.max, names: ["MESSAGE_ID", "TEXT"])
+        let text = try Lookup.text(Array(arguments.positionals.dropFirst()), what: "new text", command: name)
+        let (partition, message) = try Lookup.message(arguments.positionals[0], context: context, command: name)
+        let me = try context.identity().id
+        guard message.author == me else {
+            throw CLIError.failure("you can only edit your own messages; this one is by \(Format.person(message.author, nick: message.nick))")
+        }
+        guard !message.deleted else { throw CLIError.failure("message \(message.id.text) was deleted; there is nothing to edit") }
+        guard message.text != text else { return 0 }
+        try context.author(.edit(target: message.id, text: text), in: partition, command: name)
+        return 0
+    }
+}
+
+/// `parley delete`: tombstone one of your messages; it shows as deleted everywhere.
+struct DeleteCommand: Command {
+    let name = "delete"
+    let summary = "delete one of your messages"
+    let usage = ["delete MESSAGE_ID"]
+    let options: [OptionSpec] = []
+    let details = ["Deleting a message that is already deleted does nothing and succeeds."]
+    let examples = ["delete 3fkq7zxa2b"]
+
+    func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
+        try expectPositionals(arguments, 1...1, names: ["MESSAGE_ID"])
+        let (partition, message) = try Lookup.message(arguments.positionals[0], context: context, command: name)
+        let me = try context.identity().id
+        guard message.author == me else {
+            throw CLIError.failure("you can only delete your own messages; this one is by \(Format.person(message.author, nick: message.nick))")
+        }
+        guard !message.deleted else { return 0 }
+        try context.author(.delete(target: message.id), in: partition, command: name)
+        return 0
+    }
+}
+
+/// `parley react`: add (or with --off, take back) an emoji reaction to anyone's message.
+struct ReactCommand: Command {
+    let name = "react"
+    let summary = "react to a message with an emoji (--off takes it back)"
+    let usage = ["react MESSAGE_ID EMOJI [--off]"]
+    let options: [OptionSpec] = [.flag("off", "remove your reaction instead of adding it")]
+    let details = ["EMOJI is any short text without spaces (at most 32 bytes): 👍, ❤️, +1..."]
+    let examples = ["react 3fkq7zxa2b 👍", "react 3fkq7zxa2b 👍 --off"]
+
+    func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
+        try expectPositionals(arguments, 2...2, names: ["MESSAGE_ID", "EMOJI"])
+        let emoji = arguments.positionals[1].trimmingWhitespace()
+        guard !emoji.isEmpty, !emoji.unicodeScalars.contains(where: { $0.properties.isWhitespace }),
+              emoji.utf8.count <= BodyLimits.emojiBytes else {
+            throw CLIError.usage("'\(arguments.positionals[1])' is not a reaction: give one emoji or a short word "
+                + "without spaces (at most \(BodyLimits.emojiBytes) bytes)", command: name)
+        }
+        let (partition, message) = try Lookup.message(arguments.positionals[0], context: context, command: name)
+        guard !message.deleted else { throw CLIError.failure("message \(message.id.text) was deleted; it takes no reactions") }
+        try context.author(.react(target: message.id, emoji: emoji, on: !arguments.has("off")), in: partition, command: name)
+        return 0
+    }
+}
+
+/// `parley read`: mark everything in a room as read. The marker is a max register in your own
+/// `self` partition, so unread counts are computed locally and every node of yours agrees.
+struct ReadCommand: Command {
+    let name = "read"
+    let summary = "mark a room as read (clears its unread count)"
+    let usage = ["read --room NAME"]
+    let options: [OptionSpec] = [
+        .value("room", "NAME", "the room (you must have joined it)"),
+        .value("conversation", "ID", "(not yet supported) a private conversation"),
+    ]
+    let examples = ["read --room lobby"]
+
+    func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
+        try refuseUnsupported(arguments, ["conversation"])
+        let roomText = try required(arguments, "room")
+        try expectPositionals(arguments, 0...0, names: [])
+        let room = try context.joinedRoom(roomText, command: name)
+        let me = try context.identity().id
+        let store = try context.store()
+        let (newest, marker) = try context.storeCall {
+            (try store.newestMessageHLC(room.id), try store.readMarker(owner: me, partition: room.id))
+        }
+        guard let newest, marker.map({ $0 < newest }) ?? true else { return 0 }
+        let ownData = PartitionDescriptor.ownData(owner: me)
+        try context.storeCall { try store.ensurePartition(ownData, joined: true) }
+        try context.author(.readMarker(partition: room.id, position: newest), in: ownData.id, command: name)
+        return 0
+    }
+}

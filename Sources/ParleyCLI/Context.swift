@@ -1,0 +1,158 @@
+import Foundation
+import Identity
+import Replica
+import Store
+
+/// What a command works with: the data directory, the identity, the store, the output and the
+/// clock. Everything is opened lazily, so `help` touches no file and a command that fails on its
+/// arguments never creates anything.
+///
+/// One per process run; not thread-safe (a command runs on one thread).
+public final class Context {
+    public let output: Output
+    let environment: [String: String]
+    private let dataDirectoryOption: String?
+    private let passphraseFileOption: String?
+    private let clock: () -> UInt64
+    private var resolvedDirectory: DataDirectory?
+    private var loadedIdentity: Identity?
+    private var openedStore: ReplicaStore?
+
+    /// `dataDirectory` and `passphraseFile` are the global options, nil when not given;
+    /// `clock` gives Unix milliseconds (the wall clock unless a caller substitutes one).
+    init(output: Output, environment: [String: String], dataDirectory: String?, passphraseFile: String?,
+         clock: @escaping () -> UInt64 = Context.wallClockMillis) {
+        self.output = output
+        self.environment = environment
+        self.dataDirectoryOption = dataDirectory
+        self.passphraseFileOption = passphraseFile
+        self.clock = clock
+    }
+
+    /// Unix time in milliseconds from `Date()`: the wall clock the HLC starts from.
+    static func wallClockMillis() -> UInt64 {
+        UInt64(max(0, Date().timeIntervalSince1970 * 1000))
+    }
+
+    /// The current time for store calls (`nowMillis`).
+    var nowMillis: UInt64 { clock() }
+
+    // MARK: Data directory and identity
+
+    /// The data directory chosen by the options and environment (not checked on disk).
+    func dataDirectory() throws(CLIError) -> DataDirectory {
+        if let resolvedDirectory { return resolvedDirectory }
+        let directory = try DataDirectory.resolve(option: dataDirectoryOption, environment: environment)
+        resolvedDirectory = directory
+        return directory
+    }
+
+    /// The passphrase for the key file: the contents of `--passphrase-file` without its final
+    /// line break, else `$PARLEY_PASSPHRASE`; nil when neither is given.
+    func passphrase() throws(CLIError) -> [UInt8]? {
+        if let file = passphraseFileOption {
+            var bytes = try readSmallFile(file, what: "passphrase file")
+            if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
+            if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+            guard !bytes.isEmpty else { throw .failure("the passphrase file \(file) is empty; write the passphrase in it") }
+            return bytes
+        }
+        if let text = environment["PARLEY_PASSPHRASE"], !text.isEmpty { return Array(text.utf8) }
+        return nil
+    }
+
+    /// The identity stored in the data directory; fails with "no identity ... run `parley init`"
+    /// when there is none. The key file is never created here (only `init` creates one).
+    func identity() throws(CLIError) -> Identity {
+        if let loadedIdentity { return loadedIdentity }
+        let directory = try dataDirectory()
+        try directory.requireExisting()
+        guard directory.hasKeyFile else { throw .failure(DataDirectory.noIdentity(in: directory.path)) }
+        let identity: Identity
+        do {
+            identity = try KeyFile.load(at: directory.keyPath, passphrase: try passphrase())
+        } catch let error as CLIError {
+            throw error
+        } catch let error as KeyFileError {
+            throw ErrorReport.keyFileError(error)
+        } catch {
+            throw .failure("cannot load the key file \(directory.keyPath): \(error)")
+        }
+        loadedIdentity = identity
+        return identity
+    }
+
+    /// Remembers an identity `init` just loaded or created, so later steps reuse it.
+    func adopt(_ identity: Identity) {
+        loadedIdentity = identity
+    }
+
+    // MARK: Store
+
+    /// The store in the data directory, opened (and created or migrated) on first use.
+    ///
+    /// Needs the identity first: a data directory without one gets "run `parley init`", never a
+    /// fresh empty database beside a missing key.
+    func store() throws(CLIError) -> ReplicaStore {
+        if let openedStore { return openedStore }
+        _ = try identity()
+        let directory = try dataDirectory()
+        do {
+            let store = try ReplicaStore(path: directory.databasePath)
+            openedStore = store
+            return store
+        } catch {
+            throw ErrorReport.cliError(for: error, databasePath: directory.databasePath, command: nil)
+        }
+    }
+
+    /// The database path, if the data directory could be resolved (for error messages).
+    var databasePathIfKnown: String? { resolvedDirectory?.databasePath }
+
+    // MARK: Rooms
+
+    /// The room `text` names (`lobby`, `#Lobby`), or a usage error saying why it is not a name.
+    func roomName(_ text: String, command: String) throws(CLIError) -> RoomName {
+        guard let name = RoomName(text) else {
+            let problem = RoomName.problem(with: text) ?? "it is not a valid room name"
+            throw .usage("'\(text)' is not a room name: \(problem)", command: command)
+        }
+        return name
+    }
+
+    /// The joined room `text` names; fails with "you have not joined #x" otherwise, as IRC
+    /// would: writing to or reading a room you are not in is a mistake worth pointing out.
+    func joinedRoom(_ text: String, command: String) throws(CLIError) -> (name: RoomName, id: PartitionID) {
+        let name = try roomName(text, command: command)
+        let id = PartitionDescriptor.room(name).id
+        let record = try storeCall { try store().partition(id) }
+        guard let record, record.joined else {
+            throw .failure("you have not joined \(name); run `parley join \(name.value)` first")
+        }
+        return (name, id)
+    }
+
+    /// Runs a store call, turning its errors into `CLIError`s that name the database.
+    @discardableResult
+    func storeCall<T>(command: String? = nil, _ body: () throws -> T) throws(CLIError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw ErrorReport.cliError(for: error, databasePath: databasePathIfKnown, command: command)
+        }
+    }
+
+    /// Authors `body` in `partition` as this identity at the current time.
+    @discardableResult
+    func author(_ body: OperationBody, in partition: PartitionID, command: String) throws(CLIError) -> Replica.Operation {
+        let identity = try identity()
+        let store = try store()
+        return try storeCall(command: command) { try store.author(body, in: partition, by: identity, nowMillis: nowMillis) }
+    }
+
+    /// The nickname of `user` in the directory, if they set one.
+    func nick(of user: UserID) throws(CLIError) -> String? {
+        let store = try store()
+        return try storeCall { try store.profile(user)?.nick }
+    }
+}

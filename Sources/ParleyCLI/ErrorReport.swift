@@ -1,0 +1,86 @@
+import Identity
+import Replica
+import SQLite
+import Store
+import Wire
+
+/// Turns any error a command meets into the one-line `CLIError` a person sees.
+///
+/// Lower layers describe problems in their own terms (an SQLite result code, a rule violation);
+/// this is the one place that says what they mean for someone at a terminal and what to do.
+enum ErrorReport {
+    /// The `CLIError` for `error`. `databasePath` names the store in database messages;
+    /// `command` is the command whose `--help` a bad-input message points to.
+    static func cliError(for error: any Error, databasePath: String?, command: String?) -> CLIError {
+        switch error {
+        case let error as CLIError:
+            return error
+        case let error as KeyFileError:
+            return keyFileError(error)
+        case let error as SQLiteError:
+            return sqliteError(error, databasePath: databasePath)
+        case let error as StoreError:
+            return storeError(error, databasePath: databasePath, command: command)
+        case is Wire.DecodingError:
+            return damaged(databasePath)
+        default:
+            return .failure("unexpected error: \(String(describing: error)); please report this as a bug")
+        }
+    }
+
+    /// Key file problems; their descriptions are already one line with a fix, except that a
+    /// missing passphrase should say how to give one on the command line.
+    static func keyFileError(_ error: KeyFileError) -> CLIError {
+        if case .passphraseRequired(let path) = error {
+            return .failure("the key file \(path) is protected by a passphrase; give it with --passphrase-file FILE or $PARLEY_PASSPHRASE")
+        }
+        return .failure(error.description)
+    }
+
+    static func damaged(_ databasePath: String?) -> CLIError {
+        let path = databasePath ?? "parley.db"
+        return .failure("the database \(path) is damaged or not a Parley database; "
+            + "move it away to start fresh (your identity is kept in identity.key)")
+    }
+
+    private static func sqliteError(_ error: SQLiteError, databasePath: String?) -> CLIError {
+        let path = databasePath ?? "parley.db"
+        switch error.code {
+        case SQLiteError.corrupt, SQLiteError.notADatabase:
+            return damaged(databasePath)
+        case SQLiteError.readOnly, SQLiteError.cantOpen, 3 /* SQLITE_PERM */:
+            return .failure("cannot open the database \(path) for writing (\(error.message)); "
+                + "check that you may write to its directory, or choose another with --data-dir")
+        case SQLiteError.busy, 6 /* SQLITE_LOCKED */:
+            return .failure("the database \(path) is busy: another parley process is writing to it; try again in a moment")
+        case SQLiteError.full:
+            return .failure("the disk holding \(path) is full; free some space and try again")
+        default:
+            if error.message.contains("newer version") {
+                return .failure("the database \(path) was written by a newer version of Parley; upgrade Parley to use it")
+            }
+            return .failure("database error in \(path): \(error.message); if it persists, "
+                + "move the database away to start fresh (your identity is kept in identity.key)")
+        }
+    }
+
+    private static func storeError(_ error: StoreError, databasePath: String?, command: String?) -> CLIError {
+        switch error {
+        case .rejected(.rule(.notAuthorOfTarget)):
+            return .failure("you can only edit or delete your own messages")
+        case .rejected(.authorForked(let seq)):
+            return .failure("your identity wrote two different changes at position \(seq) here (a fork), "
+                + "so peers ignore your later changes; use a new identity for this room")
+        case .rejected(let reason):
+            return .failure("the change was refused: \(reason)")
+        case .invalidInput(let why):
+            return .usage(why, command: command)
+        case .unknownPartition:
+            return .failure("this room or conversation is not known here; join it first")
+        case .notFound(let what):
+            return .failure(what)
+        case .damaged:
+            return damaged(databasePath)
+        }
+    }
+}

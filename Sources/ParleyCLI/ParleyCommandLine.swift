@@ -1,0 +1,122 @@
+import Foundation
+
+/// The `parley` program: reads the command line, finds the command, runs it, and turns every
+/// outcome into an exit status — 0 success, 1 failure, 2 usage error (DESIGN §6.1).
+///
+/// The executable's `main.swift` only calls `main()`; everything else is here so the flow from
+/// words to a command is in one readable place.
+public enum ParleyCommandLine {
+    public static let version = "0.1.0"
+
+    /// Runs `parley` with the process's arguments and environment; returns the exit status.
+    public static func main() -> Int32 {
+        let output = Output()
+        defer { output.flush() }
+        return run(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment, output: output)
+    }
+
+    /// Runs `parley` with `arguments` (without the program name). Never throws and never traps
+    /// on bad input: every error ends as one line on stderr.
+    public static func run(_ arguments: [String], environment: [String: String], output: Output) -> Int32 {
+        var commandName: String?
+        var context: Context?
+        do {
+            let (globals, rest) = try leadingGlobalOptions(arguments)
+            if globals.flags.contains("version") {
+                output.line("parley \(version)")
+                return 0
+            }
+            if globals.flags.contains("help") && rest.isEmpty {
+                output.line(HelpText.overview())
+                return 0
+            }
+            guard let first = rest.first else {
+                throw CLIError.usage("no command given", command: nil)
+            }
+            let (command, tokens) = try findCommand(first, rest.dropFirst())
+            guard let command else {
+                // A group (`task`) alone, or with --help: list its subcommands.
+                if tokens.contains("--help") || tokens.contains("-h") || globals.flags.contains("help") {
+                    output.line(HelpText.group(first))
+                    return 0
+                }
+                let names = CommandRegistry.members(of: first).map { String($0.name.dropFirst(first.count + 1)) }
+                throw CLIError.usage("`parley \(first)` needs a subcommand: \(names.joined(separator: ", "))", command: first)
+            }
+            commandName = command.name
+            if globals.flags.contains("help") || helpRequested(tokens) {
+                output.line(HelpText.command(command))
+                return 0
+            }
+            let parsed = try ArgumentParser.parse(Array(tokens), options: CommandRegistry.options(for: command), command: command.name)
+            // Options given after the command win over the same ones before it.
+            let ownsPassphrase = command.options.contains { $0.name == GlobalOptions.passphraseFile.name }
+            let runContext = Context(
+                output: output, environment: environment,
+                dataDirectory: parsed.value(GlobalOptions.dataDirectory.name) ?? globals.value(GlobalOptions.dataDirectory.name),
+                passphraseFile: (ownsPassphrase ? nil : parsed.value(GlobalOptions.passphraseFile.name))
+                    ?? globals.value(GlobalOptions.passphraseFile.name))
+            context = runContext
+            return try command.run(runContext, parsed)
+        } catch {
+            let report = ErrorReport.cliError(for: error, databasePath: context?.databasePathIfKnown, command: commandName)
+            output.errorLine(report.line)
+            return report.exitCode
+        }
+    }
+
+    /// Splits off the global options before the command name.
+    private static func leadingGlobalOptions(_ arguments: [String]) throws(CLIError) -> (ParsedArguments, ArraySlice<String>) {
+        var end = 0
+        // Find where the command starts: the first word that is neither an option nor the value
+        // of a global option that takes one.
+        while end < arguments.count {
+            let token = arguments[end]
+            guard token.hasPrefix("-"), token != "--" else { break }
+            let name = token.hasPrefix("--") ? String(token.dropFirst(2).prefix { $0 != "=" }) : ""
+            let takesValue = GlobalOptions.all.contains { $0.name == name } && !token.contains("=")
+            end += takesValue ? 2 : 1
+        }
+        end = min(end, arguments.count)
+        let options = GlobalOptions.all + [GlobalOptions.help, .flag("version", "print the version")]
+        var tokens = Array(arguments[..<end])
+        if let index = tokens.firstIndex(of: "-V") { tokens[index] = "--version" }
+        let parsed = try ArgumentParser.parse(tokens, options: options, command: nil)
+        var rest = arguments[end...]
+        if rest.first == "--" { rest = rest.dropFirst() }
+        return (parsed, rest)
+    }
+
+    /// The command `first` (and maybe the next word) selects, and the words left for it.
+    /// Returns a nil command for a group name given without a known subcommand.
+    private static func findCommand(_ first: String, _ rest: ArraySlice<String>) throws(CLIError) -> ((any Command)?, ArraySlice<String>) {
+        if CommandRegistry.groups.contains(first) {
+            if let second = rest.first, let command = CommandRegistry.command(named: first + " " + second) {
+                return (command, rest.dropFirst())
+            }
+            if let second = rest.first, !second.hasPrefix("-") {
+                let names = CommandRegistry.members(of: first).map { String($0.name.dropFirst(first.count + 1)) }
+                var message = "unknown subcommand '\(second)' of `parley \(first)`"
+                if let close = closestMatch(to: second, in: names) { message += " (did you mean `parley \(first) \(close)`?)" }
+                throw .usage(message, command: first)
+            }
+            return (nil, rest)
+        }
+        if let command = CommandRegistry.command(named: first) { return (command, rest) }
+        if CommandRegistry.planned.contains(first) {
+            throw .failure("`parley \(first)` is not available in this version yet; run `parley --help` for the commands there are")
+        }
+        var message = "unknown command '\(first)'"
+        if let close = closestMatch(to: first, in: CommandRegistry.allNames) { message += " (did you mean `parley \(close)`?)" }
+        throw .usage(message, command: nil)
+    }
+
+    /// Whether `--help` or `-h` comes before any `--` (after it, they are text).
+    private static func helpRequested(_ tokens: ArraySlice<String>) -> Bool {
+        for token in tokens {
+            if token == "--" { return false }
+            if token == "--help" || token == "-h" { return true }
+        }
+        return false
+    }
+}
