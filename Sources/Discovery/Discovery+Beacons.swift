@@ -1,0 +1,138 @@
+import Identity
+
+extension Discovery {
+    /// A UDP datagram arrived on the discovery port from `source` (the `recvfrom` address).
+    ///
+    /// Checked in order, cheapest first (PROTOCOL-RESEARCH §2.2): the source's rate limit, then
+    /// `Beacon(decoding:)` (magic, version, length, MAC), then own identity, then replay. What
+    /// fails is counted in `diagnostics`; only an accepted beacon changes the peer table. The
+    /// peer's dial endpoint is `source.host` with the beacon's TCP port.
+    public mutating func onBeacon(_ bytes: [UInt8], from source: Endpoint, now: UInt64) -> [DiscoveryDirective] {
+        guard phase == .running else { return [] }
+        let limited = !(configuration.exemptLoopbackFromRateLimit && source.isLoopback)
+        guard sources.admit(source.host, now: now, limited: limited) else {
+            counters.rateLimited += 1
+            return []
+        }
+        let beacon: Beacon
+        do {
+            beacon = try Beacon(decoding: bytes, key: configuration.beaconKey)
+        } catch {
+            counters.reject(error, from: source)
+            sources.countRejected(source.host)
+            return []
+        }
+        let endpoint = source.with(port: beacon.tcpPort)
+        if beacon.identity == configuration.identity { return onOwnIdentity(beacon, at: endpoint) }
+
+        var directives: [DiscoveryDirective] = []
+        let known = records[beacon.identity]
+        var record = known ?? PeerRecord(id: beacon.identity, origin: .beacon, now: now)
+        // A keyless static entry at this host and port learns its key (a replay teaches nothing).
+        let bindsStatic = keylessStatic[endpoint] != nil
+        if known == nil, !bindsStatic, !makeRoom(into: &directives) { return directives }
+
+        let restarted = !record.instances.isEmpty && !record.instances.contains { $0.id == beacon.instanceID }
+        switch record.observe(instance: beacon.instanceID, seq: beacon.seq, leaving: beacon.isLeaving) {
+        case .replay:
+            counters.replayed += 1
+            return directives
+        case .staleLeaving:
+            // The leaving beacon of an instance that has since been replaced: the peer lives on.
+            counters.accepted += 1
+            records[record.id] = record
+            return directives
+        case .fresh:
+            counters.accepted += 1
+        }
+        if bindsStatic {
+            keylessStatic[endpoint] = nil
+            if !record.staticEndpoints.contains(endpoint) { record.staticEndpoints.append(endpoint) }
+        }
+        let firstBeacon = record.beaconInterval == nil
+        let returning = known != nil && record.state == .gone
+        record.lastSeen = now
+        record.beaconInterval = min(max(UInt64(beacon.interval), configuration.acceptedInterval.lowerBound),
+                                    configuration.acceptedInterval.upperBound)
+        record.prefer(endpoint, limit: configuration.maxAddressesPerPeer)
+        record.provenAddress = endpoint
+        record.hasLeft = beacon.isLeaving
+        if !beacon.isLeaving, firstBeacon || restarted || returning {
+            // A peer appeared (for the first time, after a restart, or back from gone): tell it
+            // about us quickly, and dial it now rather than after an old backoff.
+            speedUp(now: now)
+            record.dial.retrySoon()
+            if record.link == nil { record.unlinkedSince = now }
+        }
+        if known == nil {
+            record.state = record.liveState(now: now, configuration)
+            directives.append(.peerDiscovered(record.info()))
+        }
+        records[record.id] = record
+        advance(now: now, into: &directives)
+        return directives
+    }
+
+    /// A beacon with our own identity: our own echo, or another process using our key.
+    private mutating func onOwnIdentity(_ beacon: Beacon, at endpoint: Endpoint) -> [DiscoveryDirective] {
+        if beacon.instanceID == configuration.instanceID {
+            counters.ownBeaconsHeard += 1
+            return []
+        }
+        counters.duplicateIdentity += 1
+        guard !duplicateInstances.contains(beacon.instanceID) else { return [] }
+        duplicateInstances.append(beacon.instanceID)
+        if duplicateInstances.count > configuration.maxDuplicateInstances { duplicateInstances.removeFirst() }
+        return [.duplicateIdentity(endpoint)]
+    }
+
+    /// Makes room for one more non-static peer: if the table is full, forgets the unlinked one
+    /// that matters least (gone first, then the least recently seen). False, and counted, when
+    /// every entry is linked.
+    mutating func makeRoom(into directives: inout [DiscoveryDirective]) -> Bool {
+        guard dynamicPeerCount >= configuration.maxPeers else { return true }
+        let victim = records.values.filter { !$0.isStatic && $0.link == nil }.min { a, b in
+            (a.state == .gone ? 0 : 1, a.lastSeen ?? a.lastMentioned ?? a.since, a.id)
+                < (b.state == .gone ? 0 : 1, b.lastSeen ?? b.lastMentioned ?? b.since, b.id)
+        }
+        guard let victim else {
+            counters.tableFull += 1
+            return false
+        }
+        records[victim.id] = nil
+        directives.append(.peerForgotten(victim.id))
+        return true
+    }
+
+    /// Entries that count against `maxPeers` (all but static peers).
+    var dynamicPeerCount: Int { records.values.reduce(0) { $0 + ($1.isStatic ? 0 : 1) } }
+}
+
+/// What a beacon's (instance, seq) means for a known peer.
+enum BeaconObservation: Sendable, Equatable {
+    /// Seq not above the last one of that instance: drop it.
+    case replay
+    /// A leaving beacon from an instance that is no longer the current one.
+    case staleLeaving
+    /// News: the instance is now the peer's current one.
+    case fresh
+}
+
+extension PeerRecord {
+    /// Applies the replay rule: a beacon MUST carry a seq above the last one seen from its
+    /// (identity, instance). A new instance id is a restart and becomes the current one.
+    mutating func observe(instance: InstanceID, seq: UInt64, leaving: Bool) -> BeaconObservation {
+        guard let index = instances.firstIndex(where: { $0.id == instance }) else {
+            instances.insert((instance, seq), at: 0)
+            if instances.count > Self.maxInstances { instances.removeLast() }
+            return .fresh
+        }
+        guard seq > instances[index].lastSeq else { return .replay }
+        instances[index].lastSeq = seq
+        if index != 0 {
+            if leaving { return .staleLeaving }
+            instances.insert(instances.remove(at: index), at: 0)
+        }
+        return .fresh
+    }
+}

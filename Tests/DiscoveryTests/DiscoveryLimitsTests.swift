@@ -1,0 +1,85 @@
+import Discovery
+import Identity
+import Testing
+import Wire
+
+/// Floods: per-source rate limits and a bounded peer table keep CPU and memory flat.
+@Suite struct DiscoveryLimitsTests {
+    @Test func floodFromOneSource_isRateLimitedAndCounted_whileAnotherSourceGetsThrough() {
+        var discovery = startedDiscovery()
+        var flooder = FakePeer(largerPeer, host: lanHost(6))
+        for _ in 0..<1_000 { _ = discovery.hear(&flooder, now: 1_000) }
+        #expect(discovery.diagnostics.accepted == 20)  // the burst
+        #expect(discovery.diagnostics.rateLimited == 980)
+
+        var calm = FakePeer(user(91), host: lanHost(7))
+        _ = discovery.hear(&calm, now: 1_000)
+        #expect(discovery.peer(user(91)) != nil)
+        #expect(discovery.diagnostics.accepted == 21)
+
+        // One second later the flooder has earned ten more beacons, no more.
+        for _ in 0..<1_000 { _ = discovery.hear(&flooder, now: 2_000) }
+        #expect(discovery.diagnostics.accepted == 31)
+        let sources = discovery.diagnostics.sources
+        #expect(sources.first { $0.host == "10.77.0.6" }?.heard == 2_000)
+        #expect(sources.first { $0.host == "10.77.0.6" }?.rateLimited == 1_970)
+        #expect(sources.first { $0.host == "10.77.0.7" }?.rateLimited == 0)
+    }
+
+    @Test func loopbackSources_areNotRateLimited_unlessConfigured() {
+        var lab = startedDiscovery()
+        var local = FakePeer(largerPeer, host: Endpoint(host: "127.0.0.1", port: 7747))
+        for _ in 0..<100 { _ = lab.hear(&local, now: 1_000) }
+        #expect(lab.diagnostics.rateLimited == 0)
+        #expect(lab.diagnostics.accepted == 100)
+
+        var strict = startedDiscovery { $0.exemptLoopbackFromRateLimit = false }
+        for _ in 0..<100 { _ = strict.hear(&local, now: 1_000) }
+        #expect(strict.diagnostics.rateLimited == 80)
+    }
+
+    @Test func floodOfRandomIdentities_keepsTheTableBounded_andKeepsLinkedAndStaticPeers() {
+        let seed = freshSeed()
+        var random = SeededGenerator(seed: seed)
+        var discovery = startedDiscovery { $0.maxPeers = 64; $0.maxSources = 128 }
+        let fixed = Endpoint(host: "10.99.0.1", port: 7748)
+        _ = discovery.addStaticPeers([StaticPeer(endpoint: fixed, key: user(7))], now: 0)
+        _ = discovery.onLinkEstablished(peer: largerPeer, via: nil, now: 0)
+        for round in 0..<2_000 {
+            let id = UserID(Bytes32(w0: random.next(), w1: random.next(), w2: random.next(), w3: random.next()))
+            var attacker = FakePeer(id, host: Endpoint(host: "10.\(round % 200).\(random.next() % 250).\(random.next() % 250)", port: 7747))
+            attacker.instance = InstanceID(raw: random.next())
+            _ = discovery.hear(&attacker, now: UInt64(round))
+            _ = discovery.onLinkPing(peer: largerPeer, now: UInt64(round))
+        }
+        let peers = discovery.peers
+        #expect(peers.count == 64 + 1, "seed \(seed)")  // full of newcomers, plus the static peer
+        #expect(peers.filter { !$0.isStatic }.count == 64, "seed \(seed)")
+        #expect(discovery.peer(largerPeer)?.state == .linked, "seed \(seed)")
+        #expect(discovery.peer(user(7))?.isStatic == true, "seed \(seed)")
+        #expect(discovery.diagnostics.sources.count <= 128, "seed \(seed)")
+    }
+
+    @Test func tableFullOfLinkedPeers_dropsNewcomers_andCountsThem() {
+        var discovery = startedDiscovery { $0.maxPeers = 3 }
+        for n: UInt64 in [91, 92, 93] { _ = discovery.onLinkEstablished(peer: user(n), via: nil, now: 0) }
+        var newcomer = FakePeer(user(99), host: lanHost(9))
+        #expect(discovery.hear(&newcomer, now: 10).decisions.isEmpty)
+        #expect(discovery.peer(user(99)) == nil)
+        #expect(discovery.diagnostics.tableFull == 1)
+    }
+
+    @Test func tableFull_forgetsTheGonePeerFirst_thenTheLeastRecentlySeen() {
+        var discovery = startedDiscovery { $0.maxPeers = 3 }
+        var peers = (91...93).map { FakePeer(user(UInt64($0)), host: lanHost($0)) }
+        _ = discovery.hear(&peers[0], now: 0)
+        _ = discovery.hear(&peers[1], now: 100)
+        _ = discovery.hear(&peers[2], now: 200)
+        _ = discovery.hear(&peers[1], leaving: true, now: 300)
+        var fourth = FakePeer(user(94), host: lanHost(94))
+        #expect(discovery.hear(&fourth, now: 400).decisions.first == .peerForgotten(user(92)))
+        var fifth = FakePeer(user(95), host: lanHost(95))
+        #expect(discovery.hear(&fifth, now: 500).decisions.first == .peerForgotten(user(91)))
+        #expect(discovery.peers.map(\.id) == [user(93), user(94), user(95)])
+    }
+}
