@@ -32,6 +32,9 @@ let package = Package(
         // The one module that touches sockets: TCP listener/dialer, UDP, interfaces.
         .target(name: "Transport"),
 
+        // Anti-entropy and live push between linked nodes (pure instance; the node is its shell).
+        .target(name: "Gossip", dependencies: ["Replica", "Wire", "Identity"]),
+
         // Persistence: the op log and materialized views in one SQLite file.
         .target(name: "Store", dependencies: ["SQLite", "Replica", "Identity", "Sodium", "Wire"]),
 
@@ -52,6 +55,7 @@ let package = Package(
         .testTarget(name: "SecureLinkTests", dependencies: ["SecureLink"]),
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),
+        .testTarget(name: "GossipTests", dependencies: ["Gossip", "Store", "TestSupport"]),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "TestSupport"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["ParleyCLI", "Store", "Replica", "Identity", "TestSupport"]),
