@@ -1,0 +1,238 @@
+import Glibc
+import Synchronization
+
+/// What a socket waits for, and what the event loop reports as ready.
+struct IOInterest: OptionSet, Sendable, Hashable {
+    let rawValue: UInt8
+    static let read = IOInterest(rawValue: 1)
+    static let write = IOInterest(rawValue: 2)
+}
+
+/// A socket object the event loop tells about readiness.
+///
+/// `handleIO` runs on the loop's thread with no loop lock held. It must not block: it performs
+/// non-blocking system calls under the object's own lock and resumes continuations.
+protocol IOEventHandler: AnyObject, Sendable {
+    func handleIO(_ ready: IOInterest)
+}
+
+/// The process's one I/O thread: waits with `poll(2)` until a registered descriptor is ready or
+/// a timer is due, then calls the descriptor's handler or the timer's action.
+///
+/// Why `poll` and not epoll or DispatchSource: the Glibc module on this toolchain exports
+/// neither `epoll_*` nor `eventfd` (nor the GNU `accept4`/`pipe2`), and a C shim would need a
+/// system-library target; libdispatch's read/write sources are level-triggered with manual
+/// suspend/resume bookkeeping, and a descriptor may be closed only after the source's cancel
+/// handler has run — easy to get wrong, fd by fd. `poll` is portable and plain; its cost is
+/// O(registered descriptors) per wake-up, negligible at the scale of a chat node (tens to a few
+/// hundred links). Everything poll-specific lives in this file: moving to epoll is local.
+///
+/// Descriptors are polled only while their object has an interest (a parked reader, queued
+/// bytes, a pending connect): an idle node sleeps in `poll` with no timeout and burns no CPU.
+/// Interest is level-triggered, so a wait armed after data arrived still fires, and no wake-up
+/// is lost. The loop keeps handlers weakly: an object dropped without `close()` closes its
+/// descriptor in `deinit`.
+final class EventLoop: Sendable {
+    /// The loop every socket of this process uses; its thread starts on first use.
+    static let shared = EventLoop()
+
+    /// A registered descriptor.
+    struct Registration: Hashable, Sendable {
+        fileprivate let id: UInt64
+    }
+
+    /// A scheduled timer, for `cancel(_:)`.
+    struct TimerID: Hashable, Sendable {
+        fileprivate let id: UInt64
+    }
+
+    private struct Entry {
+        let fd: Int32
+        var interest: IOInterest = []
+        weak var handler: (any IOEventHandler)?
+    }
+
+    private struct Timer {
+        let id: UInt64
+        let deadline: ContinuousClock.Instant
+        let action: @Sendable () -> Void
+    }
+
+    private struct State {
+        var entries: [UInt64: Entry] = [:]
+        var timers: [Timer] = []  // earliest first
+        var nextID: UInt64 = 1
+        var pollSetChanged = true
+        var isPolling = false
+        var wakePending = false
+        var iterations: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
+    /// A self-pipe: a byte written here interrupts `poll` when interest or timers change.
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+
+    private init() {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else {
+            preconditionFailure("Transport: cannot create the event loop's pipe: \(TransportError.message(for: errno))")
+        }
+        for fd in fds {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
+        (wakeRead, wakeWrite) = (fds[0], fds[1])
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()  // the loop lives as long as the process
+        let status = pthread_create(
+            &thread, nil,
+            { context in
+                Unmanaged<EventLoop>.fromOpaque(context!).takeUnretainedValue().run()
+            }, context)
+        precondition(status == 0, "Transport: cannot start the event loop thread (error \(status))")
+        pthread_detach(thread)
+    }
+
+    // MARK: Registrations
+
+    /// A registration to `attach` once its handler exists (an object stores its registration
+    /// before it can pass itself as the handler).
+    func makeRegistration() -> Registration {
+        state.withLock { state in
+            defer { state.nextID += 1 }
+            return Registration(id: state.nextID)
+        }
+    }
+
+    /// Starts watching `fd` for `handler`, with no interest yet; the handler is held weakly.
+    func attach(_ registration: Registration, fd: Int32, handler: any IOEventHandler) {
+        state.withLock { state in state.entries[registration.id] = Entry(fd: fd, handler: handler) }
+    }
+
+    /// Polls the descriptor for `interest` from now on (none: stop polling it).
+    func setInterest(_ registration: Registration, _ interest: IOInterest) {
+        state.withLock { state in
+            guard let old = state.entries[registration.id]?.interest, old != interest else { return }
+            state.entries[registration.id]!.interest = interest
+            state.pollSetChanged = true
+            // A narrowed interest can wait for the next rebuild: a stale readiness is filtered.
+            if !interest.subtracting(old).isEmpty { wakeIfPolling(&state) }
+        }
+    }
+
+    /// Stops watching the descriptor; call before closing it, so `poll` lets go of it at once.
+    func deregister(_ registration: Registration) {
+        state.withLock { state in
+            guard state.entries.removeValue(forKey: registration.id) != nil else { return }
+            state.pollSetChanged = true
+            wakeIfPolling(&state)
+        }
+    }
+
+    // MARK: Timers
+
+    /// Runs `action` on the loop thread at `deadline` (at once if it has passed).
+    func schedule(at deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> TimerID {
+        state.withLock { state in
+            let id = state.nextID
+            state.nextID += 1
+            let index = state.timers.firstIndex { $0.deadline > deadline } ?? state.timers.endIndex
+            state.timers.insert(Timer(id: id, deadline: deadline, action: action), at: index)
+            if index == 0 { wakeIfPolling(&state) }
+            return TimerID(id: id)
+        }
+    }
+
+    /// Cancels a timer; nothing happens if it already ran.
+    func cancel(_ timer: TimerID) {
+        state.withLock { state in state.timers.removeAll { $0.id == timer.id } }
+    }
+
+    /// How many times the loop woke up: lets tests check that an idle loop sleeps.
+    var iterationCount: UInt64 { state.withLock { $0.iterations } }
+
+    private func wakeIfPolling(_ state: inout State) {
+        guard state.isPolling, !state.wakePending else { return }
+        state.wakePending = true
+        var byte: UInt8 = 1
+        _ = write(wakeWrite, &byte, 1)  // a full pipe already holds a wake-up: ignore EAGAIN
+    }
+
+    // MARK: The loop
+
+    private func run() -> Never {
+        var pollSet: [pollfd] = []
+        var ids: [UInt64] = []
+        while true {
+            let timeout: Int32 = state.withLock { state in
+                if state.pollSetChanged {
+                    pollSet = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+                    ids = [0]
+                    for (id, entry) in state.entries where !entry.interest.isEmpty {
+                        var events: Int16 = 0
+                        if entry.interest.contains(.read) { events |= Int16(POLLIN) }
+                        if entry.interest.contains(.write) { events |= Int16(POLLOUT) }
+                        pollSet.append(pollfd(fd: entry.fd, events: events, revents: 0))
+                        ids.append(id)
+                    }
+                    state.pollSetChanged = false
+                }
+                state.isPolling = true
+                return Self.milliseconds(until: state.timers.first?.deadline)
+            }
+            let count = poll(&pollSet, nfds_t(pollSet.count), timeout)
+            let pollError = errno
+            var ready: [(any IOEventHandler, IOInterest)] = []
+            var due: [@Sendable () -> Void] = []
+            state.withLock { state in
+                state.isPolling = false
+                state.wakePending = false
+                state.iterations += 1
+                if count > 0 {
+                    for index in 1..<pollSet.count where pollSet[index].revents != 0 {
+                        let revents = Int32(pollSet[index].revents)
+                        pollSet[index].revents = 0
+                        guard let entry = state.entries[ids[index]] else { continue }
+                        if revents & Int32(POLLNVAL) != 0 {  // closed behind our back: stop polling it
+                            state.entries[ids[index]]!.interest = []
+                            state.pollSetChanged = true
+                            continue
+                        }
+                        // Errors and hang-ups wake both directions: the handler's call reports them.
+                        var events: IOInterest = []
+                        if revents & Int32(POLLIN | POLLHUP | POLLERR) != 0 { events.insert(.read) }
+                        if revents & Int32(POLLOUT | POLLHUP | POLLERR) != 0 { events.insert(.write) }
+                        events.formIntersection(entry.interest)
+                        if let handler = entry.handler, !events.isEmpty { ready.append((handler, events)) }
+                    }
+                }
+                let now = ContinuousClock.now
+                while let first = state.timers.first, first.deadline <= now {
+                    due.append(state.timers.removeFirst().action)
+                }
+            }
+            if count > 0, pollSet[0].revents != 0 {
+                pollSet[0].revents = 0
+                var sink = [UInt8](repeating: 0, count: 64)
+                while read(wakeRead, &sink, sink.count) > 0 {}
+            }
+            if count < 0, pollError != EINTR {
+                usleep(10_000)  // ENOMEM: back off rather than spin; the next round retries
+            }
+            for (handler, events) in ready { handler.handleIO(events) }
+            for action in due { action() }
+        }
+    }
+
+    /// The `poll` timeout for the next timer: -1 (none), else whole milliseconds, rounded up
+    /// so a timer never fires early.
+    private static func milliseconds(until deadline: ContinuousClock.Instant?) -> Int32 {
+        guard let deadline else { return -1 }
+        let remaining = deadline - .now
+        guard remaining > .zero else { return 0 }
+        let (seconds, attoseconds) = remaining.components
+        let milliseconds = seconds * 1_000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        return Int32(clamping: milliseconds)
+    }
+}

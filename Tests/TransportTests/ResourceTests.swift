@@ -1,0 +1,69 @@
+import Testing
+
+@testable import Transport
+
+extension TransportTests {
+    @Suite("Resources")
+    struct ResourceTests {
+        /// Tests of other modules run alongside in a full `swift test` and may hold a few dozen
+        /// files (SQLite stores) at a time; a leak here shows as hundreds to thousands: every
+        /// cycle below opens at least two descriptors.
+        static let descriptorSlack = 64
+
+        @Test func thousandConnectCloseCycles_leakNoDescriptors() async throws {
+            let listener = try TCPListener(host: "127.0.0.1", port: 0)
+            defer { listener.close() }
+            let baseline = openDescriptorCount()
+            for _ in 0..<1_000 {
+                async let accepted = listener.accept(deadline: deadline())
+                let client = try await TCPConnection.connect(host: "127.0.0.1", port: listener.port)
+                let server = try await accepted
+                try await client.write([1])
+                #expect(try await server.read(deadline: deadline()) == [1])
+                client.close()
+                server.close()
+            }
+            #expect(
+                await eventually { openDescriptorCount() <= baseline + Self.descriptorSlack },
+                "descriptors: \(baseline) before, \(openDescriptorCount()) after")
+        }
+
+        @Test func failedConnectsAndDroppedObjects_leakNoDescriptors() async throws {
+            let closed = try TCPListener(host: "127.0.0.1", port: 0)
+            let closedPort = closed.port
+            closed.close()
+            let listener = try TCPListener(host: "127.0.0.1", port: 0)
+            defer { listener.close() }
+            let baseline = openDescriptorCount()
+            for _ in 0..<200 {
+                await #expect(throws: TransportError.self) {
+                    _ = try await TCPConnection.connect(host: "127.0.0.1", port: closedPort)
+                }
+                // Never closed explicitly: `deinit` must release them.
+                async let accepted = listener.accept(deadline: deadline())
+                _ = try await TCPConnection.connect(host: "127.0.0.1", port: listener.port)
+                _ = try await accepted
+                _ = try UDPSocket(host: "127.0.0.1", port: 0)
+                _ = try TCPListener(host: "127.0.0.1", port: 0)
+            }
+            #expect(
+                await eventually { openDescriptorCount() <= baseline + Self.descriptorSlack },
+                "descriptors: \(baseline) before, \(openDescriptorCount()) after")
+        }
+
+        @Test func idleLoop_sleepsWhileAReadWaits() async throws {
+            let (client, server, listener) = try await connectedPair()
+            defer { listener.close() }
+            let reader = Task { try await server.read() }
+            #expect(await eventually { server.waitingReaderCount == 1 })
+            let before = EventLoop.shared.iterationCount
+            // Idleness is the absence of events, which only elapsed time can show.
+            try await Task.sleep(for: .milliseconds(500))
+            let wakeups = EventLoop.shared.iterationCount - before
+            #expect(wakeups <= 2, "the event loop woke \(wakeups) times in 500 ms of idleness")
+            client.close()
+            #expect(try await reader.value == [])
+            server.close()
+        }
+    }
+}
