@@ -38,8 +38,12 @@ let package = Package(
         // Persistence: the op log and materialized views in one SQLite file.
         .target(name: "Store", dependencies: ["SQLite", "Replica", "Identity", "Sodium", "Wire"]),
 
+        // The node: an actor shell that owns sockets, timers and the store, and carries out the
+        // directives of the pure protocol instances; plus the control socket and its client.
+        .target(name: "NodeRuntime", dependencies: ["Transport", "SecureLink", "Discovery", "Gossip", "Store", "Replica", "Identity", "Sodium", "Wire"]),
+
         // Command line: one small type per command; `parley` is a thin main.
-        .target(name: "ParleyCLI", dependencies: ["Store", "Replica", "Identity", "Sodium", "Wire"]),
+        .target(name: "ParleyCLI", dependencies: ["NodeRuntime", "Store", "Replica", "Identity", "Sodium", "Wire"]),
         .executableTarget(name: "parley", dependencies: ["ParleyCLI"]),
 
         // Benchmarks (make bench); never part of the tests.
@@ -58,6 +62,7 @@ let package = Package(
         .testTarget(name: "GossipTests", dependencies: ["Gossip", "Store", "TestSupport"]),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "TestSupport"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestSupport"]),
+        .testTarget(name: "NodeTests", dependencies: ["NodeRuntime", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["ParleyCLI", "Store", "Replica", "Identity", "TestSupport"]),
     ]
 )
