@@ -1,10 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 import Sodium
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The few file system calls a key file needs, checked the same way: every failure comes back
 /// as a `KeyFileError` or an `errno`, never a trap.
@@ -147,9 +147,9 @@ enum KeyFileIO {
         bytes.withUnsafeMutableBytes { buffer in
             guard let base = buffer.baseAddress, buffer.count > 0 else { return }
             #if canImport(Glibc)
-            explicit_bzero(base, buffer.count)
+                explicit_bzero(base, buffer.count)
             #else
-            _ = memset_s(base, buffer.count, 0, buffer.count)
+                _ = memset_s(base, buffer.count, 0, buffer.count)
             #endif
         }
     }

@@ -51,8 +51,10 @@ public struct Operation: Hashable, Sendable {
     public let bodyHash: Bytes32
 
     /// Builds and signs a new op. The caller (the store) supplies seq, prev and hlc from its head and clock.
-    public static func sign(type: OperationType, flags: Flags = [], partition: PartitionID, seq: UInt64, prev: OpID,
-                            hlc: HLC, body: [UInt8], by identity: Identity) -> Operation {
+    public static func sign(
+        type: OperationType, flags: Flags = [], partition: PartitionID, seq: UInt64, prev: OpID,
+        hlc: HLC, body: [UInt8], by identity: Identity
+    ) -> Operation {
         precondition(body.count <= maxBodyBytes, "body over the limit must be refused before signing")
         var w = ByteWriter(capacity: headerBytes + body.count)
         w.u8(version)
@@ -84,7 +86,9 @@ public struct Operation: Hashable, Sendable {
             let length = Int(try r.u32("body length"))
             guard length <= Operation.maxBodyBytes else { throw OperationError.bodyTooLarge(length) }
             let erased = flags.contains(.bodyErased)
-            guard bodyAbsent || (erased ? body.isEmpty : body.count == length) else { throw OperationError.malformed("body is \(body.count) bytes, header says \(length)") }
+            guard bodyAbsent || (erased ? body.isEmpty : body.count == length) else {
+                throw OperationError.malformed("body is \(body.count) bytes, header says \(length)")
+            }
             partition = try r.partitionID("partition")
             author = try r.user("author")
             seq = try r.u64("seq")

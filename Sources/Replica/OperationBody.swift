@@ -128,7 +128,9 @@ extension OperationBody {
             w.string16(text)
             w.u8(UInt8(attachments.count))
             for a in attachments { w.attachment(a) }
-            w.optional(location) { w, l in w.u64(l.latitude.bitPattern); w.u64(l.longitude.bitPattern) }
+            w.optional(location) { w, l in
+                w.u64(l.latitude.bitPattern); w.u64(l.longitude.bitPattern)
+            }
             w.optional(replyTo) { w, id in w.opID(id) }
         case .edit(let target, let targetSeq, let text):
             w.opID(target); w.u64(targetSeq); w.string16(text)
@@ -243,7 +245,9 @@ extension OperationBody {
         case .profile:
             let subject = try r.user("subject")
             let nick = try r.optional("nick") { (r: inout ByteReader) throws(DecodingError) in try r.string16("nick", limit: BodyLimits.nameBytes) }
-            let displayName = try r.optional("display name") { (r: inout ByteReader) throws(DecodingError) in try r.string16("display name", limit: BodyLimits.nameBytes) }
+            let displayName = try r.optional("display name") { (r: inout ByteReader) throws(DecodingError) in
+                try r.string16("display name", limit: BodyLimits.nameBytes)
+            }
             let status = try r.optional("status") { (r: inout ByteReader) throws(DecodingError) in try r.string16("status", limit: BodyLimits.statusBytes) }
             let presence = try r.optional("presence") { (r: inout ByteReader) throws(DecodingError) in
                 guard let mode = PresenceMode(rawValue: try r.u8("presence")) else { throw DecodingError.invalidValue(field: "presence") }
@@ -303,7 +307,8 @@ extension ByteWriter {
 
 extension ByteReader {
     mutating func attachment() throws(DecodingError) -> Attachment {
-        Attachment(name: try string16("attachment name", limit: BodyLimits.nameBytes * 2), size: try u64("attachment size"),
-                   mime: try string16("attachment mime", limit: BodyLimits.nameBytes), hash: try bytes32("attachment hash"))
+        Attachment(
+            name: try string16("attachment name", limit: BodyLimits.nameBytes * 2), size: try u64("attachment size"),
+            mime: try string16("attachment mime", limit: BodyLimits.nameBytes), hash: try bytes32("attachment hash"))
     }
 }

@@ -142,6 +142,7 @@ public struct RoomName: Hashable, Sendable, CustomStringConvertible {
 func trimWhitespace(_ text: String) -> String {
     let scalars = text.unicodeScalars
     guard let start = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
-          let end = scalars.lastIndex(where: { !$0.properties.isWhitespace }) else { return "" }
+        let end = scalars.lastIndex(where: { !$0.properties.isWhitespace })
+    else { return "" }
     return String(scalars[start...end])
 }

@@ -45,12 +45,12 @@ public enum PartitionRules {
     public static func allows(_ type: OperationType, in kind: PartitionKind) -> Bool {
         switch (kind, type) {
         case (.room, .post), (.room, .edit), (.room, .delete), (.room, .react),
-             (.room, .taskCreate), (.room, .taskUpdate), (.room, .taskDelete):
+            (.room, .taskCreate), (.room, .taskUpdate), (.room, .taskDelete):
             return true
         case (.conversation, .post), (.conversation, .edit), (.conversation, .delete), (.conversation, .react),
-             (.conversation, .taskCreate), (.conversation, .taskUpdate), (.conversation, .taskDelete),
-             (.conversation, .conversationCreate), (.conversation, .memberAdd), (.conversation, .memberRemove),
-             (.conversation, .memberLeave), (.conversation, .conversationRename):
+            (.conversation, .taskCreate), (.conversation, .taskUpdate), (.conversation, .taskDelete),
+            (.conversation, .conversationCreate), (.conversation, .memberAdd), (.conversation, .memberRemove),
+            (.conversation, .memberLeave), (.conversation, .conversationRename):
             return true
         case (.directory, .profile):
             return true

@@ -1,5 +1,5 @@
-import Wire
 import Identity
+import Wire
 
 /// A last-writer-wins register ordered by `ClockKey` (hlc, author, seq).
 public struct Register<Value: Hashable & Sendable>: Hashable, Sendable {

@@ -154,7 +154,9 @@ public final class Statement {
     /// Calls `body` with the bytes of column `i` without copying them.
     ///
     /// The buffer is valid only inside `body`, and only until the statement steps or resets.
-    public func withUnsafeBlob<R>(_ i: Int32, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows
+    public func withUnsafeBlob<R>(
+        _ i: Int32, _ body: (UnsafeRawBufferPointer) throws -> R
+    ) rethrows
         -> R
     {
         guard let bytes = sqlite3_column_blob(handle, i) else {

@@ -16,8 +16,9 @@ public struct FrameConfiguration: Sendable, Equatable {
     public var rekeyInterval: UInt64
 
     public init(maxPlaintextBytes: Int = defaultMaxPlaintextBytes, rekeyInterval: UInt64 = defaultRekeyInterval) {
-        precondition(maxPlaintextBytes >= 0 && maxPlaintextBytes <= Int(UInt32.max) - FrameFormat.overheadBytes,
-                     "the ciphertext length must fit the u32 length field")
+        precondition(
+            maxPlaintextBytes >= 0 && maxPlaintextBytes <= Int(UInt32.max) - FrameFormat.overheadBytes,
+            "the ciphertext length must fit the u32 length field")
         precondition(rekeyInterval > 0, "rekeyInterval counts frames and must be positive")
         self.maxPlaintextBytes = maxPlaintextBytes
         self.rekeyInterval = rekeyInterval
@@ -71,7 +72,9 @@ enum FrameFormat {
     /// The 4 length bytes for a ciphertext of `length` bytes.
     static func lengthField(_ length: Int) -> [UInt8] {
         let value = UInt32(length)
-        return [UInt8(truncatingIfNeeded: value >> 24), UInt8(truncatingIfNeeded: value >> 16),
-                UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value)]
+        return [
+            UInt8(truncatingIfNeeded: value >> 24), UInt8(truncatingIfNeeded: value >> 16),
+            UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value),
+        ]
     }
 }

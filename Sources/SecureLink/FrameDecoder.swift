@@ -102,8 +102,9 @@ public struct FrameDecoder: ~Copyable {
         let start = readIndex
         let pulled = buffer.withUnsafeBytes { raw in
             Result { () throws(SodiumError) in
-                try puller.pull(UnsafeRawBufferPointer(rebasing: raw[start + FrameFormat.lengthBytes..<start + FrameFormat.lengthBytes + length]),
-                                additionalData: UnsafeRawBufferPointer(rebasing: raw[start..<start + FrameFormat.lengthBytes]))
+                try puller.pull(
+                    UnsafeRawBufferPointer(rebasing: raw[start + FrameFormat.lengthBytes..<start + FrameFormat.lengthBytes + length]),
+                    additionalData: UnsafeRawBufferPointer(rebasing: raw[start..<start + FrameFormat.lengthBytes]))
             }
         }
         guard case .success(let (plaintext, tag)) = pulled else { throw fail(.authenticationFailed) }

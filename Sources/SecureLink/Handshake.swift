@@ -58,8 +58,10 @@ public struct Handshake: Sendable {
     /// - Parameters:
     ///   - now: the current time in milliseconds; the deadline is `now + timeout`.
     ///   - ephemeralKeyPair: a fresh key pair per handshake; injectable only for known-answer tests.
-    public init(role: Role, identity: Identity, networkKey: NetworkKey, startedAt now: UInt64,
-                timeout: UInt64 = defaultTimeout, ephemeralKeyPair: KeyExchange.KeyPair = KeyExchange.KeyPair()) {
+    public init(
+        role: Role, identity: Identity, networkKey: NetworkKey, startedAt now: UInt64,
+        timeout: UInt64 = defaultTimeout, ephemeralKeyPair: KeyExchange.KeyPair = KeyExchange.KeyPair()
+    ) {
         self.role = role
         self.identity = identity
         self.networkKey = networkKey
@@ -144,9 +146,10 @@ public struct Handshake: Sendable {
             return fail(.weakKey)
         }
         let serverHello = SHS.hello(ephemeralPublicKey: b.publicKey, networkKey: networkKey)
-        state = .serverAwaitingAuth(ServerPending(
-            ab: ab, aB: aB, clientAuthKey: SHS.clientAuthKey(networkKey, ab: ab, aB: aB),
-            hashAB: SHS.hash(ab), clientHello: message, serverHello: serverHello))
+        state = .serverAwaitingAuth(
+            ServerPending(
+                ab: ab, aB: aB, clientAuthKey: SHS.clientAuthKey(networkKey, ab: ab, aB: aB),
+                hashAB: SHS.hash(ab), clientHello: message, serverHello: serverHello))
         return [.send(serverHello)]
     }
 
@@ -168,11 +171,13 @@ public struct Handshake: Sendable {
         }
         let hashAB = SHS.hash(ab)
         let signatureA = identity.sign(SHS.clientProofPayload(networkKey, serverKey: serverKey.publicKey, hashAB: hashAB))
-        let clientAuth = SHS.clientAuth(signatureA: signatureA, clientKey: identity.id.publicKey,
-                                        key: SHS.clientAuthKey(networkKey, ab: ab, aB: aB))
-        state = .clientAwaitingAccept(ClientPending(
-            serverAcceptKey: SHS.serverAcceptKey(networkKey, ab: ab, aB: aB, Ab: Ab),
-            signatureA: signatureA, hashAB: hashAB, clientHello: clientHello, serverHello: message))
+        let clientAuth = SHS.clientAuth(
+            signatureA: signatureA, clientKey: identity.id.publicKey,
+            key: SHS.clientAuthKey(networkKey, ab: ab, aB: aB))
+        state = .clientAwaitingAccept(
+            ClientPending(
+                serverAcceptKey: SHS.serverAcceptKey(networkKey, ab: ab, aB: aB, Ab: Ab),
+                signatureA: signatureA, hashAB: hashAB, clientHello: clientHello, serverHello: message))
         return [.send(clientAuth)]
     }
 
@@ -186,7 +191,7 @@ public struct Handshake: Sendable {
         let clientKey = Array(proof[Signing.signatureBytes...])
         let payload = SHS.clientProofPayload(networkKey, serverKey: identity.id.publicKey, hashAB: pending.hashAB)
         guard Signing.isValidSignature(signatureA, for: payload, publicKey: clientKey),
-              let client = UserID(publicKey: clientKey)
+            let client = UserID(publicKey: clientKey)
         else {
             return fail(.badClientAuth)
         }
@@ -198,10 +203,13 @@ public struct Handshake: Sendable {
             return fail(.weakKey)
         }
         let acceptKey = SHS.serverAcceptKey(networkKey, ab: pending.ab, aB: pending.aB, Ab: Ab)
-        let signatureB = identity.sign(SHS.serverProofPayload(networkKey, signatureA: signatureA, clientKey: clientKey,
-                                                              hashAB: pending.hashAB))
-        let keys = HandshakeResult.directionKeys(k4: acceptKey, clientHello: pending.clientHello, serverHello: pending.serverHello,
-                                                 clientKey: clientKey, serverKey: identity.id.publicKey)
+        let signatureB = identity.sign(
+            SHS.serverProofPayload(
+                networkKey, signatureA: signatureA, clientKey: clientKey,
+                hashAB: pending.hashAB))
+        let keys = HandshakeResult.directionKeys(
+            k4: acceptKey, clientHello: pending.clientHello, serverHello: pending.serverHello,
+            clientKey: clientKey, serverKey: identity.id.publicKey)
         let result = HandshakeResult(remote: client, sendingKey: keys.serverToClient, receivingKey: keys.clientToServer)
         finish()
         return [.send(SHS.serverAccept(signatureB: signatureB, key: acceptKey)), .established(result)]
@@ -214,14 +222,16 @@ public struct Handshake: Sendable {
         guard let signatureB = try? SecretBox.open(message, nonce: SHS.zeroNonce, key: pending.serverAcceptKey) else {
             return fail(.badServerAuth)
         }
-        let payload = SHS.serverProofPayload(networkKey, signatureA: pending.signatureA, clientKey: identity.id.publicKey,
-                                             hashAB: pending.hashAB)
+        let payload = SHS.serverProofPayload(
+            networkKey, signatureA: pending.signatureA, clientKey: identity.id.publicKey,
+            hashAB: pending.hashAB)
         guard Signing.isValidSignature(signatureB, for: payload, publicKey: server.publicKey) else {
             return fail(.badServerAuth)
         }
-        let keys = HandshakeResult.directionKeys(k4: pending.serverAcceptKey, clientHello: pending.clientHello,
-                                                 serverHello: pending.serverHello,
-                                                 clientKey: identity.id.publicKey, serverKey: server.publicKey)
+        let keys = HandshakeResult.directionKeys(
+            k4: pending.serverAcceptKey, clientHello: pending.clientHello,
+            serverHello: pending.serverHello,
+            clientKey: identity.id.publicKey, serverKey: server.publicKey)
         finish()
         return [.established(HandshakeResult(remote: server, sendingKey: keys.clientToServer, receivingKey: keys.serverToClient))]
     }

@@ -73,8 +73,10 @@ public struct HandshakeResult: Sendable, Equatable {
     static let kdfContext = "parleylk"
 
     /// The two direction keys of a finished handshake (see the type's comment).
-    static func directionKeys(k4: SecureBytes, clientHello: [UInt8], serverHello: [UInt8],
-                              clientKey: [UInt8], serverKey: [UInt8]) -> (clientToServer: SecureBytes, serverToClient: SecureBytes) {
+    static func directionKeys(
+        k4: SecureBytes, clientHello: [UInt8], serverHello: [UInt8],
+        clientKey: [UInt8], serverKey: [UInt8]
+    ) -> (clientToServer: SecureBytes, serverToClient: SecureBytes) {
         let hasher = GenericHash.Hasher(outputBytes: KeyDerivation.masterKeyBytes)
         hasher.update(Array(masterLabel.utf8))
         k4.withUnsafeBytes { hasher.update($0) }
@@ -82,8 +84,10 @@ public struct HandshakeResult: Sendable, Equatable {
         var digest = hasher.finalize()
         let master = SecureBytes(digest)
         wipe(&digest)
-        return (KeyDerivation.deriveKey(master, id: 1, context: kdfContext),
-                KeyDerivation.deriveKey(master, id: 2, context: kdfContext))
+        return (
+            KeyDerivation.deriveKey(master, id: 1, context: kdfContext),
+            KeyDerivation.deriveKey(master, id: 2, context: kdfContext)
+        )
     }
 }
 

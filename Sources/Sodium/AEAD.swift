@@ -13,11 +13,19 @@ public enum AEAD {
         guard key.count == keyBytes else { throw .invalidLength(what: "AEAD key", expected: keyBytes, actual: key.count) }
         let nonce = Sodium.randomBytes(nonceBytes)
         var out = nonce + [UInt8](repeating: 0, count: message.count + tagBytes)
-        out.withUnsafeMutableBytes { o in message.withUnsafeBytes { m in additionalData.withUnsafeBytes { ad in key.withUnsafeBytes { k in
-            let base = o.u8
-            _ = crypto_aead_xchacha20poly1305_ietf_encrypt(base + nonceBytes, nil, m.u8, UInt64(m.count),
-                                                           ad.u8, UInt64(ad.count), nil,
-                                                           base, k.u8) } } } }
+        out.withUnsafeMutableBytes { o in
+            message.withUnsafeBytes { m in
+                additionalData.withUnsafeBytes { ad in
+                    key.withUnsafeBytes { k in
+                        let base = o.u8
+                        _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
+                            base + nonceBytes, nil, m.u8, UInt64(m.count),
+                            ad.u8, UInt64(ad.count), nil,
+                            base, k.u8)
+                    }
+                }
+            }
+        }
         return out
     }
 
@@ -26,12 +34,20 @@ public enum AEAD {
         guard key.count == keyBytes else { throw .invalidLength(what: "AEAD key", expected: keyBytes, actual: key.count) }
         guard sealed.count >= nonceBytes + tagBytes else { throw .decryptionFailed }
         var out = [UInt8](repeating: 0, count: sealed.count - nonceBytes - tagBytes)
-        let rc = out.withUnsafeMutableBytes { o in sealed.withUnsafeBytes { s in additionalData.withUnsafeBytes { ad in key.withUnsafeBytes { k in
-            let base = s.u8
-            return crypto_aead_xchacha20poly1305_ietf_decrypt(o.u8, nil, nil,
-                                                              base + nonceBytes, UInt64(s.count - nonceBytes),
-                                                              ad.u8, UInt64(ad.count),
-                                                              base, k.u8) } } } }
+        let rc = out.withUnsafeMutableBytes { o in
+            sealed.withUnsafeBytes { s in
+                additionalData.withUnsafeBytes { ad in
+                    key.withUnsafeBytes { k in
+                        let base = s.u8
+                        return crypto_aead_xchacha20poly1305_ietf_decrypt(
+                            o.u8, nil, nil,
+                            base + nonceBytes, UInt64(s.count - nonceBytes),
+                            ad.u8, UInt64(ad.count),
+                            base, k.u8)
+                    }
+                }
+            }
+        }
         guard rc == 0 else { throw .decryptionFailed }
         return out
     }
@@ -48,9 +64,17 @@ public enum SecretBox {
         precondition(nonce.count == nonceBytes && key.count == keyBytes)
         Sodium.ensureInitialized()
         var out = [UInt8](repeating: 0, count: message.count + macBytes)
-        out.withUnsafeMutableBytes { o in message.withUnsafeBytes { m in nonce.withUnsafeBytes { n in key.withUnsafeBytes { k in
-            _ = crypto_secretbox_easy(o.u8, m.u8, UInt64(m.count),
-                                      n.u8, k.u8) } } } }
+        out.withUnsafeMutableBytes { o in
+            message.withUnsafeBytes { m in
+                nonce.withUnsafeBytes { n in
+                    key.withUnsafeBytes { k in
+                        _ = crypto_secretbox_easy(
+                            o.u8, m.u8, UInt64(m.count),
+                            n.u8, k.u8)
+                    }
+                }
+            }
+        }
         return out
     }
 
@@ -58,9 +82,17 @@ public enum SecretBox {
         precondition(nonce.count == nonceBytes && key.count == keyBytes)
         guard box.count >= macBytes else { throw .decryptionFailed }
         var out = [UInt8](repeating: 0, count: box.count - macBytes)
-        let rc = out.withUnsafeMutableBytes { o in box.withUnsafeBytes { b in nonce.withUnsafeBytes { n in key.withUnsafeBytes { k in
-            crypto_secretbox_open_easy(o.u8, b.u8, UInt64(b.count),
-                                       n.u8, k.u8) } } } }
+        let rc = out.withUnsafeMutableBytes { o in
+            box.withUnsafeBytes { b in
+                nonce.withUnsafeBytes { n in
+                    key.withUnsafeBytes { k in
+                        crypto_secretbox_open_easy(
+                            o.u8, b.u8, UInt64(b.count),
+                            n.u8, k.u8)
+                    }
+                }
+            }
+        }
         guard rc == 0 else { throw .decryptionFailed }
         return out
     }

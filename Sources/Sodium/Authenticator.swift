@@ -11,8 +11,13 @@ public enum Authenticator {
         precondition(key.count == keyBytes, "crypto_auth key must be 32 bytes")
         Sodium.ensureInitialized()
         var out = [UInt8](repeating: 0, count: tagBytes)
-        out.withUnsafeMutableBytes { o in message.withUnsafeBytes { m in key.withUnsafeBytes { k in
-            _ = crypto_auth(o.u8, m.u8, UInt64(m.count), k.u8) } } }
+        out.withUnsafeMutableBytes { o in
+            message.withUnsafeBytes { m in
+                key.withUnsafeBytes { k in
+                    _ = crypto_auth(o.u8, m.u8, UInt64(m.count), k.u8)
+                }
+            }
+        }
         return out
     }
 
@@ -20,7 +25,12 @@ public enum Authenticator {
     public static func isValid(_ tag: [UInt8], for message: [UInt8], key: [UInt8]) -> Bool {
         guard tag.count == tagBytes, key.count == keyBytes else { return false }
         Sodium.ensureInitialized()
-        return tag.withUnsafeBytes { t in message.withUnsafeBytes { m in key.withUnsafeBytes { k in
-            crypto_auth_verify(t.u8, m.u8, UInt64(m.count), k.u8) == 0 } } }
+        return tag.withUnsafeBytes { t in
+            message.withUnsafeBytes { m in
+                key.withUnsafeBytes { k in
+                    crypto_auth_verify(t.u8, m.u8, UInt64(m.count), k.u8) == 0
+                }
+            }
+        }
     }
 }

@@ -10,9 +10,10 @@ public enum GenericHash {
         var out = [UInt8](repeating: 0, count: outputBytes)
         out.withUnsafeMutableBytes { o in
             key.withUnsafeBytes { k in
-                _ = crypto_generichash(o.u8, outputBytes,
-                                       input.u8, UInt64(input.count),
-                                       k.count == 0 ? nil : k.u8, k.count)
+                _ = crypto_generichash(
+                    o.u8, outputBytes,
+                    input.u8, UInt64(input.count),
+                    k.count == 0 ? nil : k.u8, k.count)
             }
         }
         return out
@@ -76,8 +77,11 @@ public enum SHA256 {
     public static func hash(_ input: [UInt8]) -> [UInt8] {
         Sodium.ensureInitialized()
         var out = [UInt8](repeating: 0, count: 32)
-        out.withUnsafeMutableBytes { o in input.withUnsafeBytes { i in
-            _ = crypto_hash_sha256(o.u8, i.u8, UInt64(i.count)) } }
+        out.withUnsafeMutableBytes { o in
+            input.withUnsafeBytes { i in
+                _ = crypto_hash_sha256(o.u8, i.u8, UInt64(i.count))
+            }
+        }
         return out
     }
 }

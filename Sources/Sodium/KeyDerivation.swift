@@ -14,8 +14,9 @@ public enum KeyDerivation {
         return SecureBytes(count: bytes) { out in
             masterKey.withUnsafeBytes { k in
                 ctx.withUnsafeBytes { c in
-                    _ = crypto_kdf_derive_from_key(out.u8, bytes, id,
-                                                   c.bindMemory(to: CChar.self).baseAddress!, k.u8)
+                    _ = crypto_kdf_derive_from_key(
+                        out.u8, bytes, id,
+                        c.bindMemory(to: CChar.self).baseAddress!, k.u8)
                 }
             }
         }
@@ -47,11 +48,14 @@ public enum PasswordHash {
         Sodium.ensureInitialized()
         var rc: Int32 = 0
         let key = SecureBytes(count: bytes) { out in
-            passphrase.withUnsafeBytes { p in salt.withUnsafeBytes { s in
-                rc = crypto_pwhash(out.u8, UInt64(bytes),
-                                   UnsafeRawPointer(p.u8).assumingMemoryBound(to: CChar.self), UInt64(p.count),
-                                   s.u8, cost.operations, cost.memoryBytes, crypto_pwhash_ALG_ARGON2ID13)
-            } }
+            passphrase.withUnsafeBytes { p in
+                salt.withUnsafeBytes { s in
+                    rc = crypto_pwhash(
+                        out.u8, UInt64(bytes),
+                        UnsafeRawPointer(p.u8).assumingMemoryBound(to: CChar.self), UInt64(p.count),
+                        s.u8, cost.operations, cost.memoryBytes, crypto_pwhash_ALG_ARGON2ID13)
+                }
+            }
         }
         guard rc == 0 else { throw .passwordHashFailed }
         return key

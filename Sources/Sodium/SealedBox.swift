@@ -12,8 +12,13 @@ public enum SealedBox {
         }
         Sodium.ensureInitialized()
         var out = [UInt8](repeating: 0, count: message.count + overheadBytes)
-        let rc = out.withUnsafeMutableBytes { o in message.withUnsafeBytes { m in recipientPublicKey.withUnsafeBytes { pk in
-            crypto_box_seal(o.u8, m.u8, UInt64(m.count), pk.u8) } } }
+        let rc = out.withUnsafeMutableBytes { o in
+            message.withUnsafeBytes { m in
+                recipientPublicKey.withUnsafeBytes { pk in
+                    crypto_box_seal(o.u8, m.u8, UInt64(m.count), pk.u8)
+                }
+            }
+        }
         guard rc == 0 else { throw .invalidPublicKey }
         return out
     }
@@ -23,9 +28,17 @@ public enum SealedBox {
         guard box.count >= overheadBytes else { throw .decryptionFailed }
         Sodium.ensureInitialized()
         var out = [UInt8](repeating: 0, count: box.count - overheadBytes)
-        let rc = out.withUnsafeMutableBytes { o in box.withUnsafeBytes { b in keyPair.publicKey.withUnsafeBytes { pk in keyPair.secretKey.withUnsafeBytes { sk in
-            crypto_box_seal_open(o.u8, b.u8, UInt64(b.count),
-                                 pk.u8, sk.u8) } } } }
+        let rc = out.withUnsafeMutableBytes { o in
+            box.withUnsafeBytes { b in
+                keyPair.publicKey.withUnsafeBytes { pk in
+                    keyPair.secretKey.withUnsafeBytes { sk in
+                        crypto_box_seal_open(
+                            o.u8, b.u8, UInt64(b.count),
+                            pk.u8, sk.u8)
+                    }
+                }
+            }
+        }
         guard rc == 0 else { throw .decryptionFailed }
         return out
     }

@@ -34,8 +34,11 @@ public enum SecretStream {
             Sodium.ensureInitialized()
             let state = UnsafeMutablePointer<crypto_secretstream_xchacha20poly1305_state>.allocate(capacity: 1)
             var header = [UInt8](repeating: 0, count: SecretStream.headerBytes)
-            header.withUnsafeMutableBytes { h in key.withUnsafeBytes { k in
-                _ = crypto_secretstream_xchacha20poly1305_init_push(state, h.u8, k.u8) } }
+            header.withUnsafeMutableBytes { h in
+                key.withUnsafeBytes { k in
+                    _ = crypto_secretstream_xchacha20poly1305_init_push(state, h.u8, k.u8)
+                }
+            }
             self.state = state
             self.header = header
         }
@@ -50,9 +53,10 @@ public enum SecretStream {
             guard !finished else { throw .streamFinished }
             var out = [UInt8](repeating: 0, count: message.count + SecretStream.overheadBytes)
             _ = out.withUnsafeMutableBytes { o in
-                crypto_secretstream_xchacha20poly1305_push(state, o.u8, nil,
-                                                           message.u8, UInt64(message.count),
-                                                           additionalData.u8, UInt64(additionalData.count), tag.raw)
+                crypto_secretstream_xchacha20poly1305_push(
+                    state, o.u8, nil,
+                    message.u8, UInt64(message.count),
+                    additionalData.u8, UInt64(additionalData.count), tag.raw)
             }
             if tag == .final { finished = true }
             return out
@@ -79,11 +83,16 @@ public enum SecretStream {
         /// Starts pulling the stream whose header is `header`.
         public init(key: SecureBytes, header: [UInt8]) throws(SodiumError) {
             guard key.count == SecretStream.keyBytes else { throw .invalidLength(what: "secretstream key", expected: SecretStream.keyBytes, actual: key.count) }
-            guard header.count == SecretStream.headerBytes else { throw .invalidLength(what: "secretstream header", expected: SecretStream.headerBytes, actual: header.count) }
+            guard header.count == SecretStream.headerBytes else {
+                throw .invalidLength(what: "secretstream header", expected: SecretStream.headerBytes, actual: header.count)
+            }
             Sodium.ensureInitialized()
             let state = UnsafeMutablePointer<crypto_secretstream_xchacha20poly1305_state>.allocate(capacity: 1)
-            let rc = header.withUnsafeBytes { h in key.withUnsafeBytes { k in
-                crypto_secretstream_xchacha20poly1305_init_pull(state, h.u8, k.u8) } }
+            let rc = header.withUnsafeBytes { h in
+                key.withUnsafeBytes { k in
+                    crypto_secretstream_xchacha20poly1305_init_pull(state, h.u8, k.u8)
+                }
+            }
             guard rc == 0 else { state.deallocate(); throw .decryptionFailed }
             self.state = state
         }
@@ -100,9 +109,10 @@ public enum SecretStream {
             var out = [UInt8](repeating: 0, count: ciphertext.count - SecretStream.overheadBytes)
             var rawTag: UInt8 = 0
             let rc = out.withUnsafeMutableBytes { o in
-                crypto_secretstream_xchacha20poly1305_pull(state, o.u8, nil, &rawTag,
-                                                           ciphertext.u8, UInt64(ciphertext.count),
-                                                           additionalData.u8, UInt64(additionalData.count))
+                crypto_secretstream_xchacha20poly1305_pull(
+                    state, o.u8, nil, &rawTag,
+                    ciphertext.u8, UInt64(ciphertext.count),
+                    additionalData.u8, UInt64(additionalData.count))
             }
             guard rc == 0 else { throw .decryptionFailed }
             let tag: Tag

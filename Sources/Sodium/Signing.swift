@@ -49,9 +49,10 @@ public enum Signing {
             var signature = [UInt8](repeating: 0, count: signatureBytes)
             secretKey.withUnsafeBytes { sk in
                 _ = signature.withUnsafeMutableBytes { sig in
-                    crypto_sign_detached(sig.u8, nil,
-                                         message.u8, UInt64(message.count),
-                                         sk.u8)
+                    crypto_sign_detached(
+                        sig.u8, nil,
+                        message.u8, UInt64(message.count),
+                        sk.u8)
                 }
             }
             return signature
@@ -68,9 +69,10 @@ public enum Signing {
     public static func isValidSignature(_ signature: UnsafeRawBufferPointer, for message: UnsafeRawBufferPointer, publicKey: UnsafeRawBufferPointer) -> Bool {
         guard signature.count == signatureBytes, publicKey.count == publicKeyBytes else { return false }
         Sodium.ensureInitialized()
-        return crypto_sign_verify_detached(signature.u8,
-                                           message.u8, UInt64(message.count),
-                                           publicKey.u8) == 0
+        return crypto_sign_verify_detached(
+            signature.u8,
+            message.u8, UInt64(message.count),
+            publicKey.u8) == 0
     }
 
     /// Whether `signature` is `publicKey`'s valid Ed25519 signature of `message`.
@@ -84,8 +86,11 @@ public enum Signing {
         guard publicKey.count == publicKeyBytes else { throw .invalidLength(what: "Ed25519 public key", expected: publicKeyBytes, actual: publicKey.count) }
         Sodium.ensureInitialized()
         var out = [UInt8](repeating: 0, count: KeyExchange.publicKeyBytes)
-        let rc = out.withUnsafeMutableBytes { o in publicKey.withUnsafeBytes { p in
-            crypto_sign_ed25519_pk_to_curve25519(o.u8, p.u8) } }
+        let rc = out.withUnsafeMutableBytes { o in
+            publicKey.withUnsafeBytes { p in
+                crypto_sign_ed25519_pk_to_curve25519(o.u8, p.u8)
+            }
+        }
         guard rc == 0 else { throw .invalidPublicKey }
         return out
     }

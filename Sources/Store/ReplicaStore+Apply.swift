@@ -49,7 +49,8 @@ extension ReplicaStore {
             while start < ops.count {
                 var end = start + 1
                 while end < ops.count, ops[end].partition == ops[start].partition, ops[end].author == ops[start].author,
-                      ops[end].seq == ops[end - 1].seq + 1 { end += 1 }
+                    ops[end].seq == ops[end - 1].seq + 1
+                { end += 1 }
                 outcomes += try applyRun(ops[start..<end], nowMillis: nowMillis)
                 start = end
             }
@@ -124,8 +125,9 @@ extension ReplicaStore {
         switch body {
         case .edit(let target, let targetSeq, _), .delete(let target, let targetSeq):
             guard targetSeq < op.seq, let aid = try existingAuthorID(op.author),
-                  let found = try storedOp(pid: record.pid, aid: aid, seq: targetSeq),
-                  found.type == OperationType.post.rawValue, found.id == target else { return .notAuthorOfTarget }
+                let found = try storedOp(pid: record.pid, aid: aid, seq: targetSeq),
+                found.type == OperationType.post.rawValue, found.id == target
+            else { return .notAuthorOfTarget }
         default:
             break
         }
@@ -138,16 +140,21 @@ extension ReplicaStore {
     }
 
     private func insert(_ op: Operation, pid: Int64, aid: Int64, nowMillis: UInt64) throws -> Int64 {
-        try database.cachedStatement("""
+        try database.cachedStatement(
+            """
             INSERT INTO ops(pid, aid, seq, type, hlc, header, body, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            """).run(.integer(pid), .integer(aid), .integer(Int64(op.seq)),
-                     .integer(Int64(op.type)), .integer(Int64(bitPattern: op.hlc.raw)), .blob(op.header), .blob(op.body),
-                     .integer(Int64(nowMillis)))
+            """
+        ).run(
+            .integer(pid), .integer(aid), .integer(Int64(op.seq)),
+            .integer(Int64(op.type)), .integer(Int64(bitPattern: op.hlc.raw)), .blob(op.header), .blob(op.body),
+            .integer(Int64(nowMillis)))
         let oid = database.lastInsertRowID
-        try database.cachedStatement("""
+        try database.cachedStatement(
+            """
             INSERT INTO heads(pid, aid, max_seq, head_id) VALUES (?, ?, ?, ?)
             ON CONFLICT(pid, aid) DO UPDATE SET max_seq = excluded.max_seq, head_id = excluded.head_id
-            """).run(.integer(pid), .integer(aid), .integer(Int64(op.seq)), .blob(op.id.bytes))
+            """
+        ).run(.integer(pid), .integer(aid), .integer(Int64(op.seq)), .blob(op.id.bytes))
         return oid
     }
 

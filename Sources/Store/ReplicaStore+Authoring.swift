@@ -24,8 +24,9 @@ extension ReplicaStore {
             if let frozen = head.frozenAt { throw StoreError.rejected(.authorForked(at: frozen)) }
             var clock = self.clock
             let hlc = clock.tick(nowMillis: nowMillis)
-            let op = Operation.sign(type: body.type, partition: partition, seq: head.maxSeq + 1, prev: head.headID, hlc: hlc,
-                                    body: bodyBytes, by: identity)
+            let op = Operation.sign(
+                type: body.type, partition: partition, seq: head.maxSeq + 1, prev: head.headID, hlc: hlc,
+                body: bodyBytes, by: identity)
             switch try applyChecked(op, signatureVerified: true, nowMillis: nowMillis) {
             case .applied:
                 self.clock = clock
@@ -49,7 +50,8 @@ extension ReplicaStore {
         default: return body
         }
         guard let record = try self.partition(partition), let aid = try existingAuthorID(author) else { return body }
-        let seq = try database.cachedStatement("SELECT seq FROM messages WHERE pid = ? AND aid = ? AND op_id = ?")
+        let seq =
+            try database.cachedStatement("SELECT seq FROM messages WHERE pid = ? AND aid = ? AND op_id = ?")
             .rows(.integer(record.pid), .integer(aid), .blob(target.bytes)) { UInt64($0.int64(0)) }.first ?? 0
         switch body {
         case .edit(_, _, let text): return .edit(target: target, targetSeq: seq, text: text)

@@ -45,7 +45,8 @@ extension ReplicaStore {
     /// In a conversation, only messages by (ever) members are shown.
     public func history(_ partition: PartitionID, limit: Int? = nil) throws -> [MessageView] {
         guard let record = try self.partition(partition) else { throw StoreError.unknownPartition(partition) }
-        let statement = try database.prepare("""
+        let statement = try database.prepare(
+            """
             SELECT * FROM (
                 SELECT m.op_id, a.key, m.hlc, m.seq, m.text, m.edited, m.deleted, m.attachments, m.latitude, m.longitude, m.reply_to, p.nick
                 FROM messages m JOIN authors a ON a.aid = m.aid LEFT JOIN profiles p ON p.aid = m.aid
@@ -54,15 +55,18 @@ extension ReplicaStore {
             ) ORDER BY hlc, key, seq
             """)
         var messages = try statement.rows(.integer(record.pid), .integer(Int64(limit ?? Int(Int64.max)))) { row in
-            MessageView(id: OpID(bytes: row.blob(0))!, author: UserID(publicKey: row.blob(1))!, nick: row.isNull(11) ? nil : row.text(11),
-                        hlc: HLC(raw: UInt64(bitPattern: row.int64(2))), seq: UInt64(row.int64(3)), text: row.text(4),
-                        edited: row.int(5) != 0, deleted: row.int(6) != 0, reactions: [:], attachments: decodeAttachments(row.blob(7)),
-                        location: row.isNull(8) ? nil : Location(latitude: row.double(8), longitude: row.double(9)),
-                        replyTo: row.isNull(10) ? nil : OpID(bytes: row.blob(10)))
+            MessageView(
+                id: OpID(bytes: row.blob(0))!, author: UserID(publicKey: row.blob(1))!, nick: row.isNull(11) ? nil : row.text(11),
+                hlc: HLC(raw: UInt64(bitPattern: row.int64(2))), seq: UInt64(row.int64(3)), text: row.text(4),
+                edited: row.int(5) != 0, deleted: row.int(6) != 0, reactions: [:], attachments: decodeAttachments(row.blob(7)),
+                location: row.isNull(8) ? nil : Location(latitude: row.double(8), longitude: row.double(9)),
+                replyTo: row.isNull(10) ? nil : OpID(bytes: row.blob(10)))
         }
-        let reactions = try database.prepare("""
+        let reactions = try database.prepare(
+            """
             SELECT r.target, r.emoji, a.key FROM reactions r JOIN authors a ON a.aid = r.reactor WHERE r.pid = ? AND r.on_ = 1 ORDER BY r.emoji, a.key
-            """).rows(.integer(record.pid)) { (OpID(bytes: $0.blob(0))!, $0.text(1), UserID(publicKey: $0.blob(2))!) }
+            """
+        ).rows(.integer(record.pid)) { (OpID(bytes: $0.blob(0))!, $0.text(1), UserID(publicKey: $0.blob(2))!) }
         var byTarget: [OpID: [String: [UserID]]] = [:]
         for (target, emoji, reactor) in reactions { byTarget[target, default: [:]][emoji, default: []].append(reactor) }
         for i in messages.indices { messages[i].reactions = byTarget[messages[i].id] ?? [:] }
@@ -86,12 +90,15 @@ extension ReplicaStore {
     /// Tasks of a partition, oldest first; deleted tasks and updates whose task never arrived are left out.
     public func tasks(_ partition: PartitionID) throws -> [TaskView] {
         guard let record = try self.partition(partition) else { throw StoreError.unknownPartition(partition) }
-        return try database.prepare("""
+        return try database.prepare(
+            """
             SELECT task_id, state FROM tasks WHERE pid = ? AND created = 1 AND deleted = 0 ORDER BY created_hlc, task_id
-            """).rows(.integer(record.pid)) { row in
+            """
+        ).rows(.integer(record.pid)) { row in
             let state = try TaskState(decoding: row.blob(1))
-            return TaskView(id: OpID(bytes: row.blob(0))!, title: state.title.value, status: state.status.value, owner: state.owner.value,
-                            creator: state.creator, createdAt: state.createdAt)
+            return TaskView(
+                id: OpID(bytes: row.blob(0))!, title: state.title.value, status: state.status.value, owner: state.owner.value,
+                creator: state.creator, createdAt: state.createdAt)
         }
     }
 
@@ -105,12 +112,15 @@ extension ReplicaStore {
 
     /// All directory entries, by user id.
     public func profiles() throws -> [ProfileView] {
-        try database.prepare("""
+        try database.prepare(
+            """
             SELECT a.key, p.nick, p.display_name, p.status, p.presence, p.avatar FROM profiles p JOIN authors a ON a.aid = p.aid ORDER BY a.key
-            """).rows { row in
-            ProfileView(user: UserID(publicKey: row.blob(0))!, nick: row.isNull(1) ? nil : row.text(1), displayName: row.isNull(2) ? nil : row.text(2),
-                        status: row.isNull(3) ? nil : row.text(3), presence: row.isNull(4) ? nil : PresenceMode(rawValue: UInt8(row.int(4))),
-                        avatar: row.isNull(5) ? nil : decodeAttachments(row.blob(5)).first)
+            """
+        ).rows { row in
+            ProfileView(
+                user: UserID(publicKey: row.blob(0))!, nick: row.isNull(1) ? nil : row.text(1), displayName: row.isNull(2) ? nil : row.text(2),
+                status: row.isNull(3) ? nil : row.text(3), presence: row.isNull(4) ? nil : PresenceMode(rawValue: UInt8(row.int(4))),
+                avatar: row.isNull(5) ? nil : decodeAttachments(row.blob(5)).first)
         }
     }
 
@@ -147,8 +157,9 @@ extension ReplicaStore {
         guard let record = try self.partition(partition) else { return 0 }
         let marker = try readMarker(owner: reader, partition: partition)?.raw ?? 0
         let readerAID = try existingAuthorID(reader) ?? -1
-        return try database.scalar("SELECT count(*) FROM messages WHERE pid = ? AND hlc > ? AND aid != ? AND deleted = 0",
-                                   .integer(record.pid), .integer(Int64(bitPattern: marker)), .integer(readerAID)) ?? 0
+        return try database.scalar(
+            "SELECT count(*) FROM messages WHERE pid = ? AND hlc > ? AND aid != ? AND deleted = 0",
+            .integer(record.pid), .integer(Int64(bitPattern: marker)), .integer(readerAID)) ?? 0
     }
 
     /// The HLC of the newest message in a partition (what `read` marks as read).

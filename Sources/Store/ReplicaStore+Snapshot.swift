@@ -26,11 +26,13 @@ extension ReplicaStore {
                 lines.append(fields.joined(separator: " "))
             }
         }
-        try collect("""
+        try collect(
+            """
             SELECT 'message', p.id, m.op_id, a.key, m.hlc, m.seq, m.text, m.attachments, m.latitude, m.longitude, m.reply_to, m.edited, m.deleted
             FROM messages m JOIN partitions p ON p.pid = m.pid JOIN authors a ON a.aid = m.aid
             """)
-        try collect("SELECT 'reaction', p.id, r.target, a.key, r.emoji, r.on_ FROM reactions r JOIN partitions p ON p.pid = r.pid JOIN authors a ON a.aid = r.reactor")
+        try collect(
+            "SELECT 'reaction', p.id, r.target, a.key, r.emoji, r.on_ FROM reactions r JOIN partitions p ON p.pid = r.pid JOIN authors a ON a.aid = r.reactor")
         try collect("SELECT 'profile', a.key, f.nick, f.display_name, f.status, f.presence, f.avatar FROM profiles f JOIN authors a ON a.aid = f.aid")
         try collect("SELECT 'conversation', p.id, c.name, c.name_clock FROM conversations c JOIN partitions p ON p.pid = c.pid")
         try collect("SELECT 'member', p.id, m.user, m.current FROM members m JOIN partitions p ON p.pid = m.pid")

@@ -11,41 +11,53 @@ extension ReplicaStore {
         let pid = record.pid
         switch body {
         case .post(let text, let attachments, let location, let replyTo):
-            try database.cachedStatement("""
+            try database.cachedStatement(
+                """
                 INSERT INTO messages(oid, pid, aid, seq, hlc, op_id, text, attachments, latitude, longitude, reply_to)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """).run(.integer(oid), .integer(pid), .integer(aid), .integer(Int64(op.seq)), .integer(Int64(bitPattern: op.hlc.raw)),
-                         .blob(op.id.bytes), .text(text), attachments.isEmpty ? .null : .blob(encodeAttachments(attachments)),
-                         location.map { .real($0.latitude) } ?? .null, location.map { .real($0.longitude) } ?? .null,
-                         replyTo.map { .blob($0.bytes) } ?? .null)
+                """
+            ).run(
+                .integer(oid), .integer(pid), .integer(aid), .integer(Int64(op.seq)), .integer(Int64(bitPattern: op.hlc.raw)),
+                .blob(op.id.bytes), .text(text), attachments.isEmpty ? .null : .blob(encodeAttachments(attachments)),
+                location.map { .real($0.latitude) } ?? .null, location.map { .real($0.longitude) } ?? .null,
+                replyTo.map { .blob($0.bytes) } ?? .null)
         case .edit(_, let targetSeq, let text):
             // Same author, applied in seq order: the latest edit is the last one applied. The
             // target was checked to be the author's post at `targetSeq` before this op was stored.
-            try database.cachedStatement("""
+            try database.cachedStatement(
+                """
                 UPDATE messages SET text = ?, edited = 1 WHERE oid = (SELECT oid FROM ops WHERE pid = ? AND aid = ? AND seq = ?) AND deleted = 0
-                """).run(.text(text), .integer(pid), .integer(aid), .integer(Int64(targetSeq)))
+                """
+            ).run(.text(text), .integer(pid), .integer(aid), .integer(Int64(targetSeq)))
         case .delete(_, let targetSeq):
-            try database.cachedStatement("""
+            try database.cachedStatement(
+                """
                 UPDATE messages SET text = '', attachments = NULL, latitude = NULL, longitude = NULL, deleted = 1
                 WHERE oid = (SELECT oid FROM ops WHERE pid = ? AND aid = ? AND seq = ?)
-                """).run(.integer(pid), .integer(aid), .integer(Int64(targetSeq)))
+                """
+            ).run(.integer(pid), .integer(aid), .integer(Int64(targetSeq)))
         case .react(let target, let emoji, let on):
             try database.cachedStatement("INSERT OR REPLACE INTO reactions(pid, target, reactor, emoji, on_) VALUES (?, ?, ?, ?, ?)")
                 .run(.integer(pid), .blob(target.bytes), .integer(aid), .text(emoji), .integer(on ? 1 : 0))
         case .profile(_, let nick, let displayName, let status, let presence, let avatar):
-            try database.cachedStatement("""
+            try database.cachedStatement(
+                """
                 INSERT INTO profiles(aid, nick, display_name, status, presence, avatar) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT(aid) DO UPDATE SET nick = coalesce(excluded.nick, nick), display_name = coalesce(excluded.display_name, display_name),
                     status = coalesce(excluded.status, status), presence = coalesce(excluded.presence, presence), avatar = coalesce(excluded.avatar, avatar)
-                """).run(.integer(aid), nick.map { .text($0) } ?? .null, displayName.map { .text($0) } ?? .null,
-                         status.map { .text($0) } ?? .null, presence.map { .integer(Int64($0.rawValue)) } ?? .null,
-                         avatar.map { .blob(encodeAttachments([$0])) } ?? .null)
+                """
+            ).run(
+                .integer(aid), nick.map { .text($0) } ?? .null, displayName.map { .text($0) } ?? .null,
+                status.map { .text($0) } ?? .null, presence.map { .integer(Int64($0.rawValue)) } ?? .null,
+                avatar.map { .blob(encodeAttachments([$0])) } ?? .null)
         case .conversationCreate(let name, _), .conversationRename(let name):
             let clock = ClockKey(op)
-            try database.cachedStatement("""
+            try database.cachedStatement(
+                """
                 INSERT INTO conversations(pid, name, name_clock) VALUES (?, ?, ?)
                 ON CONFLICT(pid) DO UPDATE SET name = excluded.name, name_clock = excluded.name_clock WHERE excluded.name_clock > name_clock
-                """).run(.integer(pid), .text(name), .blob(clock.bytes))
+                """
+            ).run(.integer(pid), .text(name), .blob(clock.bytes))
             if case .conversationCreate = body { try noteMembershipEvent(oid: oid, record: record, rebuilding: rebuilding) }
         case .memberAdd, .memberRemove, .memberLeave:
             try noteMembershipEvent(oid: oid, record: record, rebuilding: rebuilding)
@@ -58,15 +70,20 @@ extension ReplicaStore {
             let load = try database.cachedStatement("SELECT state FROM tasks WHERE pid = ? AND task_id = ?")
             var state = try load.rows(.integer(pid), .blob(taskID.bytes)) { try TaskState(decoding: $0.blob(0)) }.first ?? TaskState()
             state.apply(body, author: op.author, hlc: op.hlc, seq: op.seq)
-            try database.cachedStatement("""
+            try database.cachedStatement(
+                """
                 INSERT OR REPLACE INTO tasks(pid, task_id, state, created, deleted, created_hlc) VALUES (?, ?, ?, ?, ?, ?)
-                """).run(.integer(pid), .blob(taskID.bytes), .blob(state.encoded), .integer(state.created ? 1 : 0),
-                         .integer(state.deleted ? 1 : 0), state.createdAt.map { .integer(Int64(bitPattern: $0.raw)) } ?? .null)
+                """
+            ).run(
+                .integer(pid), .blob(taskID.bytes), .blob(state.encoded), .integer(state.created ? 1 : 0),
+                .integer(state.deleted ? 1 : 0), state.createdAt.map { .integer(Int64(bitPattern: $0.raw)) } ?? .null)
         case .readMarker(let target, let position):
-            try database.cachedStatement("""
+            try database.cachedStatement(
+                """
                 INSERT INTO read_markers(owner, target, position) VALUES (?, ?, ?)
                 ON CONFLICT(owner, target) DO UPDATE SET position = max(position, excluded.position)
-                """).run(.blob(op.author.publicKey), .blob(target.bytes), .integer(Int64(bitPattern: position.raw)))
+                """
+            ).run(.blob(op.author.publicKey), .blob(target.bytes), .integer(Int64(bitPattern: position.raw)))
         }
     }
 
@@ -78,9 +95,11 @@ extension ReplicaStore {
     /// Recomputes a conversation's members from all its membership ops (they are few).
     func resolveMembership(_ record: PartitionRecord) throws {
         guard case .conversation(let creator, _) = record.descriptor else { return }
-        let rows = try database.cachedStatement("""
+        let rows = try database.cachedStatement(
+            """
             SELECT o.header, o.body FROM membership_events e JOIN ops o ON o.oid = e.oid WHERE e.pid = ?
-            """).rows(.integer(record.pid)) { try Operation(header: $0.blob(0), body: $0.blob(1)) }
+            """
+        ).rows(.integer(record.pid)) { try Operation(header: $0.blob(0), body: $0.blob(1)) }
         var events: [Membership.Event] = []
         for op in rows {
             let action: Membership.Event.Action
@@ -117,13 +136,16 @@ extension ReplicaStore {
             try database.execute("DELETE FROM membership_events WHERE pid = ? AND oid NOT IN (SELECT oid FROM ops WHERE pid = ?)", .integer(pid), .integer(pid))
             while true {
                 try resolveMembership(record)
-                let outsiders = try database.prepare("""
+                let outsiders = try database.prepare(
+                    """
                     SELECT DISTINCT h.aid FROM heads h JOIN authors a ON a.aid = h.aid
                     WHERE h.pid = ? AND h.max_seq > 0 AND a.key NOT IN (SELECT user FROM members WHERE pid = ?)
-                    """).rows(.integer(pid), .integer(pid)) { $0.int64(0) }
+                    """
+                ).rows(.integer(pid), .integer(pid)) { $0.int64(0) }
                 if outsiders.isEmpty { break }
                 for outsider in outsiders { try truncate(pid: pid, aid: outsider, from: 1, frozen: false) }
-                try database.execute("DELETE FROM membership_events WHERE pid = ? AND oid NOT IN (SELECT oid FROM ops WHERE pid = ?)", .integer(pid), .integer(pid))
+                try database.execute(
+                    "DELETE FROM membership_events WHERE pid = ? AND oid NOT IN (SELECT oid FROM ops WHERE pid = ?)", .integer(pid), .integer(pid))
             }
         }
         try rebuildViews(record)
@@ -144,7 +166,9 @@ extension ReplicaStore {
     /// Fork proofs held for a partition.
     public func forkProofs(_ partition: PartitionID) throws -> [ForkProof] {
         guard let record = try self.partition(partition) else { return [] }
-        return try database.prepare("SELECT proof FROM fork_proofs WHERE pid = ? ORDER BY seq").rows(.integer(record.pid)) { try ForkProof(encoded: $0.blob(0)) }
+        return try database.prepare("SELECT proof FROM fork_proofs WHERE pid = ? ORDER BY seq").rows(.integer(record.pid)) {
+            try ForkProof(encoded: $0.blob(0))
+        }
     }
 
     private func truncate(pid: Int64, aid: Int64, from seq: UInt64, frozen: Bool) throws {
@@ -154,11 +178,12 @@ extension ReplicaStore {
             try database.execute("DELETE FROM heads WHERE pid = ? AND aid = ?", .integer(pid), .integer(aid))
             return
         }
-        try database.execute("""
+        try database.execute(
+            """
             INSERT INTO heads(pid, aid, max_seq, head_id, frozen_at) VALUES (?, ?, ?, ?, ?)
             ON CONFLICT(pid, aid) DO UPDATE SET max_seq = excluded.max_seq, head_id = excluded.head_id, frozen_at = excluded.frozen_at
             """, .integer(pid), .integer(aid), .integer(Int64(below == nil ? 0 : seq - 1)), .blob((below?.id ?? .zero).bytes),
-                                 frozen ? .integer(Int64(seq)) : .null)
+            frozen ? .integer(Int64(seq)) : .null)
     }
 
     // MARK: Rebuilding

@@ -68,9 +68,10 @@ public final class ReplicaStore {
             }
             return record
         }
-        try database.execute("INSERT INTO partitions(id, kind, descriptor, joined) VALUES (?, ?, ?, ?)",
-                             .blob(descriptor.id.bytes), .integer(Int64(descriptor.kind.rawValue)),
-                             .blob(descriptor.encoded), .integer(joined ? 1 : 0))
+        try database.execute(
+            "INSERT INTO partitions(id, kind, descriptor, joined) VALUES (?, ?, ?, ?)",
+            .blob(descriptor.id.bytes), .integer(Int64(descriptor.kind.rawValue)),
+            .blob(descriptor.encoded), .integer(joined ? 1 : 0))
         let record = PartitionRecord(pid: database.lastInsertRowID, descriptor: descriptor, joined: joined)
         partitionCache[record.id] = record
         return record
@@ -141,12 +142,14 @@ public final class ReplicaStore {
     /// The version vector of a partition: one head per author.
     public func heads(_ partition: PartitionID) throws -> [Head] {
         guard let record = try self.partition(partition) else { return [] }
-        let statement = try database.cachedStatement("""
+        let statement = try database.cachedStatement(
+            """
             SELECT a.key, h.max_seq, h.head_id, h.frozen_at FROM heads h JOIN authors a ON a.aid = h.aid WHERE h.pid = ?
             """)
         return try statement.rows(.integer(record.pid)) { row in
-            Head(author: UserID(publicKey: row.blob(0))!, maxSeq: UInt64(row.int64(1)), headID: OpID(bytes: row.blob(2)) ?? .zero,
-                 frozenAt: row.isNull(3) ? nil : UInt64(row.int64(3)))
+            Head(
+                author: UserID(publicKey: row.blob(0))!, maxSeq: UInt64(row.int64(1)), headID: OpID(bytes: row.blob(2)) ?? .zero,
+                frozenAt: row.isNull(3) ? nil : UInt64(row.int64(3)))
         }
     }
 

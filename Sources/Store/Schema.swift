@@ -7,7 +7,9 @@ import SQLite
 /// ops are found by id through an index on the id's first 8 bytes (`op_key`).
 enum Schema {
     static let migrations: [Migration] = [
-        Migration("001-op-log", """
+        Migration(
+            "001-op-log",
+            """
             CREATE TABLE partitions(
                 pid INTEGER PRIMARY KEY,
                 id BLOB NOT NULL UNIQUE,
@@ -51,7 +53,9 @@ enum Schema {
                 value ANY
             ) STRICT;
             """),
-        Migration("002-views", """
+        Migration(
+            "002-views",
+            """
             CREATE TABLE messages(
                 oid INTEGER PRIMARY KEY,
                 pid INTEGER NOT NULL,

@@ -28,7 +28,7 @@ public struct SeededRandom: RandomNumberGenerator, Sendable {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 func getenvString(_ name: String) -> String? {

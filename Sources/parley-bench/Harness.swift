@@ -14,7 +14,9 @@ struct BenchOptions {
             case "--out": out = iterator.next() ?? out
             case "--quick": (sqliteRows, posts, applyOps) = (20_000, 2_000, 10_000)
             case "--help", "-h":
-                print("usage: parley-bench [--out FILE] [--quick]\n  Prints local posts/s, ops applied/s and the raw SQLite insert rate; writes FILE (bench.json).")
+                print(
+                    "usage: parley-bench [--out FILE] [--quick]\n  Prints local posts/s, ops applied/s and the raw SQLite insert rate; writes FILE (bench.json)."
+                )
                 exit(0)
             default:
                 FileHandle.standardError.write(Data("parley-bench: unknown option \(argument); see --help\n".utf8))
@@ -49,7 +51,10 @@ func report(_ results: [BenchResult], jsonPath: String) {
     print("\n| figure | value | reference (same run) | ratio |\n|---|---:|---|---:|")
     for r in results {
         if let key = r.reference, let base = results.first(where: { $0.key == key }) {
-            print(String(format: "| %@ | %.0f %@ | %@ %.0f | %.2f× |", r.key as NSString, r.value, r.unit as NSString, key as NSString, base.value, r.value / base.value))
+            print(
+                String(
+                    format: "| %@ | %.0f %@ | %@ %.0f | %.2f× |", r.key as NSString, r.value, r.unit as NSString, key as NSString, base.value,
+                    r.value / base.value))
         } else {
             print(String(format: "| %@ | %.0f %@ | (machine limit) | |", r.key as NSString, r.value, r.unit as NSString))
         }

@@ -15,41 +15,45 @@ defer { try? FileManager.default.removeItem(atPath: scratch) }
 var results: [BenchResult] = []
 
 // 1. Raw SQLite: 200-byte rows, 1,000 per transaction, integer keys (the machine's own limit).
-results.append(try measure("sqlite_insert_rows_per_s", unit: "rows/s", count: options.sqliteRows) {
-    let db = try Database(path: scratch + "/raw.db")
-    try db.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, payload BLOB NOT NULL) STRICT")
-    let payload = SQLValue.blob([UInt8](repeating: 7, count: 200))
-    let insert = try db.cachedStatement("INSERT INTO t(payload) VALUES (?)")
-    var written = 0
-    while written < options.sqliteRows {
-        try db.transaction {
-            for _ in 0..<1000 { try insert.run(payload) }
+results.append(
+    try measure("sqlite_insert_rows_per_s", unit: "rows/s", count: options.sqliteRows) {
+        let db = try Database(path: scratch + "/raw.db")
+        try db.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, payload BLOB NOT NULL) STRICT")
+        let payload = SQLValue.blob([UInt8](repeating: 7, count: 200))
+        let insert = try db.cachedStatement("INSERT INTO t(payload) VALUES (?)")
+        var written = 0
+        while written < options.sqliteRows {
+            try db.transaction {
+                for _ in 0..<1000 { try insert.run(payload) }
+            }
+            written += 1000
         }
-        written += 1000
-    }
-})
+    })
 
 // 1b. Raw SQLite, one row per transaction: the reference for posts, which commit one by one.
-results.append(try measure("sqlite_single_row_txn_per_s", unit: "txn/s", count: 20000) {
-    let db = try Database(path: scratch + "/raw1.db")
-    try db.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, payload BLOB NOT NULL) STRICT")
-    let payload = SQLValue.blob([UInt8](repeating: 7, count: 200))
-    let insert = try db.cachedStatement("INSERT INTO t(payload) VALUES (?)")
-    for _ in 0..<20000 { try db.transaction(.immediate) { try insert.run(payload) } }
-})
+results.append(
+    try measure("sqlite_single_row_txn_per_s", unit: "txn/s", count: 20000) {
+        let db = try Database(path: scratch + "/raw1.db")
+        try db.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, payload BLOB NOT NULL) STRICT")
+        let payload = SQLValue.blob([UInt8](repeating: 7, count: 200))
+        let insert = try db.cachedStatement("INSERT INTO t(payload) VALUES (?)")
+        for _ in 0..<20000 { try db.transaction(.immediate) { try insert.run(payload) } }
+    })
 
 // 2. Local posts: sign + append + head + views, one transaction per post (as a user posts).
 let author = Fixtures.identity(0)
 let lobby = PartitionDescriptor.room(RoomName("lobby")!)
-results.append(try measure("post_ops_per_s", unit: "posts/s", count: options.posts, reference: "sqlite_single_row_txn_per_s") {
-    let store = try ReplicaStore(path: scratch + "/posts.db")
-    try store.ensurePartition(lobby, joined: true)
-    let start = Fixtures.now()
-    for i in 0..<options.posts {
-        try store.author(.post(text: "message number \(i) from the benchmark", attachments: [], location: nil, replyTo: nil),
-                         in: lobby.id, by: author, nowMillis: start + UInt64(i))
-    }
-})
+results.append(
+    try measure("post_ops_per_s", unit: "posts/s", count: options.posts, reference: "sqlite_single_row_txn_per_s") {
+        let store = try ReplicaStore(path: scratch + "/posts.db")
+        try store.ensurePartition(lobby, joined: true)
+        let start = Fixtures.now()
+        for i in 0..<options.posts {
+            try store.author(
+                .post(text: "message number \(i) from the benchmark", attachments: [], location: nil, replyTo: nil),
+                in: lobby.id, by: author, nowMillis: start + UInt64(i))
+        }
+    })
 
 // 3. Apply: ops received from peers into a fresh store, in OPS-sized batches of 256, with
 // chain-batched verification (one signature per run of one author's ops).
@@ -64,16 +68,17 @@ for i in 0..<options.applyOps {
 }
 // Deliver author by author in chain order, as WANT/OPS would.
 received.sort { ($0.author, $0.seq) < ($1.author, $1.seq) }
-results.append(try measure("apply_ops_per_s", unit: "ops/s", count: options.applyOps, reference: "sqlite_insert_rows_per_s") {
-    let store = try ReplicaStore(path: scratch + "/apply.db")
-    try store.ensurePartition(lobby, joined: true)
-    var index = 0
-    while index < received.count {
-        let batch = Array(received[index..<min(index + 256, received.count)])
-        let outcomes = try store.apply(batch, nowMillis: Fixtures.now())
-        precondition(outcomes.allSatisfy { $0 == .applied }, "benchmark ops were not applied: \(Set(outcomes))")
-        index += 256
-    }
-})
+results.append(
+    try measure("apply_ops_per_s", unit: "ops/s", count: options.applyOps, reference: "sqlite_insert_rows_per_s") {
+        let store = try ReplicaStore(path: scratch + "/apply.db")
+        try store.ensurePartition(lobby, joined: true)
+        var index = 0
+        while index < received.count {
+            let batch = Array(received[index..<min(index + 256, received.count)])
+            let outcomes = try store.apply(batch, nowMillis: Fixtures.now())
+            precondition(outcomes.allSatisfy { $0 == .applied }, "benchmark ops were not applied: \(Set(outcomes))")
+            index += 256
+        }
+    })
 
 report(results, jsonPath: options.out)

@@ -4,9 +4,9 @@ import Sodium
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Runs `body` with the path of a fresh directory under the system's temporary directory,

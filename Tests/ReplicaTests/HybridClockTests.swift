@@ -6,7 +6,7 @@ import Testing
         var clock = HybridClock()
         let a = clock.tick(nowMillis: 1_000)
         let b = clock.tick(nowMillis: 1_000)
-        let c = clock.tick(nowMillis: 900)   // wall clock stepped back
+        let c = clock.tick(nowMillis: 900)  // wall clock stepped back
         let d = clock.tick(nowMillis: 2_000)
         #expect(a == HLC(wallMillis: 1_000, counter: 0))
         #expect(b == HLC(wallMillis: 1_000, counter: 1))

@@ -15,7 +15,7 @@ import Testing
 
     @Test func addsByMembers_reachAFixedPoint_inAnyOrder() {
         let events = [
-            event(carol, 30, .add(dave)),      // carol was added by bob, who was an initial member
+            event(carol, 30, .add(dave)),  // carol was added by bob, who was an initial member
             event(bob, 20, .add(carol)),
             event(creator, 10, .create(members: [bob])),
         ]
@@ -27,35 +27,43 @@ import Testing
     }
 
     @Test func addByANonMember_hasNoEffect() {
-        let state = Membership.resolve(creator: creator, events: [
-            event(creator, 10, .create(members: [])),
-            event(dave, 20, .add(carol)),
-        ])
+        let state = Membership.resolve(
+            creator: creator,
+            events: [
+                event(creator, 10, .create(members: [])),
+                event(dave, 20, .add(carol)),
+            ])
         #expect(state.everMember == [creator])
     }
 
     @Test func removeWinsATie_andALaterAddReadmits() {
-        let tie = Membership.resolve(creator: creator, events: [
-            event(creator, 10, .create(members: [bob])),
-            event(bob, 20, .add(carol)),
-            event(creator, 20, .remove(carol)),
-        ])
+        let tie = Membership.resolve(
+            creator: creator,
+            events: [
+                event(creator, 10, .create(members: [bob])),
+                event(bob, 20, .add(carol)),
+                event(creator, 20, .remove(carol)),
+            ])
         #expect(tie.everMember.contains(carol))
         #expect(!tie.current.contains(carol))
-        let readmitted = Membership.resolve(creator: creator, events: [
-            event(creator, 10, .create(members: [bob])),
-            event(creator, 20, .remove(bob)),
-            event(creator, 30, .add(bob)),
-        ])
+        let readmitted = Membership.resolve(
+            creator: creator,
+            events: [
+                event(creator, 10, .create(members: [bob])),
+                event(creator, 20, .remove(bob)),
+                event(creator, 30, .add(bob)),
+            ])
         #expect(readmitted.current.contains(bob))
     }
 
     @Test func onlyTheCreatorRemoves_butAnyoneMayLeave() {
-        let state = Membership.resolve(creator: creator, events: [
-            event(creator, 10, .create(members: [bob, carol])),
-            event(bob, 20, .remove(carol)),
-            event(carol, 30, .leave),
-        ])
+        let state = Membership.resolve(
+            creator: creator,
+            events: [
+                event(creator, 10, .create(members: [bob, carol])),
+                event(bob, 20, .remove(carol)),
+                event(carol, 30, .leave),
+            ])
         #expect(state.current == [creator, bob])
         #expect(state.everMember == [creator, bob, carol])
     }

@@ -116,8 +116,9 @@ import Testing
         let stream = try encodeStream(plaintexts, key: key, configuration: configuration)
         let bytes = stream.header + stream.frames.joined()
         #expect(try decodeAll(bytes, key: key, configuration: configuration) == plaintexts.map(FrameEvent.frame))
-        #expect(try decodeAll(bytes, key: key, pieces: [Int](repeating: 5, count: bytes.count), configuration: configuration)
-            == plaintexts.map(FrameEvent.frame))
+        #expect(
+            try decodeAll(bytes, key: key, pieces: [Int](repeating: 5, count: bytes.count), configuration: configuration)
+                == plaintexts.map(FrameEvent.frame))
     }
 
     /// libsodium rekeys both ends by itself on a REKEY tag: a plain puller that never calls

@@ -27,8 +27,10 @@ func streamKey() -> SecureBytes { SecureBytes.random(SecretStream.keyBytes) }
 
 /// The wire bytes of one direction: the header, then one encoded frame per entry of `frames`.
 /// Each frame's bytes are also returned separately, for reordering and dropping.
-func encodeStream(_ frames: [[UInt8]], key: SecureBytes, configuration: FrameConfiguration = FrameConfiguration(),
-                  goodbye: Bool = false) throws -> (header: [UInt8], frames: [[UInt8]]) {
+func encodeStream(
+    _ frames: [[UInt8]], key: SecureBytes, configuration: FrameConfiguration = FrameConfiguration(),
+    goodbye: Bool = false
+) throws -> (header: [UInt8], frames: [[UInt8]]) {
     var encoder = FrameEncoder(key: key, configuration: configuration)
     var encoded = try frames.map { plaintext throws(FrameError) in try encoder.encode(plaintext) }
     if goodbye { encoded.append(try encoder.encodeGoodbye()) }
@@ -37,8 +39,10 @@ func encodeStream(_ frames: [[UInt8]], key: SecureBytes, configuration: FrameCon
 
 /// Every event a decoder yields from `bytes` fed in pieces of the given sizes (the last piece
 /// takes the rest), draining `next()` after each piece as a shell does.
-func decodeAll(_ bytes: [UInt8], key: SecureBytes, pieces: [Int] = [],
-               configuration: FrameConfiguration = FrameConfiguration()) throws(FrameError) -> [FrameEvent] {
+func decodeAll(
+    _ bytes: [UInt8], key: SecureBytes, pieces: [Int] = [],
+    configuration: FrameConfiguration = FrameConfiguration()
+) throws(FrameError) -> [FrameEvent] {
     var decoder = FrameDecoder(key: key, configuration: configuration)
     var events: [FrameEvent] = []
     var offset = 0

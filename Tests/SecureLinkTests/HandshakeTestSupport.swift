@@ -24,8 +24,10 @@ enum Side { case client, server }
 /// Drives `client` and `server` against each other until neither has anything to send.
 /// `intercept` sees each message (1-based number, bytes) on the wire and may change it.
 @discardableResult
-func runHandshake(client: inout Handshake, server: inout Handshake,
-                  intercept: (Int, [UInt8]) -> [UInt8] = { $1 }) -> Transcript {
+func runHandshake(
+    client: inout Handshake, server: inout Handshake,
+    intercept: (Int, [UInt8]) -> [UInt8] = { $1 }
+) -> Transcript {
     var transcript = Transcript()
     var toServer: [[UInt8]] = []
     var toClient: [[UInt8]] = []
@@ -57,15 +59,20 @@ func runHandshake(client: inout Handshake, server: inout Handshake,
 }
 
 /// A client of `identity` dialing `server` on `network`, started at `now`.
-func makeClient(_ identity: Identity, dialing server: UserID, network: NetworkKey = parleyNet, now: UInt64 = 0,
-                ephemeral: KeyExchange.KeyPair = KeyExchange.KeyPair()) -> Handshake {
-    Handshake(role: .client(serverKey: server), identity: identity, networkKey: network, startedAt: now,
-              ephemeralKeyPair: ephemeral)
+func makeClient(
+    _ identity: Identity, dialing server: UserID, network: NetworkKey = parleyNet, now: UInt64 = 0,
+    ephemeral: KeyExchange.KeyPair = KeyExchange.KeyPair()
+) -> Handshake {
+    Handshake(
+        role: .client(serverKey: server), identity: identity, networkKey: network, startedAt: now,
+        ephemeralKeyPair: ephemeral)
 }
 
 /// A server of `identity` on `network`, started at `now`.
-func makeServer(_ identity: Identity, network: NetworkKey = parleyNet, now: UInt64 = 0,
-                ephemeral: KeyExchange.KeyPair = KeyExchange.KeyPair()) -> Handshake {
+func makeServer(
+    _ identity: Identity, network: NetworkKey = parleyNet, now: UInt64 = 0,
+    ephemeral: KeyExchange.KeyPair = KeyExchange.KeyPair()
+) -> Handshake {
     Handshake(role: .server, identity: identity, networkKey: network, startedAt: now, ephemeralKeyPair: ephemeral)
 }
 

@@ -16,9 +16,11 @@ import Testing
     }
 
     @Test func differentSecrets_giveDifferentKeys() {
-        let keys = [nil, [], [0], [1], Array("secret".utf8), Array("secret\n".utf8),
-                    [UInt8](repeating: 0, count: 64), [UInt8](repeating: 0, count: 65), [UInt8](repeating: 0, count: 4096)]
-            .map { NetworkKey(deploymentSecret: $0) }
+        let keys = [
+            nil, [], [0], [1], Array("secret".utf8), Array("secret\n".utf8),
+            [UInt8](repeating: 0, count: 64), [UInt8](repeating: 0, count: 65), [UInt8](repeating: 0, count: 4096),
+        ]
+        .map { NetworkKey(deploymentSecret: $0) }
         #expect(Set(keys.map(\.bytes)).count == keys.count)
         #expect(keys.allSatisfy { $0.bytes.count == 32 && $0.bytes != [UInt8](repeating: 0, count: 32) })
     }

@@ -56,7 +56,9 @@ import Wire
         }
         try reference.rebuildViews()
         let rebuilt = try reference.viewSnapshot()
-        check(rebuilt == referenceViews, "a rebuild from the log differs from the live views: \(Set(rebuilt).symmetricDifference(referenceViews).sorted().prefix(2))")
+        check(
+            rebuilt == referenceViews,
+            "a rebuild from the log differs from the live views: \(Set(rebuilt).symmetricDifference(referenceViews).sorted().prefix(2))")
         return passed
     }
 
@@ -125,7 +127,9 @@ struct Scenario {
             var body: OperationBody
             switch Int.random(in: 0..<14, using: &random) {
             case 0...3:
-                body = .post(text: "m\(random.next() % 1000)", attachments: [], location: random.chance(0.1) ? Location(latitude: 1.5, longitude: 2.5) : nil, replyTo: nil)
+                body = .post(
+                    text: "m\(random.next() % 1000)", attachments: [], location: random.chance(0.1) ? Location(latitude: 1.5, longitude: 2.5) : nil,
+                    replyTo: nil)
             case 4:
                 guard let own = posts[p]?.filter({ $0.1 == author.id }).randomElement(using: &random) else { continue }
                 body = .edit(target: own.0, targetSeq: own.2, text: "edited \(random.next() % 100)")
@@ -139,14 +143,16 @@ struct Scenario {
                 body = .taskCreate(title: "t\(random.next() % 100)", owner: random.chance(0.3) ? authors.randomElement(using: &random)!.id : nil)
             case 8:
                 guard let task = tasks[p]?.randomElement(using: &random) else { continue }
-                body = .taskUpdate(target: task, title: random.chance(0.3) ? "renamed" : nil, status: TaskStatus.allCases.randomElement(using: &random),
-                                   owner: random.chance(0.3) ? .set(authors.randomElement(using: &random)!.id) : (random.chance(0.2) ? .cleared : .unchanged))
+                body = .taskUpdate(
+                    target: task, title: random.chance(0.3) ? "renamed" : nil, status: TaskStatus.allCases.randomElement(using: &random),
+                    owner: random.chance(0.3) ? .set(authors.randomElement(using: &random)!.id) : (random.chance(0.2) ? .cleared : .unchanged))
             case 9:
                 guard let task = tasks[p]?.randomElement(using: &random) else { continue }
                 body = random.chance(0.3) ? .taskDelete(target: task) : .taskUpdate(target: task, title: nil, status: .complete, owner: .unchanged)
             case 10:
-                let profile = OperationBody.profile(subject: author.id, nick: "n\(random.next() % 50)", displayName: random.chance(0.5) ? "D" : nil,
-                                                    status: random.chance(0.3) ? "busy" : nil, presence: random.chance(0.3) ? .away : nil, avatar: nil)
+                let profile = OperationBody.profile(
+                    subject: author.id, nick: "n\(random.next() % 50)", displayName: random.chance(0.5) ? "D" : nil,
+                    status: random.chance(0.3) ? "busy" : nil, presence: random.chance(0.3) ? .away : nil, avatar: nil)
                 scenario.ops.append(factory.make(profile, in: PartitionDescriptor.directory.id, by: author))
                 continue
             case 11:
@@ -170,8 +176,9 @@ struct Scenario {
                 }
                 continue
             default:
-                scenario.addRuleBreaker(authors: authors, author: author, posts: posts, partitions: (room, conversation, ownData),
-                                        outsiders: outsiders, factory: &factory, random: &random)
+                scenario.addRuleBreaker(
+                    authors: authors, author: author, posts: posts, partitions: (room, conversation, ownData),
+                    outsiders: outsiders, factory: &factory, random: &random)
                 continue
             }
             let op = factory.make(body, in: partition.id, by: author, hlcOffset: Int64.random(in: -3...3, using: &random))
@@ -182,8 +189,9 @@ struct Scenario {
         // Sometimes an author forks: signs a second, different op at a seq it already used.
         if random.chance(0.25), let victim = scenario.ops.filter({ op in !scenario.forbidden.contains { $0.id == op.id } }).randomElement(using: &random) {
             let author = authors.first { $0.id == victim.author }!
-            let twin = factory.make(.post(text: "fork \(random.next() % 100)", attachments: [], location: nil, replyTo: nil),
-                                    in: victim.partition, by: author, seq: victim.seq, prev: victim.prev)
+            let twin = factory.make(
+                .post(text: "fork \(random.next() % 100)", attachments: [], location: nil, replyTo: nil),
+                in: victim.partition, by: author, seq: victim.seq, prev: victim.prev)
             let partitionKind = scenario.partitions.first { $0.id == victim.partition }!.kind
             if PartitionRules.allows(.post, in: partitionKind) {
                 scenario.ops.append(twin)
@@ -201,16 +209,19 @@ struct Scenario {
     /// someone else, an edit of someone else's message, a post by someone never added to the
     /// conversation, or a write into another user's `self` partition. Signed on a throwaway
     /// chain position so it cannot block the author's honest ops.
-    mutating func addRuleBreaker(authors: [Identity], author: Identity, posts: [PartitionID: [(OpID, UserID, UInt64)]],
-                                 partitions: (room: PartitionDescriptor, conversation: PartitionDescriptor, ownData: PartitionDescriptor),
-                                 outsiders: Set<UserID>, factory: inout OpFactory, random: inout SeededRandom) {
+    mutating func addRuleBreaker(
+        authors: [Identity], author: Identity, posts: [PartitionID: [(OpID, UserID, UInt64)]],
+        partitions: (room: PartitionDescriptor, conversation: PartitionDescriptor, ownData: PartitionDescriptor),
+        outsiders: Set<UserID>, factory: inout OpFactory, random: inout SeededRandom
+    ) {
         // A dedicated rule breaker (authors[4]) writes only forbidden ops, so its chain never matters.
         let breaker = authors[4]
         let op: Operation
         switch Int.random(in: 0..<3, using: &random) {
         case 0:
-            op = factory.make(.profile(subject: authors[0].id, nick: "impostor", displayName: nil, status: nil, presence: nil, avatar: nil),
-                              in: PartitionDescriptor.directory.id, by: breaker, seq: 1, prev: .zero)
+            op = factory.make(
+                .profile(subject: authors[0].id, nick: "impostor", displayName: nil, status: nil, presence: nil, avatar: nil),
+                in: PartitionDescriptor.directory.id, by: breaker, seq: 1, prev: .zero)
         case 1:
             guard let other = posts[partitions.room.id]?.first(where: { $0.1 != breaker.id }) else { return }
             op = factory.make(.edit(target: other.0, targetSeq: other.2, text: "hijacked"), in: partitions.room.id, by: breaker, seq: 1, prev: .zero)

@@ -45,7 +45,7 @@ import Wire
         #expect(throws: Crash.self) {
             try store.database.transaction {
                 #expect(try store.apply(op, nowMillis: Fixtures.now()) == .applied)
-                throw Crash()   // the process dies before the outer commit
+                throw Crash()  // the process dies before the outer commit
             }
         }
         #expect(try store.opCount(lobby.id) == 0)
@@ -137,8 +137,12 @@ import Wire
     @Test func profiles_lastWriteByTheAuthorWins_fieldByField() throws {
         let store = try Fixtures.store()
         let directory = PartitionDescriptor.directory.id
-        try store.author(.profile(subject: alice.id, nick: "alice", displayName: "Alice", status: nil, presence: nil, avatar: nil), in: directory, by: alice, nowMillis: Fixtures.now())
-        try store.author(.profile(subject: alice.id, nick: nil, displayName: nil, status: "at lunch", presence: .away, avatar: nil), in: directory, by: alice, nowMillis: Fixtures.now())
+        try store.author(
+            .profile(subject: alice.id, nick: "alice", displayName: "Alice", status: nil, presence: nil, avatar: nil), in: directory, by: alice,
+            nowMillis: Fixtures.now())
+        try store.author(
+            .profile(subject: alice.id, nick: nil, displayName: nil, status: "at lunch", presence: .away, avatar: nil), in: directory, by: alice,
+            nowMillis: Fixtures.now())
         let profile = try #require(try store.profile(alice.id))
         #expect(profile.nick == "alice" && profile.displayName == "Alice" && profile.status == "at lunch" && profile.presence == .away)
     }

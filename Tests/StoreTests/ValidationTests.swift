@@ -41,11 +41,11 @@ import Wire
     }
 
     @Test(arguments: [
-        (Operation.signedBytes + 5, RejectReason.invalid(.badSignature)),    // signature
-        (112 + 7, RejectReason.invalid(.badSignature)),                      // hlc
-        (120 + 3, RejectReason.invalid(.bodyHashMismatch)),                  // body hash
-        (80 + 1, RejectReason.invalid(.brokenChain)),                        // prev
-        (Operation.headerBytes + 2, RejectReason.invalid(.bodyHashMismatch)), // body
+        (Operation.signedBytes + 5, RejectReason.invalid(.badSignature)),  // signature
+        (112 + 7, RejectReason.invalid(.badSignature)),  // hlc
+        (120 + 3, RejectReason.invalid(.bodyHashMismatch)),  // body hash
+        (80 + 1, RejectReason.invalid(.brokenChain)),  // prev
+        (Operation.headerBytes + 2, RejectReason.invalid(.bodyHashMismatch)),  // body
     ])
     func tamperedField_givesItsSpecificError(byteIndex: Int, expected: RejectReason) throws {
         var factory = OpFactory()
@@ -64,7 +64,7 @@ import Wire
         var factory = OpFactory()
         let op = factory.make(post("from alice"), in: lobby.id, by: alice)
         var header = op.header
-        header.replaceSubrange(40..<72, with: bob.id.publicKey)   // claim bob wrote it
+        header.replaceSubrange(40..<72, with: bob.id.publicKey)  // claim bob wrote it
         let forged = try Operation(header: header, body: op.body)
         let store = try Fixtures.store(partitions: [lobby])
         #expect(try store.apply(forged, nowMillis: Fixtures.now()) == .rejected(.invalid(.badSignature)))
@@ -80,7 +80,7 @@ import Wire
         badVersion[0] = 9
         #expect(throws: OperationError.unsupportedVersion(9)) { try Operation(encoded: badVersion) }
         var huge = op.header
-        huge[4] = 0x7f   // body length far over 64 KiB
+        huge[4] = 0x7f  // body length far over 64 KiB
         #expect(throws: OperationError.bodyTooLarge(0x7f00_0000 | Int(huge[5]) << 16 | Int(huge[6]) << 8 | Int(huge[7]))) {
             try Operation(header: huge, body: op.body)
         }
@@ -88,8 +88,9 @@ import Wire
 
     @Test func profileWrittenForSomeoneElse_isRejected() throws {
         var factory = OpFactory()
-        let op = factory.make(.profile(subject: bob.id, nick: "bob", displayName: nil, status: nil, presence: nil, avatar: nil),
-                              in: PartitionDescriptor.directory.id, by: alice)
+        let op = factory.make(
+            .profile(subject: bob.id, nick: "bob", displayName: nil, status: nil, presence: nil, avatar: nil),
+            in: PartitionDescriptor.directory.id, by: alice)
         let store = try Fixtures.store()
         #expect(try store.apply(op, nowMillis: Fixtures.now()) == .rejected(.rule(.notOwnProfile)))
         #expect(try store.profiles().isEmpty)
