@@ -52,11 +52,11 @@ let package = Package(
         // Shared test fixtures.
         .target(name: "TestSupport", dependencies: ["Replica", "Identity", "Sodium", "Store"]),
 
-        .testTarget(name: "SodiumTests", dependencies: ["Sodium"]),
-        .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
-        .testTarget(name: "WireTests", dependencies: ["Wire"]),
-        .testTarget(name: "IdentityTests", dependencies: ["Identity", "Sodium"]),
-        .testTarget(name: "SecureLinkTests", dependencies: ["SecureLink"]),
+        .testTarget(name: "SodiumTests", dependencies: ["Sodium", "TestSupport"]),
+        .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "TestSupport"]),
+        .testTarget(name: "WireTests", dependencies: ["Wire", "TestSupport"]),
+        .testTarget(name: "IdentityTests", dependencies: ["Identity", "Sodium", "TestSupport"]),
+        .testTarget(name: "SecureLinkTests", dependencies: ["SecureLink", "TestSupport"]),
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),
         .testTarget(name: "GossipTests", dependencies: ["Gossip", "Store", "TestSupport"]),

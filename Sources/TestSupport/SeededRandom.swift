@@ -23,6 +23,13 @@ public struct SeededRandom: RandomNumberGenerator, Sendable {
         return z ^ (z >> 31)
     }
 
+    /// A fresh random seed for `test`, printed so a failure can be replayed.
+    public static func announce(_ test: String) -> UInt64 {
+        let seed = seedFromEnvironment()
+        print("\(test): seed \(seed)")
+        return seed
+    }
+
     /// True with probability `p`.
     public mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &self) < p }
 }

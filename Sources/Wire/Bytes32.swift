@@ -59,3 +59,30 @@ extension ByteReader {
         return Bytes32(w0: try u64(field), w1: try u64(field), w2: try u64(field), w3: try u64(field))
     }
 }
+
+/// A 32-byte id with a base32 text form: user ids, partition ids, op ids. Conformers supply the
+/// storage; the text form, parsing and ordering are shared.
+public protocol Bytes32Identifier: Hashable, Comparable, Sendable, CustomStringConvertible {
+    var raw: Bytes32 { get }
+    init(_ raw: Bytes32)
+}
+
+extension Bytes32Identifier {
+    /// Nil unless `bytes` holds exactly 32 bytes.
+    public init?(bytes: some Collection<UInt8>) {
+        guard let raw = Bytes32(bytes) else { return nil }
+        self.init(raw)
+    }
+
+    /// Parses the 52-character base32 text form (case-insensitive); nil if it is not one.
+    public init?(text: String) {
+        guard text.utf8.count == 52, let bytes = Base32.decode(text), let raw = Bytes32(bytes) else { return nil }
+        self.init(raw)
+    }
+
+    public var bytes: [UInt8] { raw.bytes }
+    /// The 52-character base32 text form.
+    public var text: String { Base32.encode(raw.bytes) }
+    public var description: String { text }
+    public static func < (a: Self, b: Self) -> Bool { a.raw < b.raw }
+}

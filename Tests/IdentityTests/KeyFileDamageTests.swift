@@ -1,6 +1,7 @@
 import Foundation
 import Identity
 import Sodium
+import TestSupport
 import Testing
 
 /// Key files changed on disk: every damage is reported as such, never as a wrong passphrase,
@@ -50,8 +51,8 @@ import Testing
     }
 
     @Test func keyFile_garbage_isCorrupted() throws {
-        let seed = freshSeed("keyFile_garbage_isCorrupted")
-        var random = SeededGenerator(seed: seed)
+        let seed = SeededRandom.announce("keyFile_garbage_isCorrupted")
+        var random = SeededRandom(seed: seed)
         try withTemporaryDirectory { dir in
             let path = dir + "/identity.key"
             var samples: [[UInt8]] = [[], Array("hello\n".utf8), Array(repeating: 0, count: plainFileBytes)]

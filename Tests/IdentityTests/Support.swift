@@ -1,6 +1,7 @@
 import Foundation
 import Identity
 import Sodium
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -63,26 +64,6 @@ func keyFileError<T>(_ body: () throws(KeyFileError) -> T) -> KeyFileError? {
 
 /// Whether the tests run as root, for whom permission bits do not stop reads or writes.
 var isRoot: Bool { geteuid() == 0 }
-
-/// SplitMix64: a small seeded generator, so a failing random case can be replayed from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-/// A fresh seed, printed so a failure can be replayed.
-func freshSeed(_ test: String) -> UInt64 {
-    let seed = UInt64.random(in: .min ... .max)
-    print("\(test): seed \(seed)")
-    return seed
-}
 
 // MARK: - Key files
 

@@ -1,11 +1,12 @@
 import SecureLink
 import Sodium
+import TestSupport
 import Testing
 
 @Suite struct FrameCodecTests {
     @Test func frames_fedByteByByte_inRandomPieces_andAllAtOnce_decodeIdentically() throws {
-        let seed = announceSeed("frames_fedByteByByte_inRandomPieces_andAllAtOnce_decodeIdentically")
-        var generator = SeededGenerator(seed: seed)
+        let seed = SeededRandom.announce("frames_fedByteByByte_inRandomPieces_andAllAtOnce_decodeIdentically")
+        var generator = SeededRandom(seed: seed)
         let sizes = [0, 1, 17, 300, 4096, 70_000] + (0..<20).map { _ in Int.random(in: 0...2_000, using: &generator) }
         let plaintexts = sizes.map { randomBytes($0, using: &generator) }
         let key = streamKey()

@@ -1,26 +1,7 @@
 import SecureLink
 import Sodium
+import TestSupport
 import Testing
-
-/// SplitMix64: a small seeded generator, so a failing random test can be replayed from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-/// A seed for a random test, printed so a failure can be replayed by pasting it in.
-func announceSeed(_ test: String) -> UInt64 {
-    let seed = UInt64.random(in: 0...UInt64.max)
-    print("\(test): seed \(seed)")
-    return seed
-}
 
 /// A 32-byte secretstream key.
 func streamKey() -> SecureBytes { SecureBytes.random(SecretStream.keyBytes) }
@@ -67,6 +48,6 @@ func decodingError(_ bytes: [UInt8], key: SecureBytes, configuration: FrameConfi
 }
 
 /// `count` random bytes drawn from `generator`.
-func randomBytes(_ count: Int, using generator: inout SeededGenerator) -> [UInt8] {
+func randomBytes(_ count: Int, using generator: inout SeededRandom) -> [UInt8] {
     (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
 }

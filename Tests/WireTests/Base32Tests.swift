@@ -1,25 +1,6 @@
+import TestSupport
 import Testing
 import Wire
-
-/// SplitMix64: a small seeded generator, so a failing random case can be replayed from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-/// A fresh seed, printed so a failure can be replayed.
-func freshSeed(_ test: String) -> UInt64 {
-    let seed = UInt64.random(in: .min ... .max)
-    print("\(test): seed \(seed)")
-    return seed
-}
 
 /// RFC 4648 §10 test vectors, lowercased and without padding.
 private let rfc4648Vectors: [(String, String)] = [
@@ -60,8 +41,8 @@ private let rfc4648Vectors: [(String, String)] = [
     }
 
     @Test func base32_randomBytes_roundTrip() {
-        let seed = freshSeed("base32_randomBytes_roundTrip")
-        var random = SeededGenerator(seed: seed)
+        let seed = SeededRandom.announce("base32_randomBytes_roundTrip")
+        var random = SeededRandom(seed: seed)
         for _ in 0..<500 {
             let count = Int.random(in: 0...80, using: &random)
             let bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &random) }
@@ -76,8 +57,8 @@ private let rfc4648Vectors: [(String, String)] = [
 
 @Suite struct Bytes32Tests {
     @Test func bytes32_roundTripsThroughBytesAndCodec() throws {
-        let seed = freshSeed("bytes32_roundTripsThroughBytesAndCodec")
-        var random = SeededGenerator(seed: seed)
+        let seed = SeededRandom.announce("bytes32_roundTripsThroughBytesAndCodec")
+        var random = SeededRandom(seed: seed)
         for _ in 0..<100 {
             let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &random) }
             let value = try #require(Bytes32(bytes))
@@ -105,8 +86,8 @@ private let rfc4648Vectors: [(String, String)] = [
     }
 
     @Test func bytes32_ordering_equalsLexicographicByteOrdering() throws {
-        let seed = freshSeed("bytes32_ordering_equalsLexicographicByteOrdering")
-        var random = SeededGenerator(seed: seed)
+        let seed = SeededRandom.announce("bytes32_ordering_equalsLexicographicByteOrdering")
+        var random = SeededRandom(seed: seed)
         var values: [Bytes32] = []
         for _ in 0..<300 {
             // Few distinct byte values and shared prefixes, so ties and late differences are common.
