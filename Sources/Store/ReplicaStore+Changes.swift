@@ -1,0 +1,34 @@
+import Identity
+import Replica
+import SQLite
+
+/// Noticing ops written by another process (a CLI command while a node runs, DESIGN §5).
+extension ReplicaStore {
+    /// The row id of the newest op, so a node can later ask what arrived after it.
+    public func latestOpRowID() throws -> Int64 {
+        try database.scalar("SELECT max(oid) FROM ops") ?? 0
+    }
+
+    /// Ops stored after `rowID` (by this or any other process), oldest first, at most `limit`.
+    /// Returns the row id to pass next time.
+    public func ops(afterRowID rowID: Int64, limit: Int = 1_000) throws -> (ops: [Operation], lastRowID: Int64) {
+        var last = rowID
+        let ops = try database.cachedStatement("SELECT oid, header, body FROM ops WHERE oid > ? ORDER BY oid LIMIT ?")
+            .rows(.integer(rowID), .integer(Int64(limit))) { row -> Operation in
+                last = row.int64(0)
+                return try Operation(header: row.blob(1), body: row.blob(2))
+            }
+        return (ops, last)
+    }
+
+    /// Forgets what this connection cached and reloads the clock, after another process wrote
+    /// to the file (seen as a change of `dataVersion`): joined flags may have changed, and the
+    /// other process's ops may carry later timestamps that local ops must follow.
+    public func refreshAfterExternalWrite() throws {
+        partitionCache.removeAll()
+        authorCache.removeAll()
+        let last: Int64? = try database.scalar("SELECT value FROM settings WHERE key = 'hlc'")
+        let persisted = HLC(raw: UInt64(bitPattern: last ?? 0))
+        if persisted > clock.last { clock = HybridClock(last: persisted) }
+    }
+}
