@@ -1,0 +1,70 @@
+import Replica
+
+/// Limits and timings of a `GossipSession`. The defaults follow DESIGN §7 and
+/// PROTOCOL-RESEARCH §6.2; tests shrink them.
+public struct GossipConfiguration: Hashable, Sendable {
+    /// The protocol version this build speaks.
+    public static let protocolVersion: UInt16 = 1
+    /// The smallest frame a peer may announce: one OPS message must hold one largest op.
+    public static let minimumFrameBytes = SyncMessage.opsPrefixBytes + SyncMessage.opLengthBytes + SyncMessage.maxOpBytes
+
+    /// The largest frame this node accepts (announced in HELLO).
+    public var maxFrameBytes = SyncMessage.maxBytes
+    /// Ops asked for in one WANT (the credit), 1…256.
+    public var wantCredit = SyncMessage.maxWantCount
+    /// Chains with a WANT outstanding at once; others wait their turn.
+    public var maxOutstandingWants = 16
+    /// WANTs from the peer waiting to be served; one more closes the link.
+    public var maxQueuedPeerWants = 64
+    /// Ops read from the store per `.loadOps` (bounds memory: at most this many bodies of 64 KiB).
+    public var loadBatch = 64
+    /// Out-of-order NEW_OPs kept per (partition, author); later ones are dropped and fetched by WANT.
+    public var maxPendingPerChain = 64
+    /// Ops from the peer that may fail validation before the link is closed.
+    public var maxInvalidOps = 8
+    /// Chains (partition, author) remembered per link, for fetching and for live push.
+    public var maxChains = 65_536
+    /// Partitions the peer listed that this node does not (yet) share, remembered per link.
+    public var maxPeerPartitions = 16_384
+    /// Milliseconds between anti-entropy rounds (re-sent summaries of changed partitions).
+    public var antiEntropyInterval: UInt64 = 30_000
+    /// Send a PING after this many milliseconds without sending anything.
+    public var pingInterval: UInt64 = 15_000
+    /// Close the link after this many milliseconds without receiving anything.
+    public var idleTimeout: UInt64 = 45_000
+
+    public init() {}
+
+    func validate() {
+        precondition(maxFrameBytes >= Self.minimumFrameBytes && maxFrameBytes <= SyncMessage.maxBytes, "frame size out of range")
+        precondition((1...SyncMessage.maxWantCount).contains(wantCredit), "WANT credit must be 1...\(SyncMessage.maxWantCount)")
+        precondition(maxOutstandingWants >= 1 && maxQueuedPeerWants >= 1 && loadBatch >= 1, "limits must be positive")
+        precondition(pingInterval > 0 && idleTimeout > pingInterval && antiEntropyInterval > 0, "timings out of order")
+    }
+}
+
+/// One partition as this node offers it to one peer: the shell computes these (with
+/// `SyncPolicy.sharing`) for `start` and `onLocalSummaries`.
+public struct PartitionSummary: Hashable, Sendable {
+    public var descriptor: PartitionDescriptor
+    public var digest: PartitionDigest
+    public var sharing: Sharing
+
+    public init(descriptor: PartitionDescriptor, digest: PartitionDigest, sharing: Sharing) {
+        (self.descriptor, self.digest, self.sharing) = (descriptor, digest, sharing)
+    }
+
+    public var id: PartitionID { descriptor.id }
+}
+
+/// Whether and how a partition is offered to a peer.
+public enum Sharing: Hashable, Sendable {
+    /// Listed with its descriptor: the peer may learn it and carry it (the directory, a
+    /// conversation to its members, `self` to its owner's nodes, an inbox to its owner).
+    case offer
+    /// Listed by id only, and synced only if the peer lists it too: it already holds it
+    /// (rooms: joining is a local decision; inboxes to carriers).
+    case ifPeerHolds
+    /// Never listed, never served: a WANT for it closes the link.
+    case never
+}

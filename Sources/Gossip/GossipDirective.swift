@@ -1,0 +1,85 @@
+import Identity
+import Replica
+
+/// What a `GossipSession` asks its shell to do. The shell carries them out in order, with no
+/// protocol decisions of its own, and answers each load or apply with its matching event.
+public enum GossipDirective: Hashable, Sendable {
+    /// Encode the message and send it on this link.
+    case send(SyncMessage)
+    /// Read the partition's heads (`ReplicaStore.heads`) and pass them to `onLocalVector`.
+    case loadVector(PartitionID)
+    /// Read at most `limit` of one author's ops from `fromSeq` on (`ReplicaStore.ops(in:author:fromSeq:limit:)`)
+    /// and pass them to `onOpsLoaded`.
+    case loadOps(PartitionID, author: UserID, fromSeq: UInt64, limit: Int)
+    /// Read the partition's fork proofs (`ReplicaStore.forkProofs`) and pass them to `onForkProofsLoaded`.
+    case loadForkProofs(PartitionID)
+    /// Compute the current summaries for this peer (as for `start`) and pass them to `onLocalSummaries`.
+    case refreshSummaries
+    /// Apply these ops, received from the peer, in one transaction (`ReplicaStore.apply(_:nowMillis:)`),
+    /// then pass the outcomes to `onApplied`. They are one author's ops in one partition, in chain order.
+    case apply([Operation])
+    /// Apply a fork proof received from the peer (`ReplicaStore.apply(_ proof:)`); if it changed
+    /// anything, pass it to `onLocalForkProof` of the node's other sessions.
+    case applyForkProof(ForkProof)
+    /// The peer offers a partition this node does not hold: decide with `SyncPolicy.shouldCarry`
+    /// whether to carry it; if so, record it and call `onLocalSummaries` of every session.
+    case learnPartition(PartitionDescriptor)
+    /// End the link: the peer broke the protocol, said BYE, or went silent. The session ignores
+    /// every later event.
+    case close(reason: GossipError)
+    /// Ops fetched from this peer so far, of those asked for (for `parley status` and logs).
+    case progress(fetched: Int, wanted: Int)
+    /// Call `onTick` after this many milliseconds (replacing any earlier request).
+    case scheduleTick(after: UInt64)
+}
+
+/// Why a session ended its link. Each case but `peerSaidBye` and `idle` is a protocol violation:
+/// the node MAY ban the peer for a while after repeated ones (PROTOCOL-RESEARCH §6.2).
+public enum GossipError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// A frame that does not decode.
+    case malformedMessage(SyncDecodingError)
+    /// A message that may not come now (anything before HELLO, a second HELLO).
+    case unexpectedMessage(SyncMessageType)
+    /// The peer speaks no protocol version this build does, or accepts frames too small for one op.
+    case incompatiblePeer(String)
+    /// A WANT, OPS or NEW_OP for a partition this node never offered the peer (a non-member
+    /// asking for a private partition, or a peer writing where it was not invited).
+    case partitionNotOffered(PartitionID)
+    /// OPS for a chain with no WANT outstanding.
+    case unrequestedOps(PartitionID, author: UserID)
+    /// More ops than the WANT's credit, or ops outside the asked range.
+    case creditExceeded(PartitionID, author: UserID)
+    /// More WANTs waiting than the session serves at once.
+    case tooManyWants
+    /// More ops from this peer failed validation (signatures, chains, rules) than allowed.
+    case tooManyInvalidOps(Int)
+    /// The peer said BYE.
+    case peerSaidBye(ByeReason)
+    /// Nothing arrived for the idle timeout.
+    case idle
+
+    public var description: String {
+        switch self {
+        case .malformedMessage(let error): "malformed message: \(error)"
+        case .unexpectedMessage(let type): "unexpected \(type) message"
+        case .incompatiblePeer(let why): "incompatible peer: \(why)"
+        case .partitionNotOffered(let id): "the peer used partition \(id.text), which was not offered to it"
+        case .unrequestedOps(let id, let author): "ops of \(author.short) in \(id.text) that were never asked for"
+        case .creditExceeded(let id, let author): "more ops of \(author.short) in \(id.text) than asked for"
+        case .tooManyWants: "too many WANTs outstanding"
+        case .tooManyInvalidOps(let count): "\(count) invalid ops"
+        case .peerSaidBye(let reason): "the peer closed the link (\(reason))"
+        case .idle: "nothing received for too long"
+        }
+    }
+
+    /// The reason sent in BYE when this error closes the link.
+    var byeReason: ByeReason {
+        switch self {
+        case .incompatiblePeer: .incompatible
+        case .tooManyInvalidOps: .invalidOps
+        case .idle: .idle
+        default: .protocolViolation
+        }
+    }
+}

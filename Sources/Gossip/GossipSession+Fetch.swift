@@ -1,0 +1,225 @@
+import Identity
+import Replica
+import Wire
+
+/// Fetching from the peer: comparing vectors, WANTs with credit, OPS received, and the
+/// outcomes of applying them.
+extension GossipSession {
+    // MARK: - Planning a round
+
+    /// Both vectors of a round are complete: decide, per author, what to fetch, what to probe
+    /// and which fork proofs the peer lacks.
+    mutating func plan(_ id: PartitionID) {
+        guard var partition = shared[id], let exchange = partition.exchange, let localHeads = exchange.local else { return }
+        bufferedRemoteHeads -= exchange.remote.count
+        partition.exchange = nil
+        partition.baseline = .explicit
+        shared[id] = partition
+        let localByAuthor = Dictionary(localHeads.map { ($0.author, $0) }, uniquingKeysWith: { first, _ in first })
+        var proofsMissing = false
+        for author in Set(localByAuthor.keys).union(exchange.remote.keys).sorted() {
+            let key = ChainKey(partition: id, author: author)
+            let mine = localByAuthor[author]
+            let theirs = exchange.remote[author]
+            var chain = self.chain(key) ?? Chain()
+            // Heads only grow, except when a fork proof cuts a chain back: then the vector is the truth.
+            chain.peerSeq = theirs?.frozenAt != nil ? theirs?.maxSeq : max(chain.peerSeq ?? 0, theirs?.maxSeq ?? 0)
+            chain.localSeq = mine?.frozenAt != nil ? mine?.maxSeq : max(chain.localSeq ?? 0, mine?.maxSeq ?? 0)
+            chain.blocked = false
+            if let frozenAt = mine?.frozenAt {
+                chain.frozen = true
+                let peerLacksProof = theirs?.frozenAt.map { $0 > frozenAt } ?? true
+                if peerLacksProof, !forksKnownByPeer.contains(ForkPoint(key, seq: frozenAt)) { proofsMissing = true }
+            }
+            // Two heads at one seq: the branches split at or below it. Probing the peer's op there
+            // finds the fork (a frozen chain too: its remaining heads may still differ lower down).
+            if let mine, let theirs, mine.maxSeq == theirs.maxSeq, mine.maxSeq > 0, mine.headID != theirs.headID, chain.probe == nil {
+                chain.probe = Probe(seq: mine.maxSeq, reason: .headsDiffer)
+            }
+            setChain(key, chain)
+            advance(key)
+        }
+        if proofsMissing { emit(.loadForkProofs(id)) }
+        pumpWants()
+    }
+
+    // MARK: - WANT
+
+    /// Whether a chain has something to fetch from the peer (its head is ahead, or a probe waits).
+    func needsWant(_ chain: Chain) -> Bool {
+        guard chain.isIdle, let localSeq = chain.localSeq else { return false }
+        if let probe = chain.probe, !probe.sent { return true }
+        guard !chain.frozen, !chain.blocked else { return false }
+        let upper = min(chain.peerSeq ?? 0, chain.pending.first.map { $0.seq - 1 } ?? .max)
+        return upper > localSeq
+    }
+
+    /// Moves an idle chain on: applies buffered ops that now fit, or queues a WANT.
+    mutating func advance(_ key: ChainKey) {
+        guard var chain = chain(key), chain.isIdle else { return }
+        if chain.frozen { chain.pending = [] }
+        if let localSeq = chain.localSeq { chain.pending.removeAll { $0.seq <= localSeq } }
+        if let first = chain.pending.first, chain.localSeq.map({ first.seq == $0 + 1 }) ?? true {
+            var run: [Operation] = []
+            var expected = first.seq
+            while let op = chain.pending.first, op.seq == expected {
+                run.append(op)
+                chain.pending.removeFirst()
+                expected += 1
+            }
+            chain.applying += 1
+            setChain(key, chain)
+            emit(.apply(run))
+            return
+        }
+        if needsWant(chain), !chain.queued {
+            chain.queued = true
+            wantQueue.append(key)
+        }
+        setChain(key, chain)
+    }
+
+    /// Sends queued WANTs while fewer than `maxOutstandingWants` are outstanding.
+    mutating func pumpWants() {
+        while outstandingWants < configuration.maxOutstandingWants, phase != .closed, let key = wantQueue.popFirst() {
+            guard var chain = chain(key) else { continue }
+            chain.queued = false
+            guard needsWant(chain), let localSeq = chain.localSeq else {
+                setChain(key, chain)
+                continue
+            }
+            let want: OutstandingWant
+            if var probe = chain.probe, !probe.sent {
+                probe.sent = true
+                chain.probe = probe
+                want = OutstandingWant(from: probe.seq, count: 1, isProbe: true)
+            } else {
+                let upper = min(chain.peerSeq ?? 0, chain.pending.first.map { $0.seq - 1 } ?? .max)
+                let count = Int(min(UInt64(configuration.wantCredit), upper - localSeq))
+                want = OutstandingWant(from: localSeq + 1, count: count, isProbe: false)
+                wanted += count
+            }
+            chain.want = want
+            outstandingWants += 1
+            setChain(key, chain)
+            send(.want(partition: key.partition, author: key.author, fromSeq: want.from, maxCount: UInt16(want.count)))
+        }
+    }
+
+    // MARK: - OPS
+
+    /// A batch answering one of our WANTs: MUST be within the partition offered, the WANT's
+    /// credit and its range, in chain order. The shell applies it; the next WANT waits for that.
+    mutating func receiveOps(_ batch: OpBatch) {
+        let key = ChainKey(partition: batch.partition, author: batch.author)
+        guard sentDigests[key.partition] != nil else { return close(.partitionNotOffered(key.partition)) }
+        guard var chain = chain(key), var want = chain.want else { return close(.unrequestedOps(key.partition, author: key.author)) }
+        guard want.received + batch.ops.count <= want.count else { return close(.creditExceeded(key.partition, author: key.author)) }
+        for (index, op) in batch.ops.enumerated() where op.seq != want.from + UInt64(want.received + index) {
+            return close(.creditExceeded(key.partition, author: key.author))
+        }
+        want.received += batch.ops.count
+        if !want.isProbe { fetched += batch.ops.count }
+        if let last = batch.ops.last { chain.peerSeq = max(chain.peerSeq ?? 0, last.seq) }
+        if !batch.ops.isEmpty {
+            chain.applying += 1
+            emit(.apply(batch.ops))
+        }
+        if batch.isLast {
+            chain.want = nil
+            outstandingWants -= 1
+            // A short answer: the peer holds nothing more of the range.
+            if want.received < want.count, !want.isProbe { chain.peerSeq = want.from + UInt64(want.received) - 1 }
+            // A peer that sent an op off our chain but has no op below it to show sent a broken chain.
+            if want.isProbe, want.received == 0, chain.probe?.reason == .brokenChain {
+                chain.probe = nil
+                invalidOps += 1
+                if invalidOps > configuration.maxInvalidOps { return close(.tooManyInvalidOps(invalidOps)) }
+            }
+        } else {
+            chain.want = want
+        }
+        setChain(key, chain)
+        advance(key)
+        pumpWants()
+    }
+
+    // MARK: - Applied
+
+    /// The outcomes of an `.apply` (same order as its ops). Rejected ops count against the peer,
+    /// except those that may be accepted later and those of forked authors.
+    public mutating func onApplied(_ ops: [Operation], outcomes: [ApplyOutcome], now: UInt64) -> [GossipDirective] {
+        guard begin(now) else { return [] }
+        guard let first = ops.first, ops.count == outcomes.count else { return finish() }
+        let key = ChainKey(partition: first.partition, author: first.author)
+        guard var chain = chain(key) else { return finish() }
+        chain.applying = max(0, chain.applying - 1)
+        let probe = chain.probe?.sent == true ? chain.probe : nil
+        if probe != nil { chain.probe = nil }
+        var proofsMissing = false
+        var forkFound = false
+        for (op, outcome) in zip(ops, outcomes) {
+            switch outcome {
+            case .applied:
+                chain.localSeq = max(chain.localSeq ?? 0, op.seq)
+            case .duplicate:
+                chain.localSeq = max(chain.localSeq ?? 0, op.seq)
+                if let probe, probe.reason == .brokenChain, probe.seq == op.seq { invalidOps += 1 }
+            case .pending(let missingFrom):
+                chain.localSeq = missingFrom - 1
+                if !chain.blocked, !chain.frozen { insertPending(op, into: &chain) }
+            case .forkDetected(let proof):
+                chain.frozen = true
+                sendFork(proof)
+                forkFound = true
+            case .rejected(.invalid(.brokenChain)) where op.seq > 1 && probe == nil:
+                // The store says so only for the op right above its head, whose prev is not the
+                // head: the peer's op at our head's seq is probably another branch (a fork).
+                chain.localSeq = op.seq - 1
+                chain.probe = Probe(seq: op.seq - 1, reason: .brokenChain)
+                chain.blocked = true
+            case .rejected(.invalid):
+                invalidOps += 1
+                chain.blocked = true
+            case .rejected(.rule(let violation)):
+                if !violation.mayResolveLater { invalidOps += 1 }
+                chain.blocked = true
+            case .rejected(.unknownPartition):
+                chain.blocked = true
+            case .rejected(.authorForked(let frozenAt)):
+                chain.frozen = true
+                if !forksKnownByPeer.contains(ForkPoint(key, seq: frozenAt)) { proofsMissing = true }
+            }
+        }
+        if chain.frozen { chain.pending = [] }
+        if chain.blocked { chain.pending = [] }
+        setChain(key, chain)
+        if invalidOps > configuration.maxInvalidOps {
+            close(.tooManyInvalidOps(invalidOps))
+            return finish()
+        }
+        if proofsMissing { emit(.loadForkProofs(key.partition)) }
+        advance(key)
+        if forkFound { startExchange(key.partition) }
+        pumpWants()
+        return finish()
+    }
+
+    /// Keeps an op that arrived ahead of the chain, sorted by seq; beyond the cap the highest
+    /// are dropped (a WANT fetches them later).
+    func insertPending(_ op: Operation, into chain: inout Chain) {
+        guard op.seq > chain.localSeq ?? 0 else { return }
+        let index = chain.pending.firstIndex { $0.seq >= op.seq } ?? chain.pending.endIndex
+        guard index == chain.pending.endIndex || chain.pending[index].seq != op.seq else { return }
+        chain.pending.insert(op, at: index)
+        if chain.pending.count > configuration.maxPendingPerChain { chain.pending.removeLast() }
+    }
+
+    /// Sends a fork proof unless the peer already has it.
+    mutating func sendFork(_ proof: ForkProof) {
+        let point = ForkPoint(proof)
+        guard !forksKnownByPeer.contains(point) else { return }
+        if forksKnownByPeer.count < configuration.maxChains { forksKnownByPeer.insert(point) }
+        send(.fork(proof))
+    }
+}

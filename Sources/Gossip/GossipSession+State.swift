@@ -1,0 +1,174 @@
+import Identity
+import Replica
+import Wire
+
+/// One author's log in one partition: the unit of fetching, pushing and fork handling.
+struct ChainKey: Hashable, Sendable {
+    var partition: PartitionID
+    var author: UserID
+}
+
+/// Where an author forked: a fork proof's chain and seq.
+struct ForkPoint: Hashable, Sendable {
+    var chain: ChainKey
+    var seq: UInt64
+
+    init(_ chain: ChainKey, seq: UInt64) { (self.chain, self.seq) = (chain, seq) }
+    init(_ proof: ForkProof) { self.init(ChainKey(partition: proof.partition, author: proof.author), seq: proof.seq) }
+}
+
+/// A partition both sides list on this link: it is synced (vectors, WANT/OPS, NEW_OP).
+struct SharedPartition: Sendable {
+    /// What is known of the peer's heads for authors without a `Chain.peerSeq`.
+    enum Baseline: Sendable {
+        /// Nothing: push nothing until a vector or equal digests tell.
+        case unknown
+        /// The digests were equal: the peer holds what this node holds.
+        case sameAsLocal
+        /// A full vector arrived: an author it did not list is one it holds nothing of.
+        case explicit
+    }
+
+    /// The peer's digest, as last listed.
+    var remoteDigest: Bytes32
+    var baseline = Baseline.unknown
+    /// A vector round in progress (this node asked for its own vector and awaits the peer's).
+    var exchange: VectorExchange?
+    var chains: [UserID: Chain] = [:]
+
+    init(remoteDigest: Bytes32) { self.remoteDigest = remoteDigest }
+}
+
+/// Both vectors of one round: ours (loaded by the shell) and the peer's (paged).
+struct VectorExchange: Sendable {
+    /// When the round started: a round the peer never answers is dropped at the next
+    /// anti-entropy tick after a full interval, so the partition can sync again.
+    var startedAt: UInt64
+    var local: [Head]?
+    var remote: [UserID: Head] = [:]
+    var remoteComplete = false
+}
+
+/// What this session knows and does about one chain.
+struct Chain: Sendable {
+    /// The highest seq the peer is known to hold (from vectors, WANTs, ops either way).
+    var peerSeq: UInt64?
+    /// The highest seq this node is known to hold.
+    var localSeq: UInt64?
+    /// This node excludes the author from some seq on (a fork proof): never fetch.
+    var frozen = false
+    /// Fetching failed this round (rejected ops); the next vector round tries again.
+    var blocked = false
+    /// Waiting in `wantQueue`.
+    var queued = false
+    /// A fork probe to send: the peer's op at this seq, to compare with ours.
+    var probe: Probe?
+    var want: OutstandingWant?
+    /// `.apply` directives not yet answered by `onApplied`.
+    var applying = 0
+    /// Out-of-order NEW_OPs, sorted by seq, at most `maxPendingPerChain`.
+    var pending: [Operation] = []
+
+    var isIdle: Bool { want == nil && applying == 0 }
+    var nextSeq: UInt64 { (localSeq ?? 0) + 1 }
+
+    /// A NEW_OP or OPS entry that tells nothing the baseline does not: safe to forget.
+    var isForgettable: Bool { isIdle && !queued && pending.isEmpty && probe == nil && !frozen && !blocked }
+}
+
+/// A request for the peer's op at one seq, to compare with ours: when it differs, the store
+/// finds the fork and makes the proof.
+struct Probe: Hashable, Sendable {
+    enum Reason: Hashable, Sendable {
+        /// The vectors showed different head ids at the same seq.
+        case headsDiffer
+        /// The peer's next op did not link to our head; a duplicate answer means the peer sent a
+        /// broken chain (it counts as an invalid op).
+        case brokenChain
+    }
+
+    var seq: UInt64
+    var reason: Reason
+    /// The probe's WANT went out; its `onApplied` judges the answer.
+    var sent = false
+}
+
+/// A WANT this node sent and the peer is answering.
+struct OutstandingWant: Hashable, Sendable {
+    let from: UInt64
+    let count: Int
+    var received = 0
+    let isProbe: Bool
+}
+
+/// A WANT from the peer, waiting or being served.
+struct PeerWant: Hashable, Sendable {
+    let key: ChainKey
+    let from: UInt64
+    let count: Int
+}
+
+/// The WANT being served: ops are read from the store in `loadBatch` steps.
+struct Serving: Hashable, Sendable {
+    let want: PeerWant
+    var nextSeq: UInt64
+    var remaining: Int
+    /// The limit of the `.loadOps` in flight.
+    var requested: Int
+}
+
+extension GossipSession {
+    /// The chain's state, if remembered.
+    func chain(_ key: ChainKey) -> Chain? { shared[key.partition]?.chains[key.author] }
+
+    /// Stores a chain's state; a new chain is remembered only under `maxChains`.
+    mutating func setChain(_ key: ChainKey, _ chain: Chain) {
+        guard var partition = shared[key.partition] else { return }
+        if partition.chains[key.author] == nil {
+            guard chainCount < configuration.maxChains else { return }
+            chainCount += 1
+        }
+        partition.chains[key.author] = chain
+        shared[key.partition] = partition
+    }
+
+    /// Forgets a chain (its knowledge is covered by the partition's baseline).
+    mutating func removeChain(_ key: ChainKey) {
+        guard shared[key.partition]?.chains.removeValue(forKey: key.author) != nil else { return }
+        chainCount -= 1
+    }
+
+    /// What the peer holds of a chain, from its own entry or the partition's baseline, given
+    /// that this node's head before `seq` was `seq - 1` (for live push).
+    func peerSeq(_ key: ChainKey, beforeLocal seq: UInt64) -> UInt64? {
+        guard let partition = shared[key.partition] else { return nil }
+        if let known = partition.chains[key.author]?.peerSeq { return known }
+        switch partition.baseline {
+        case .unknown: return nil
+        case .sameAsLocal: return seq - 1
+        case .explicit: return 0
+        }
+    }
+}
+
+/// A first-in first-out queue with O(1) pops (the fetch queue may hold many chains).
+struct Queue<Element: Sendable>: Sendable {
+    private var items: [Element] = []
+    private var head = 0
+
+    var isEmpty: Bool { head == items.count }
+    var count: Int { items.count - head }
+
+    mutating func append(_ item: Element) { items.append(item) }
+
+    mutating func popFirst() -> Element? {
+        guard head < items.count else { return nil }
+        let item = items[head]
+        head += 1
+        if head >= 64 && head * 2 >= items.count {
+            items.removeFirst(head)
+            head = 0
+        }
+        return item
+    }
+}

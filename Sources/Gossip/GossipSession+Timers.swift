@@ -1,0 +1,36 @@
+/// The clock: keepalive pings, the idle timeout and periodic anti-entropy.
+extension GossipSession {
+    /// The timer fired. Sends a PING after `pingInterval` of sending nothing, closes the link
+    /// after `idleTimeout` of receiving nothing, and every `antiEntropyInterval` asks for fresh
+    /// summaries (`.refreshSummaries`), so entries that changed are re-sent and a missed push is
+    /// repaired. Always ends with the next `.scheduleTick`.
+    public mutating func onTick(now: UInt64) -> [GossipDirective] {
+        guard begin(now) else { return [] }
+        let now = self.now
+        if now >= lastReceived + configuration.idleTimeout {
+            close(.idle)
+            return finish()
+        }
+        if now >= lastSent + configuration.pingInterval {
+            pingNonce += 1
+            send(.ping(nonce: pingNonce))
+        }
+        if now >= nextAntiEntropy {
+            nextAntiEntropy = now + configuration.antiEntropyInterval
+            antiEntropyDue = true
+            dropStaleExchanges()
+            emit(.refreshSummaries)
+        }
+        emit(.scheduleTick(after: nextDeadline() - now))
+        return finish()
+    }
+
+    /// Forgets vector rounds open for a whole interval (the peer never sent its vector).
+    mutating func dropStaleExchanges() {
+        for (id, partition) in shared {
+            guard let exchange = partition.exchange, exchange.startedAt + configuration.antiEntropyInterval <= now else { continue }
+            bufferedRemoteHeads -= exchange.remote.count
+            shared[id]?.exchange = nil
+        }
+    }
+}

@@ -1,0 +1,240 @@
+import Identity
+import Replica
+import Wire
+
+/// Anti-entropy and live push over one link, as a pure state machine (DESIGN §4.3,
+/// PROTOCOL-RESEARCH §3.3). The node keeps one session per linked peer and fans out.
+///
+/// The session owns no socket, store, timer or clock. The shell feeds it events — `start`,
+/// `onFrame` (or `onMessage`), the answers to its load and apply directives, `onNewLocalOp`,
+/// `onLocalForkProof`, `onTick` — each with the shell's monotonic clock in milliseconds, and
+/// carries out the returned `GossipDirective`s in order.
+///
+/// Protocol rules it follows:
+/// - Both sides send HELLO and SUMMARY at once. Nothing but HELLO may come first.
+/// - A partition is synced on the link when both sides list it. For each entry received whose
+///   digest equals ours, nothing more is sent (in sync: one SUMMARY each way). Where digests
+///   differ, both sides exchange VECTORs.
+/// - For each author where the peer is ahead, the session sends WANT(from = local max + 1,
+///   credit ≤ 256) and the next WANT only after the ops of the last one were applied, so a node
+///   behind by k ops receives exactly k. At most `maxOutstandingWants` chains are fetched at once.
+/// - A WANT is answered with OPS batches read from the store in steps of `loadBatch`, each batch
+///   within the peer's frame; the last batch of the answer says so (`OpBatch.isLast`).
+/// - Different head ids at an equal seq, or a peer op that does not link to our head, lead to a
+///   fork probe (a WANT for the peer's op at that seq); the store then finds the fork and the
+///   proof is sent as FORK. A vector showing that the peer lacks a proof this node holds makes
+///   the session send it.
+/// - Live push (EBT-style): a new local op goes out as NEW_OP only when the peer is known to
+///   hold exactly the op before it; otherwise anti-entropy fetches it. A NEW_OP that arrives
+///   ahead of the chain is kept (at most `maxPendingPerChain` per chain) while a WANT fills the gap.
+/// - Every `antiEntropyInterval` the session asks for fresh summaries and re-sends the entries
+///   whose digest changed since it last sent them, or that still differ from the peer's.
+/// - The peer's link closes (BYE, then `.close`) for: a malformed frame; anything before HELLO;
+///   a WANT, OPS or NEW_OP in a partition never offered to it; OPS not asked for or beyond the
+///   credit; too many WANTs queued; more than `maxInvalidOps` ops that fail validation; silence
+///   for `idleTimeout`.
+///
+/// What the shell MUST do:
+/// - compute each partition's `Sharing` for this peer with `SyncPolicy`, for `start` and for
+///   every `.refreshSummaries` (and call `onLocalSummaries` when the node carries a new partition);
+/// - answer every `.loadVector`, `.loadOps`, `.loadForkProofs`, `.refreshSummaries` and
+///   `.apply` exactly once with its event, in the order the directives were given;
+/// - after applying, call `onNewLocalOp` of every session (this one included) for each op whose
+///   outcome is `.applied`, in order; likewise after writing a local op; and pass each new fork
+///   proof (from `.forkDetected` or a `.applyForkProof` that changed something) to
+///   `onLocalForkProof` of every session;
+/// - keep one timer, re-armed by each `.scheduleTick(after:)`, and call `onTick` when it fires.
+public struct GossipSession: Sendable {
+    enum Phase: Sendable { case idle, awaitingHello, running, closed }
+
+    public let configuration: GossipConfiguration
+    var phase = Phase.idle
+    /// The latest clock reading passed in.
+    var now: UInt64 = 0
+    /// Directives of the event being handled.
+    var outbox: [GossipDirective] = []
+
+    // What this node offers the peer.
+    var local: [PartitionID: PartitionSummary] = [:]
+    /// Every partition listed to the peer on this link, with the digest last sent.
+    var sentDigests: [PartitionID: Bytes32] = [:]
+    var antiEntropyDue = false
+
+    // What the peer listed.
+    var peerMaxFrame = GossipConfiguration.minimumFrameBytes
+    var peerListed: [PartitionID: Bytes32] = [:]
+    var learnRequested: Set<PartitionID> = []
+
+    // Partitions synced on this link.
+    var shared: [PartitionID: SharedPartition] = [:]
+    var chainCount = 0
+    /// Heads of peer vectors held until their round is planned (bounded by `maxChains`).
+    var bufferedRemoteHeads = 0
+
+    // Fetching from the peer.
+    var wantQueue = Queue<ChainKey>()
+    var outstandingWants = 0
+    var invalidOps = 0
+    var fetched = 0
+    var wanted = 0
+    var reportedProgress = (fetched: 0, wanted: 0)
+
+    // Serving the peer.
+    var peerWants = Queue<PeerWant>()
+    var serving: Serving?
+
+    /// Fork proofs the peer has (it sent them, or this session did), by chain and seq.
+    var forksKnownByPeer: Set<ForkPoint> = []
+
+    // Timers.
+    var lastSent: UInt64 = 0
+    var lastReceived: UInt64 = 0
+    var nextAntiEntropy: UInt64 = 0
+    var pingNonce: UInt64 = 0
+
+    public init(configuration: GossipConfiguration = GossipConfiguration()) {
+        configuration.validate()
+        self.configuration = configuration
+    }
+
+    /// Whether the link is over (closed by either side); later events return nothing.
+    public var isClosed: Bool { phase == .closed }
+
+    /// Ops fetched from this peer so far, of those asked for.
+    public var progress: (fetched: Int, wanted: Int) { (fetched, wanted) }
+
+    // MARK: - Start
+
+    /// Starts the session on a new link: sends HELLO and the SUMMARY of `summaries` (every
+    /// partition with its sharing for this peer; `.never` ones are not listed).
+    public mutating func start(local summaries: [PartitionSummary], now: UInt64) -> [GossipDirective] {
+        guard phase == .idle else { preconditionFailure("invalid state \(phase): start called twice") }
+        phase = .awaitingHello
+        self.now = now
+        (lastSent, lastReceived, nextAntiEntropy) = (now, now, now + configuration.antiEntropyInterval)
+        for summary in summaries { local[summary.id] = summary }
+        send(.hello(protocolVersion: GossipConfiguration.protocolVersion, maxFrame: UInt32(configuration.maxFrameBytes), features: 0))
+        sendSummary(of: summaries.map(\.id), evenIfEmpty: true)
+        emit(.scheduleTick(after: nextDeadline() - now))
+        return finish()
+    }
+
+    /// The node's current summaries for this peer (the answer to `.refreshSummaries`, or news:
+    /// a partition newly carried, a sharing changed). New partitions are listed at once; after
+    /// `.refreshSummaries`, entries whose digest changed are re-sent too.
+    public mutating func onLocalSummaries(_ summaries: [PartitionSummary], now: UInt64) -> [GossipDirective] {
+        guard begin(now) else { return [] }
+        local = Dictionary(summaries.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
+        var toSend: [PartitionID] = []
+        for summary in summaries where summary.sharing != .never {
+            let id = summary.id
+            guard let sent = sentDigests[id] else {
+                toSend.append(id)
+                continue
+            }
+            guard antiEntropyDue else { continue }
+            let stillDiffers = peerListed[id].map { $0 != summary.digest.raw } ?? false
+            if sent != summary.digest.raw || (stillDiffers && shared[id]?.exchange == nil) { toSend.append(id) }
+        }
+        antiEntropyDue = false
+        sendSummary(of: toSend, evenIfEmpty: false)
+        return finish()
+    }
+
+    // MARK: - Helpers
+
+    /// Starts handling an event: false once the link is over.
+    mutating func begin(_ now: UInt64) -> Bool {
+        switch phase {
+        case .idle: preconditionFailure("invalid state \(phase): an event before start")
+        case .closed: return false
+        case .awaitingHello, .running:
+            self.now = max(self.now, now)
+            return true
+        }
+    }
+
+    /// Ends an event: reports progress if it moved, and hands over the directives.
+    mutating func finish() -> [GossipDirective] {
+        if phase != .closed, (fetched, wanted) != reportedProgress {
+            reportedProgress = (fetched, wanted)
+            outbox.append(.progress(fetched: fetched, wanted: wanted))
+        }
+        defer { outbox = [] }
+        return outbox
+    }
+
+    mutating func emit(_ directive: GossipDirective) {
+        guard phase != .closed else { return }
+        outbox.append(directive)
+    }
+
+    mutating func send(_ message: SyncMessage) {
+        guard phase != .closed else { return }
+        outbox.append(.send(message))
+        lastSent = now
+    }
+
+    /// Ends the link: BYE (unless the peer said it), then `.close`.
+    mutating func close(_ error: GossipError) {
+        guard phase != .closed else { return }
+        if case .peerSaidBye = error {} else { send(.bye(reason: error.byeReason)) }
+        outbox.append(.close(reason: error))
+        phase = .closed
+    }
+
+    /// Lists partitions to the peer, in pages within the peer's frame.
+    mutating func sendSummary(of ids: [PartitionID], evenIfEmpty: Bool) {
+        var entries: [SummaryEntry] = []
+        for id in ids {
+            guard let summary = local[id], summary.sharing != .never else { continue }
+            let newlyListed = sentDigests[id] == nil
+            entries.append(SummaryEntry(summary.descriptor, digest: summary.digest, revealDescriptor: summary.sharing == .offer))
+            sentDigests[id] = summary.digest.raw
+            if newlyListed { linkIfBothList(id) }
+        }
+        guard !entries.isEmpty || evenIfEmpty else { return }
+        let budget = peerMaxFrame - SyncMessage.summaryPrefixBytes
+        var page: [SummaryEntry] = []
+        var pageBytes = 0
+        for entry in entries {
+            let size = SyncMessage.encodedSize(of: entry)
+            if page.count == SyncMessage.maxSummaryEntries || pageBytes + size > budget {
+                send(.summary(more: true, entries: page))
+                (page, pageBytes) = ([], 0)
+            }
+            page.append(entry)
+            pageBytes += size
+        }
+        send(.summary(more: false, entries: page))
+    }
+
+    /// Makes a partition synced once both sides list it. The side that receives a differing
+    /// entry starts the vector round; equal digests mean the peer holds what we hold.
+    mutating func linkIfBothList(_ id: PartitionID) {
+        guard let summary = local[id], summary.sharing != .never, sentDigests[id] != nil, let theirs = peerListed[id] else { return }
+        var partition = shared[id] ?? SharedPartition(remoteDigest: theirs)
+        partition.remoteDigest = theirs
+        shared[id] = partition
+        if theirs == summary.digest.raw, partition.exchange == nil { markInSync(id) }
+    }
+
+    /// Equal digests: the peer holds exactly what this node holds, so per-chain knowledge of its
+    /// heads gives way to the baseline (and idle chains are forgotten).
+    mutating func markInSync(_ id: PartitionID) {
+        guard var partition = shared[id] else { return }
+        partition.baseline = .sameAsLocal
+        for (author, var chain) in partition.chains {
+            chain.peerSeq = nil
+            chain.blocked = false
+            partition.chains[author] = chain
+        }
+        shared[id] = partition
+        for (author, chain) in partition.chains where chain.isForgettable { removeChain(ChainKey(partition: id, author: author)) }
+    }
+
+    /// The earliest time `onTick` has work.
+    func nextDeadline() -> UInt64 {
+        min(lastSent + configuration.pingInterval, lastReceived + configuration.idleTimeout, nextAntiEntropy)
+    }
+}

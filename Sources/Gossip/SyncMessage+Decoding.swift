@@ -1,0 +1,165 @@
+import Identity
+import Replica
+import Wire
+
+extension SyncMessage {
+    /// Decodes one received message (one link frame).
+    ///
+    /// Checks run cheapest first: size of the whole message, type byte, then each field in
+    /// order, with every count and length compared to its limit before anything is allocated
+    /// for it. Ops are parsed (layout, version, body length) but not verified: signatures,
+    /// chains and rules are the store's business. Fork proofs are verified here (two signatures),
+    /// since a proof is only a proof when both signatures hold.
+    public static func decode(_ bytes: [UInt8]) throws(SyncDecodingError) -> SyncMessage {
+        guard bytes.count <= maxBytes else { throw .tooLarge(length: bytes.count, limit: maxBytes) }
+        guard let first = bytes.first else { throw .empty }
+        guard let type = SyncMessageType(rawValue: first) else { throw .unknownType(first) }
+        guard !type.isReserved else { throw .reservedType(type) }
+        var reader = ByteReader(bytes[1...])
+        let message: SyncMessage
+        do {
+            message = try decodeFields(type, &reader)
+            try reader.expectEnd()
+        } catch let error as SyncDecodingError {
+            throw error
+        } catch let error as DecodingError {
+            throw SyncDecodingError(error)
+        } catch {
+            preconditionFailure("unexpected error \(error)")
+        }
+        return message
+    }
+
+    private static func decodeFields(_ type: SyncMessageType, _ reader: inout ByteReader) throws -> SyncMessage {
+        switch type {
+        case .hello:
+            let version = try reader.u16("protocol version")
+            guard version >= 1 else { throw SyncDecodingError.invalidValue(field: "protocol version") }
+            return .hello(protocolVersion: version, maxFrame: try reader.u32("max frame"), features: try reader.u32("features"))
+        case .summary:
+            let more = try reader.u8("summary flags") & 1 != 0
+            let count = try boundedCount(&reader, "summary entries", limit: maxSummaryEntries)
+            var entries: [SummaryEntry] = []
+            entries.reserveCapacity(count)
+            for _ in 0..<count { entries.append(try summaryEntry(&reader)) }
+            return .summary(more: more, entries: entries)
+        case .vector:
+            let partition = try reader.partition("vector partition")
+            let more = try reader.u8("vector flags") & 1 != 0
+            let count = try boundedCount(&reader, "vector heads", limit: maxVectorHeads)
+            var heads: [Head] = []
+            heads.reserveCapacity(count)
+            for _ in 0..<count { heads.append(try head(&reader)) }
+            return .vector(partition: partition, more: more, heads: heads)
+        case .want:
+            let partition = try reader.partition("want partition")
+            let author = UserID(try reader.bytes32("want author"))
+            let from = try reader.u64("want from seq")
+            guard from >= 1 else { throw SyncDecodingError.invalidValue(field: "want from seq") }
+            let maxCount = try reader.u16("want max count")
+            guard maxCount >= 1 else { throw SyncDecodingError.invalidValue(field: "want max count") }
+            guard maxCount <= maxWantCount else {
+                throw SyncDecodingError.overLimit(field: "want max count", value: Int(maxCount), limit: maxWantCount)
+            }
+            return .want(partition: partition, author: author, fromSeq: from, maxCount: maxCount)
+        case .ops:
+            return .ops(try opBatch(&reader))
+        case .newOp:
+            return .newOp(try nakedOp(&reader))
+        case .fork:
+            let encoded = try reader.raw(2 * Operation.headerBytes, "fork proof")
+            do {
+                return .fork(try ForkProof(encoded: encoded))
+            } catch {
+                throw SyncDecodingError.invalidForkProof(error)
+            }
+        case .ping:
+            return .ping(nonce: try reader.u64("ping nonce"))
+        case .pong:
+            return .pong(nonce: try reader.u64("pong nonce"))
+        case .bye:
+            return .bye(reason: ByeReason(rawValue: try reader.u8("bye reason")))
+        case .presence, .typing, .blobWant, .blob, .addresses:
+            throw SyncDecodingError.reservedType(type)
+        }
+    }
+
+    private static func boundedCount(_ reader: inout ByteReader, _ field: String, limit: Int) throws -> Int {
+        let count = Int(try reader.u16(field))
+        guard count <= limit else { throw SyncDecodingError.overLimit(field: field, value: count, limit: limit) }
+        return count
+    }
+
+    private static func summaryEntry(_ reader: inout ByteReader) throws -> SummaryEntry {
+        let partition = try reader.partition("summary partition")
+        let digest = try reader.bytes32("summary digest")
+        let length = Int(try reader.u8("descriptor length"))
+        guard length <= maxDescriptorBytes else {
+            throw SyncDecodingError.overLimit(field: "descriptor length", value: length, limit: maxDescriptorBytes)
+        }
+        guard length > 0 else { return SummaryEntry(partition: partition, digest: digest, descriptor: nil) }
+        let bytes = try reader.raw(length, "descriptor")
+        let descriptor: PartitionDescriptor
+        do {
+            descriptor = try PartitionDescriptor(decoding: bytes)
+        } catch {
+            throw SyncDecodingError.invalidDescriptor(error.description)
+        }
+        guard descriptor.id == partition else { throw SyncDecodingError.invalidDescriptor("it does not hash to the partition id") }
+        return SummaryEntry(partition: partition, digest: digest, descriptor: descriptor)
+    }
+
+    private static func head(_ reader: inout ByteReader) throws -> Head {
+        let author = UserID(try reader.bytes32("head author"))
+        let maxSeq = try reader.u64("head max seq")
+        let headID = OpID(try reader.bytes32("head id"))
+        let frozenAt = try reader.u64("head frozen at")
+        guard (maxSeq == 0) == headID.raw.isZero else { throw SyncDecodingError.invalidValue(field: "head id") }
+        guard frozenAt == 0 || frozenAt > maxSeq else { throw SyncDecodingError.invalidValue(field: "head frozen at") }
+        return Head(author: author, maxSeq: maxSeq, headID: headID, frozenAt: frozenAt == 0 ? nil : frozenAt)
+    }
+
+    private static func opBatch(_ reader: inout ByteReader) throws -> OpBatch {
+        let partition = try reader.partition("ops partition")
+        let author = UserID(try reader.bytes32("ops author"))
+        let isLast = try reader.u8("ops flags") & 1 != 0
+        let count = try boundedCount(&reader, "ops count", limit: maxOpsPerBatch)
+        var ops: [Operation] = []
+        ops.reserveCapacity(count)
+        for _ in 0..<count {
+            let length = Int(try reader.u32("op length"))
+            guard length <= maxOpBytes else { throw SyncDecodingError.overLimit(field: "op length", value: length, limit: maxOpBytes) }
+            guard length >= minOpBytes else { throw SyncDecodingError.invalidValue(field: "op length") }
+            let bytes = try reader.raw(length, "op")
+            let op: Operation
+            do {
+                op = try Operation(encoded: bytes)
+            } catch {
+                throw SyncDecodingError.invalidOperation(error)
+            }
+            guard op.partition == partition, op.author == author else { throw SyncDecodingError.invalidValue(field: "op chain") }
+            ops.append(op)
+        }
+        return OpBatch(partition: partition, author: author, ops: ops, isLast: isLast)
+    }
+
+    /// An op that fills the rest of the message: the header says how long its body is.
+    private static func nakedOp(_ reader: inout ByteReader) throws -> Operation {
+        let header = try reader.raw(Operation.headerBytes, "op header")
+        let flags = Operation.Flags(rawValue: UInt16(header[2]) << 8 | UInt16(header[3]))
+        let declared = Int(header[4]) << 24 | Int(header[5]) << 16 | Int(header[6]) << 8 | Int(header[7])
+        guard declared <= Operation.maxBodyBytes else { throw SyncDecodingError.invalidOperation(.bodyTooLarge(declared)) }
+        let body = try reader.raw(flags.contains(.bodyErased) ? 0 : declared, "op body")
+        do {
+            return try Operation(header: header, body: body)
+        } catch {
+            throw SyncDecodingError.invalidOperation(error)
+        }
+    }
+}
+
+extension ByteReader {
+    fileprivate mutating func partition(_ field: String) throws(DecodingError) -> PartitionID {
+        PartitionID(try bytes32(field))
+    }
+}

@@ -1,0 +1,89 @@
+import Identity
+import Replica
+import Wire
+
+extension SyncMessage {
+    /// The bytes of this message (one link frame), laid out as in the table of `SyncMessage`.
+    ///
+    /// The caller MUST keep within the limits (counts, descriptor sizes, `maxBytes`);
+    /// `GossipSession` pages and splits its messages so they always do. Breaking a limit is a
+    /// programming error and traps, so a node never sends what its peers must refuse.
+    public func encode() -> [UInt8] {
+        var writer = ByteWriter(capacity: encodedSizeHint)
+        writer.u8(type.rawValue)
+        switch self {
+        case .hello(let version, let maxFrame, let features):
+            writer.u16(version)
+            writer.u32(maxFrame)
+            writer.u32(features)
+        case .summary(let more, let entries):
+            precondition(entries.count <= Self.maxSummaryEntries, "at most \(Self.maxSummaryEntries) summary entries")
+            writer.u8(more ? 1 : 0)
+            writer.u16(UInt16(entries.count))
+            for entry in entries {
+                writer.bytes32(entry.partition.raw)
+                writer.bytes32(entry.digest)
+                let descriptor = entry.descriptor?.encoded ?? []
+                precondition(descriptor.count <= Self.maxDescriptorBytes, "descriptor over \(Self.maxDescriptorBytes) bytes")
+                writer.u8(UInt8(descriptor.count))
+                writer.raw(descriptor)
+            }
+        case .vector(let partition, let more, let heads):
+            precondition(heads.count <= Self.maxVectorHeads, "at most \(Self.maxVectorHeads) heads per vector page")
+            writer.bytes32(partition.raw)
+            writer.u8(more ? 1 : 0)
+            writer.u16(UInt16(heads.count))
+            for head in heads {
+                writer.bytes32(head.author.raw)
+                writer.u64(head.maxSeq)
+                writer.bytes32(head.headID.raw)
+                writer.u64(head.frozenAt ?? 0)
+            }
+        case .want(let partition, let author, let fromSeq, let maxCount):
+            precondition(fromSeq >= 1 && (1...UInt16(Self.maxWantCount)).contains(maxCount), "WANT out of range")
+            writer.bytes32(partition.raw)
+            writer.bytes32(author.raw)
+            writer.u64(fromSeq)
+            writer.u16(maxCount)
+        case .ops(let batch):
+            precondition(batch.ops.count <= Self.maxOpsPerBatch, "at most \(Self.maxOpsPerBatch) ops per batch")
+            writer.bytes32(batch.partition.raw)
+            writer.bytes32(batch.author.raw)
+            writer.u8(batch.isLast ? 1 : 0)
+            writer.u16(UInt16(batch.ops.count))
+            for op in batch.ops {
+                precondition(op.partition == batch.partition && op.author == batch.author, "an op outside the batch's chain")
+                writer.u32(UInt32(op.header.count + op.body.count))
+                writer.raw(op.header)
+                writer.raw(op.body)
+            }
+        case .newOp(let op):
+            writer.raw(op.header)
+            writer.raw(op.body)
+        case .fork(let proof):
+            writer.raw(proof.encoded)
+        case .ping(let nonce), .pong(let nonce):
+            writer.u64(nonce)
+        case .bye(let reason):
+            writer.u8(reason.rawValue)
+        }
+        precondition(writer.bytes.count <= Self.maxBytes, "a \(type) message of \(writer.bytes.count) bytes is over one frame")
+        return writer.bytes
+    }
+
+    private var encodedSizeHint: Int {
+        switch self {
+        case .summary(_, let entries): Self.summaryPrefixBytes + entries.count * (Self.summaryEntryFixedBytes + 40)
+        case .vector(_, _, let heads): Self.vectorPrefixBytes + heads.count * Self.headBytes
+        case .ops(let batch): batch.encodedSize
+        case .newOp(let op): 1 + op.header.count + op.body.count
+        case .fork: 1 + 2 * Operation.headerBytes
+        default: 80
+        }
+    }
+
+    /// The encoded size of a SUMMARY entry.
+    static func encodedSize(of entry: SummaryEntry) -> Int {
+        summaryEntryFixedBytes + (entry.descriptor?.encoded.count ?? 0)
+    }
+}

@@ -1,0 +1,198 @@
+import Identity
+import Replica
+import Wire
+
+/// One message of the sync protocol inside a link (DESIGN §4.3, PROTOCOL-RESEARCH §3.3).
+///
+/// A message is one link frame: a type byte, then the fields of its type, big-endian, with no
+/// slack (trailing bytes are an error). The whole message MUST fit `SyncMessage.maxBytes`
+/// (1 MiB, the frame limit of DESIGN §4.2); every count and length is checked against its limit
+/// before anything is allocated. Layouts, after the type byte:
+///
+/// | type | name | fields |
+/// |---:|---|---|
+/// | 0x01 | HELLO | `protocol u16` (≥ 1) ‖ `max frame u32` ‖ `features u32` |
+/// | 0x02 | SUMMARY | `flags u8` (bit0 more) ‖ `count u16` (≤ 4,096) ‖ count × `SummaryEntry` |
+/// | 0x03 | VECTOR | `partition [32]` ‖ `flags u8` (bit0 more) ‖ `count u16` (≤ 1,024) ‖ count × head |
+/// | 0x04 | WANT | `partition [32]` ‖ `author [32]` ‖ `from seq u64` (≥ 1) ‖ `max count u16` (1…256) |
+/// | 0x05 | OPS | `OpBatch`: `partition [32]` ‖ `author [32]` ‖ `flags u8` (bit0 last) ‖ `count u16` (≤ 256) ‖ count × (`length u32` ‖ op) |
+/// | 0x06 | NEW_OP | one op: `header [216]` ‖ body (the rest of the message) |
+/// | 0x07 | FORK | `ForkProof.encoded`: two signed headers `[216]` ‖ `[216]` |
+/// | 0x08 | PRESENCE | reserved |
+/// | 0x09 | PING | `nonce u64` |
+/// | 0x0A | PONG | `nonce u64` (the ping's) |
+/// | 0x0B | BYE | `reason u8` (`ByeReason`) |
+/// | 0x0C | TYPING | reserved |
+/// | 0x0D | BLOB_WANT | reserved |
+/// | 0x0E | BLOB | reserved |
+/// | 0x0F | ADDRESSES | reserved |
+///
+/// A head in VECTOR is 80 bytes: `author [32]` ‖ `max seq u64` ‖ `head id [32]` ‖
+/// `frozen at u64` (0 = not frozen); max seq is 0 exactly when the head id is zero, and a
+/// frozen-at seq is above max seq. An op inside OPS is `Operation.encoded` (header ‖ body), its
+/// length between 216 and 216 + 64 KiB, and MUST belong to the batch's partition and author.
+/// Flag bits not named here MUST be 0 when sent and are ignored when read.
+///
+/// Reserved types are for later features (negotiated through HELLO's `features`): a decoder
+/// reports them as `SyncDecodingError.reservedType` so the shell can route or ignore them.
+public enum SyncMessage: Hashable, Sendable {
+    /// The first message each way: the sender's protocol version, the largest frame it accepts,
+    /// and feature bits (none defined yet: 0).
+    case hello(protocolVersion: UInt16, maxFrame: UInt32, features: UInt32)
+    /// The partitions the sender offers, with their digests; `more` says another page follows.
+    case summary(more: Bool, entries: [SummaryEntry])
+    /// The sender's heads of one partition, one page; `more` says another page follows.
+    case vector(partition: PartitionID, more: Bool, heads: [Head])
+    /// A request for one author's ops from `fromSeq` on, at most `maxCount` (the credit).
+    case want(partition: PartitionID, author: UserID, fromSeq: UInt64, maxCount: UInt16)
+    /// Ops answering a WANT, in chain order.
+    case ops(OpBatch)
+    /// A live push of one op the sender just wrote or accepted.
+    case newOp(Operation)
+    /// Proof that an author forked a partition.
+    case fork(ForkProof)
+    case ping(nonce: UInt64)
+    case pong(nonce: UInt64)
+    /// The sender closes the link.
+    case bye(reason: ByeReason)
+
+    /// The largest message: one frame (DESIGN §4.2).
+    public static let maxBytes = 1 << 20
+    /// Entries in one SUMMARY page.
+    public static let maxSummaryEntries = 4_096
+    /// Heads in one VECTOR page.
+    public static let maxVectorHeads = 1_024
+    /// Ops in one OPS message, and the largest credit of a WANT.
+    public static let maxOpsPerBatch = 256
+    /// The largest `max count` of a WANT.
+    public static let maxWantCount = 256
+    /// The largest encoded partition descriptor in a summary entry.
+    public static let maxDescriptorBytes = 96
+    /// The smallest op on the wire (a header and an empty or erased body) and the largest.
+    public static let minOpBytes = Operation.headerBytes
+    public static let maxOpBytes = Operation.headerBytes + Operation.maxBodyBytes
+
+    /// Bytes of the fixed parts, for sizing pages.
+    static let summaryPrefixBytes = 1 + 1 + 2
+    static let summaryEntryFixedBytes = 32 + 32 + 1
+    static let vectorPrefixBytes = 1 + 32 + 1 + 2
+    static let headBytes = 32 + 8 + 32 + 8
+    static let opsPrefixBytes = 1 + 32 + 32 + 1 + 2
+    static let opLengthBytes = 4
+
+    /// The type byte of this message.
+    public var type: SyncMessageType {
+        switch self {
+        case .hello: .hello
+        case .summary: .summary
+        case .vector: .vector
+        case .want: .want
+        case .ops: .ops
+        case .newOp: .newOp
+        case .fork: .fork
+        case .ping: .ping
+        case .pong: .pong
+        case .bye: .bye
+        }
+    }
+}
+
+/// The type byte of a sync message, including the types reserved for later features.
+public enum SyncMessageType: UInt8, Sendable, CaseIterable {
+    case hello = 0x01
+    case summary = 0x02
+    case vector = 0x03
+    case want = 0x04
+    case ops = 0x05
+    case newOp = 0x06
+    case fork = 0x07
+    case presence = 0x08
+    case ping = 0x09
+    case pong = 0x0A
+    case bye = 0x0B
+    case typing = 0x0C
+    case blobWant = 0x0D
+    case blob = 0x0E
+    case addresses = 0x0F
+
+    /// Types that have a number but no codec yet (presence, typing, blobs, address lists).
+    public var isReserved: Bool {
+        switch self {
+        case .presence, .typing, .blobWant, .blob, .addresses: true
+        default: false
+        }
+    }
+}
+
+/// One partition in a SUMMARY: `partition id [32]` ‖ `digest [32]` ‖ `descriptor length u8`
+/// (0…96) ‖ descriptor.
+///
+/// With a descriptor, the receiver MUST check that it hashes to the id (a mismatch is a
+/// malformed message) and may learn the partition. Without one (length 0) the entry only says
+/// "I hold this id": a receiver that does not hold it learns nothing, which keeps room names
+/// from peers that did not join them (`Sharing.ifPeerHolds`).
+public struct SummaryEntry: Hashable, Sendable {
+    public var partition: PartitionID
+    /// `PartitionDigest.raw` of the sender's replica.
+    public var digest: Bytes32
+    public var descriptor: PartitionDescriptor?
+
+    public init(partition: PartitionID, digest: Bytes32, descriptor: PartitionDescriptor?) {
+        precondition(descriptor.map { $0.id == partition } ?? true, "a descriptor must hash to its partition id")
+        (self.partition, self.digest, self.descriptor) = (partition, digest, descriptor)
+    }
+
+    /// An entry for `descriptor`, revealing the descriptor or only its id.
+    public init(_ descriptor: PartitionDescriptor, digest: PartitionDigest, revealDescriptor: Bool) {
+        self.init(partition: descriptor.id, digest: digest.raw, descriptor: revealDescriptor ? descriptor : nil)
+    }
+}
+
+/// Ops of one chain (partition, author) in one OPS message, in increasing seq order.
+///
+/// The answer to a WANT is one or more batches; the last one has `isLast` set (it may be empty),
+/// which tells the requester the sender holds no more of the asked range.
+public struct OpBatch: Hashable, Sendable {
+    public var partition: PartitionID
+    public var author: UserID
+    public var ops: [Operation]
+    public var isLast: Bool
+
+    public init(partition: PartitionID, author: UserID, ops: [Operation], isLast: Bool) {
+        (self.partition, self.author, self.ops, self.isLast) = (partition, author, ops, isLast)
+    }
+
+    /// Bytes of this batch as an OPS message.
+    public var encodedSize: Int {
+        ops.reduce(SyncMessage.opsPrefixBytes) { $0 + SyncMessage.opLengthBytes + $1.header.count + $1.body.count }
+    }
+}
+
+/// Why a peer closes the link (BYE). Unknown codes are kept, so a newer peer's reason still
+/// shows in logs.
+public struct ByeReason: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    /// The node shuts down or drops the link on purpose.
+    public static let shutdown = ByeReason(rawValue: 0)
+    /// The receiver broke the protocol (see the sender's log).
+    public static let protocolViolation = ByeReason(rawValue: 1)
+    /// The receiver sent too many ops that failed validation.
+    public static let invalidOps = ByeReason(rawValue: 2)
+    /// The protocol versions or frame sizes do not fit together.
+    public static let incompatible = ByeReason(rawValue: 3)
+    /// Nothing was received for too long.
+    public static let idle = ByeReason(rawValue: 4)
+
+    public var description: String {
+        switch self {
+        case .shutdown: "shutdown"
+        case .protocolViolation: "protocol violation"
+        case .invalidOps: "invalid ops"
+        case .incompatible: "incompatible peer"
+        case .idle: "idle"
+        default: "reason \(rawValue)"
+        }
+    }
+}

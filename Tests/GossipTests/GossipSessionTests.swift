@@ -1,0 +1,155 @@
+import Identity
+import Replica
+import Store
+import TestSupport
+import Testing
+import Wire
+
+@testable import Gossip
+
+/// One session driven by hand: paging, batching within frames, the bounded buffer, timers.
+@Suite struct GossipSessionTests {
+    let mallory = Fixtures.identity(3)
+
+    @Test func start_sendsHelloThenSummary_andAsksForATick() {
+        var session = GossipSession()
+        let summaries = [
+            PartitionSummary(descriptor: .directory, digest: .empty, sharing: .offer),
+            PartitionSummary(descriptor: lobby, digest: .empty, sharing: .ifPeerHolds),
+            PartitionSummary(descriptor: .ownData(owner: mallory.id), digest: .empty, sharing: .never),
+        ]
+        let directives = session.start(local: summaries, now: 1_000)
+        #expect(
+            directives == [
+                .send(.hello(protocolVersion: 1, maxFrame: UInt32(SyncMessage.maxBytes), features: 0)),
+                .send(
+                    .summary(
+                        more: false,
+                        entries: [
+                            SummaryEntry(.directory, digest: .empty, revealDescriptor: true),
+                            SummaryEntry(lobby, digest: .empty, revealDescriptor: false),
+                        ])),
+                .scheduleTick(after: 15_000),
+            ])
+    }
+
+    @Test func summary_ofManyPartitions_isPagedWithinAFrame() {
+        var session = GossipSession()
+        let summaries = (0..<5_000).map { PartitionSummary(descriptor: .room(RoomName("room-\($0)")!), digest: .empty, sharing: .offer) }
+        let pages = messages(session.start(local: summaries, now: 0)).compactMap { message -> (Bool, [SummaryEntry], Int)? in
+            if case .summary(let more, let entries) = message { (more, entries, message.encode().count) } else { nil }
+        }
+        #expect(pages.count > 1)
+        #expect(pages.dropLast().allSatisfy { $0.0 } && pages.last?.0 == false)
+        #expect(pages.allSatisfy { $0.2 <= GossipConfiguration.minimumFrameBytes && $0.1.count <= SyncMessage.maxSummaryEntries })
+        #expect(Set(pages.flatMap { $0.1.map(\.partition) }) == Set(summaries.map(\.id)))
+    }
+
+    @Test func vector_ofManyAuthors_isPaged() {
+        let summary = PartitionSummary(descriptor: lobby, digest: .empty, sharing: .ifPeerHolds)
+        var session = startedSession([summary])
+        let other = PartitionDigest(heads: [Head(author: mallory.id, maxSeq: 1, headID: OpID(Bytes32(w0: 1, w1: 1, w2: 1, w3: 1)))])
+        let listed = session.onMessage(.summary(more: false, entries: [SummaryEntry(lobby, digest: other, revealDescriptor: false)]), now: 0)
+        #expect(listed == [.loadVector(lobby.id)])
+        let heads = (0..<2_500).map {
+            Head(author: UserID(Bytes32(w0: UInt64($0) + 1, w1: 0, w2: 0, w3: 0)), maxSeq: 1, headID: OpID(Bytes32(w0: 9, w1: 0, w2: 0, w3: 0)))
+        }
+        let pages = messages(session.onLocalVector(lobby.id, heads: heads, now: 0)).compactMap { message -> (Bool, Int)? in
+            if case .vector(_, let more, let heads) = message { (more, heads.count) } else { nil }
+        }
+        #expect(pages.map(\.0) == [true, true, false])
+        #expect(pages.map(\.1) == [1_024, 1_024, 452])
+    }
+
+    @Test func answer_ofLargeOps_isSplitIntoFrames_endingWithTheLastFlag() throws {
+        let summary = PartitionSummary(descriptor: lobby, digest: .empty, sharing: .ifPeerHolds)
+        var session = startedSession([summary])
+        _ = session.onMessage(.summary(more: false, entries: [SummaryEntry(lobby, digest: .empty, revealDescriptor: false)]), now: 0)
+        #expect(
+            session.onMessage(.want(partition: lobby.id, author: mallory.id, fromSeq: 1, maxCount: 100), now: 0)
+                == [.loadOps(lobby.id, author: mallory.id, fromSeq: 1, limit: 64)])
+        var factory = OpFactory()
+        let text = String(repeating: "x", count: BodyLimits.textBytes)
+        let ops = (0..<100).map { _ in factory.make(post(text), in: lobby.id, by: mallory) }
+        let first = session.onOpsLoaded(lobby.id, author: mallory.id, ops: Array(ops[0..<64]), now: 0)
+        #expect(first.last == .loadOps(lobby.id, author: mallory.id, fromSeq: 65, limit: 36))
+        // Only 30 are left in the store: the answer ends short, with the last flag.
+        let second = session.onOpsLoaded(lobby.id, author: mallory.id, ops: Array(ops[64..<94]), now: 0)
+        let batches = (messages(first) + messages(second)).compactMap { if case .ops(let batch) = $0 { batch } else { nil } }
+        #expect(batches.flatMap(\.ops) == Array(ops[0..<94]))
+        #expect(batches.allSatisfy { SyncMessage.ops($0).encode().count <= SyncMessage.maxBytes })
+        #expect(batches.map(\.isLast) == Array(repeating: false, count: batches.count - 1) + [true])
+    }
+
+    @Test func outOfOrderPushes_areBufferedUpToTheCap_andTheGapIsFetched() throws {
+        let me = Fixtures.identity(10)
+        let node = TestNode("B", identity: me, store: try Fixtures.store(partitions: [lobby]), peer: Fixtures.identity(11).id)
+        try node.start()
+        try node.receive(SyncMessage.hello(protocolVersion: 1, maxFrame: UInt32(SyncMessage.maxBytes), features: 0).encode())
+        try node.receive(
+            SyncMessage.summary(more: false, entries: [SummaryEntry(lobby, digest: try node.store.digest(lobby.id), revealDescriptor: false)]).encode())
+        var factory = OpFactory()
+        let ops = (0..<101).map { factory.make(post("\($0)"), in: lobby.id, by: mallory) }
+        // The first push was lost: 2...101 arrive.
+        for op in ops[1...] { try node.receive(SyncMessage.newOp(op).encode()) }
+        let key = ChainKey(partition: lobby.id, author: mallory.id)
+        #expect(node.session.chain(key)?.pending.map(\.seq) == Array(2...65))
+        #expect(node.sent.filter { $0.type == .want } == [.want(partition: lobby.id, author: mallory.id, fromSeq: 1, maxCount: 1)])
+
+        try node.receive(SyncMessage.ops(OpBatch(partition: lobby.id, author: mallory.id, ops: [ops[0]], isLast: true)).encode())
+        #expect(try node.store.opCount(lobby.id) == 65)
+        #expect(node.sent.last == .want(partition: lobby.id, author: mallory.id, fromSeq: 66, maxCount: 36))
+        try node.receive(SyncMessage.ops(OpBatch(partition: lobby.id, author: mallory.id, ops: Array(ops[65...]), isLast: true)).encode())
+        #expect(try node.store.opCount(lobby.id) == 101)
+        #expect(node.session.chain(key)?.pending.isEmpty == true)
+        #expect(node.closedWith == nil)
+        #expect(node.sentCount(.newOp) == 0)
+    }
+
+    @Test func ticks_pingWhenQuiet_refreshSummaries_andCloseWhenIdle() {
+        var session = GossipSession()
+        #expect(session.start(local: [], now: 0).last == .scheduleTick(after: 15_000))
+        _ = session.onMessage(.hello(protocolVersion: 1, maxFrame: 1 << 20, features: 0), now: 1_000)
+        #expect(session.onTick(now: 15_000) == [.send(.ping(nonce: 1)), .scheduleTick(after: 15_000)])
+        #expect(session.onMessage(.ping(nonce: 9), now: 20_000) == [.send(.pong(nonce: 9))])
+        #expect(session.onTick(now: 30_000) == [.refreshSummaries, .scheduleTick(after: 5_000)])
+        #expect(session.onLocalSummaries([], now: 30_000) == [])
+        #expect(session.onTick(now: 35_000) == [.send(.ping(nonce: 2)), .scheduleTick(after: 15_000)])
+        #expect(session.onTick(now: 65_000) == [.send(.bye(reason: .idle)), .close(reason: .idle)])
+        #expect(session.onTick(now: 70_000) == [])
+    }
+
+    @Test func newPartition_isListedAtOnce_changedDigestsOnlyAtAntiEntropy() {
+        let summary = PartitionSummary(descriptor: lobby, digest: .empty, sharing: .ifPeerHolds)
+        var session = startedSession([summary])
+        var changed = summary
+        changed.digest = PartitionDigest(heads: [Head(author: mallory.id, maxSeq: 1, headID: OpID(Bytes32(w0: 1, w1: 0, w2: 0, w3: 0)))])
+        let directory = PartitionSummary(descriptor: .directory, digest: .empty, sharing: .offer)
+        #expect(
+            messages(session.onLocalSummaries([changed, directory], now: 1)) == [
+                .summary(more: false, entries: [SummaryEntry(.directory, digest: .empty, revealDescriptor: true)])
+            ])
+        _ = session.onTick(now: 30_000)
+        #expect(
+            messages(session.onLocalSummaries([changed, directory], now: 30_000)) == [
+                .summary(more: false, entries: [SummaryEntry(lobby, digest: changed.digest, revealDescriptor: false)])
+            ])
+    }
+
+    @Test func vectorRound_thePeerNeverAnswers_isDropped_andTheEntryResent() {
+        let summary = PartitionSummary(descriptor: lobby, digest: .empty, sharing: .ifPeerHolds)
+        var session = startedSession([summary])
+        let theirs = PartitionDigest(heads: [Head(author: mallory.id, maxSeq: 1, headID: OpID(Bytes32(w0: 1, w1: 0, w2: 0, w3: 0)))])
+        let entry = SummaryEntry(lobby, digest: theirs, revealDescriptor: false)
+        #expect(session.onMessage(.summary(more: false, entries: [entry]), now: 0) == [.loadVector(lobby.id)])
+        #expect(messages(session.onLocalVector(lobby.id, heads: [], now: 0)) == [.vector(partition: lobby.id, more: false, heads: [])])
+        // No vector comes back. At the next anti-entropy round the open round is dropped and the
+        // entry, still different from the peer's, is listed again so the peer can answer.
+        #expect(session.onTick(now: 30_000).contains(.refreshSummaries))
+        #expect(
+            messages(session.onLocalSummaries([summary], now: 30_000)) == [
+                .summary(more: false, entries: [SummaryEntry(lobby, digest: .empty, revealDescriptor: false)])
+            ])
+        #expect(session.onMessage(.summary(more: false, entries: [entry]), now: 30_001) == [.loadVector(lobby.id)])
+    }
+}

@@ -1,0 +1,238 @@
+import Gossip
+import Identity
+import Replica
+import TestSupport
+import Testing
+import Wire
+
+/// Every sync message round-trips; truncated, oversized and garbage input gives a specific error.
+@Suite struct SyncMessageCodecTests {
+    let alice = Fixtures.identity(0)
+    let bob = Fixtures.identity(1)
+    let mallory = Fixtures.identity(3)
+
+    /// One message of each type, the larger ones with several entries.
+    func samples() throws -> [SyncMessage] {
+        var factory = OpFactory()
+        let ops = (0..<3).map { factory.make(post("hello \($0)"), in: lobby.id, by: alice) }
+        let forkA = factory.make(post("a"), in: lobby.id, by: mallory)
+        let forkB = factory.make(post("b"), in: lobby.id, by: mallory, seq: 1, prev: .zero)
+        let conversation = PartitionDescriptor.conversation(creator: alice.id, nonce: Bytes32(w0: 1, w1: 2, w2: 3, w3: 4))
+        return [
+            .hello(protocolVersion: 1, maxFrame: 1 << 20, features: 0),
+            .summary(
+                more: true,
+                entries: [
+                    SummaryEntry(lobby, digest: .empty, revealDescriptor: false),
+                    SummaryEntry(.directory, digest: PartitionDigest(heads: [Head(author: alice.id, maxSeq: 3, headID: ops[2].id)]), revealDescriptor: true),
+                    SummaryEntry(conversation, digest: .empty, revealDescriptor: true),
+                    SummaryEntry(.ownData(owner: bob.id), digest: .empty, revealDescriptor: true),
+                ]),
+            .summary(more: false, entries: []),
+            .vector(
+                partition: lobby.id, more: true,
+                heads: [
+                    Head(author: alice.id, maxSeq: 3, headID: ops[2].id),
+                    Head(author: mallory.id, maxSeq: 0, headID: .zero, frozenAt: 1),
+                ]),
+            .vector(partition: lobby.id, more: false, heads: []),
+            .want(partition: lobby.id, author: alice.id, fromSeq: 7, maxCount: 256),
+            .ops(OpBatch(partition: lobby.id, author: alice.id, ops: ops, isLast: true)),
+            .ops(OpBatch(partition: lobby.id, author: alice.id, ops: [], isLast: true)),
+            .newOp(ops[0]),
+            .fork(try ForkProof(forkA.header, forkB.header)),
+            .ping(nonce: 0x0102_0304_0506_0708),
+            .pong(nonce: 42),
+            .bye(reason: .shutdown),
+            .bye(reason: ByeReason(rawValue: 200)),
+        ]
+    }
+
+    @Test func everyMessage_roundTrips() throws {
+        for message in try samples() {
+            let bytes = message.encode()
+            #expect(bytes.first == message.type.rawValue)
+            #expect(try SyncMessage.decode(bytes) == message, "\(message.type)")
+        }
+    }
+
+    @Test func layout_matchesTheByteTables() {
+        #expect(SyncMessage.hello(protocolVersion: 1, maxFrame: 0x0010_0000, features: 5).encode() == [0x01, 0, 1, 0, 0x10, 0, 0, 0, 0, 0, 5])
+        let want = SyncMessage.want(partition: lobby.id, author: alice.id, fromSeq: 0x0102, maxCount: 0x0100).encode()
+        #expect(want.count == 75)
+        #expect(want[0] == 0x04)
+        #expect(Array(want[1..<33]) == lobby.id.bytes)
+        #expect(Array(want[33..<65]) == alice.id.publicKey)
+        #expect(Array(want[65..<73]) == [0, 0, 0, 0, 0, 0, 1, 2])
+        #expect(Array(want[73..<75]) == [1, 0])
+        let entry = SyncMessage.summary(more: true, entries: [SummaryEntry(.directory, digest: .empty, revealDescriptor: true)]).encode()
+        #expect(Array(entry[0..<4]) == [0x02, 0x01, 0x00, 0x01])
+        #expect(Array(entry[4..<36]) == PartitionDescriptor.directory.id.bytes)
+        #expect(Array(entry[36..<68]) == PartitionDigest.empty.raw.bytes)
+        #expect(Array(entry[68...]) == [1, PartitionKind.directory.rawValue])
+        #expect(SyncMessage.bye(reason: .invalidOps).encode() == [0x0B, 2])
+        #expect(SyncMessage.ping(nonce: 1).encode() == [0x09, 0, 0, 0, 0, 0, 0, 0, 1])
+    }
+
+    @Test func everyMessage_truncatedAtEveryLength_isTruncated() throws {
+        for message in try samples() {
+            let bytes = message.encode()
+            #expect(throws: SyncDecodingError.empty) { try SyncMessage.decode([]) }
+            for length in 1..<bytes.count {
+                do {
+                    let decoded = try SyncMessage.decode(Array(bytes[0..<length]))
+                    Issue.record("\(message.type) cut to \(length) of \(bytes.count) bytes decoded as \(decoded.type)")
+                } catch {
+                    guard case .truncated = error else {
+                        Issue.record("\(message.type) cut to \(length) bytes: \(error)")
+                        continue
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func everyMessage_withAnExtraByte_hasTrailingBytes() throws {
+        for message in try samples() {
+            #expect(throws: SyncDecodingError.trailingBytes(count: 1), "\(message.type)") { try SyncMessage.decode(message.encode() + [0]) }
+        }
+    }
+
+    @Test func types_unknownAndReserved_areNamed() {
+        for type: UInt8 in [0x00, 0x10, 0x7F, 0xFF] {
+            #expect(throws: SyncDecodingError.unknownType(type)) { try SyncMessage.decode([type, 0, 0]) }
+        }
+        for type in SyncMessageType.allCases where type.isReserved {
+            #expect(throws: SyncDecodingError.reservedType(type)) { try SyncMessage.decode([type.rawValue, 1, 2, 3]) }
+        }
+        #expect(SyncMessageType.allCases.filter(\.isReserved) == [.presence, .typing, .blobWant, .blob, .addresses])
+    }
+
+    // MARK: - Limits, checked before allocating
+
+    @Test func wholeMessage_overOneFrame_isTooLarge() {
+        let bytes = [UInt8](repeating: 0x06, count: SyncMessage.maxBytes + 1)
+        #expect(throws: SyncDecodingError.tooLarge(length: SyncMessage.maxBytes + 1, limit: SyncMessage.maxBytes)) { try SyncMessage.decode(bytes) }
+    }
+
+    @Test func counts_overTheirLimits_areRefusedBeforeReadingEntries() {
+        // Only the count is present: a decoder that allocated or read first would report truncation.
+        #expect(throws: SyncDecodingError.overLimit(field: "summary entries", value: 4_097, limit: 4_096)) {
+            try SyncMessage.decode([0x02, 0x00, 0x10, 0x01])
+        }
+        #expect(throws: SyncDecodingError.overLimit(field: "summary entries", value: 65_535, limit: 4_096)) {
+            try SyncMessage.decode([0x02, 0x00, 0xFF, 0xFF])
+        }
+        #expect(throws: SyncDecodingError.overLimit(field: "vector heads", value: 1_025, limit: 1_024)) {
+            try SyncMessage.decode([0x03] + lobby.id.bytes + [0x00, 0x04, 0x01])
+        }
+        #expect(throws: SyncDecodingError.overLimit(field: "ops count", value: 257, limit: 256)) {
+            try SyncMessage.decode([0x05] + lobby.id.bytes + alice.id.publicKey + [0x01, 0x01, 0x01])
+        }
+    }
+
+    @Test func lengths_overTheirLimits_areRefusedBeforeReading() {
+        let opsPrefix: [UInt8] = [0x05] + lobby.id.bytes + alice.id.publicKey + [0x01, 0x00, 0x01]
+        #expect(throws: SyncDecodingError.overLimit(field: "op length", value: Int(UInt32.max), limit: SyncMessage.maxOpBytes)) {
+            try SyncMessage.decode(opsPrefix + [0xFF, 0xFF, 0xFF, 0xFF])
+        }
+        #expect(throws: SyncDecodingError.overLimit(field: "op length", value: SyncMessage.maxOpBytes + 1, limit: SyncMessage.maxOpBytes)) {
+            try SyncMessage.decode(opsPrefix + bigEndian32(UInt32(SyncMessage.maxOpBytes + 1)))
+        }
+        #expect(throws: SyncDecodingError.invalidValue(field: "op length")) { try SyncMessage.decode(opsPrefix + [0, 0, 0, 10]) }
+        let summaryPrefix: [UInt8] = [0x02, 0x00, 0x00, 0x01] + lobby.id.bytes + PartitionDigest.empty.raw.bytes
+        #expect(throws: SyncDecodingError.overLimit(field: "descriptor length", value: 97, limit: 96)) { try SyncMessage.decode(summaryPrefix + [97]) }
+        // A NEW_OP whose header declares a body over 64 KiB.
+        var header = SyncMessage.newOp(opFor(alice)).encode()
+        header.replaceSubrange(5..<9, with: bigEndian32(UInt32(Operation.maxBodyBytes + 1)))
+        #expect(throws: SyncDecodingError.invalidOperation(.bodyTooLarge(Operation.maxBodyBytes + 1))) { try SyncMessage.decode(Array(header[0..<217])) }
+    }
+
+    @Test func want_outOfRange_isInvalid() {
+        func want(from: UInt64, count: UInt16) -> [UInt8] {
+            var writer = ByteWriter()
+            writer.u8(0x04)
+            writer.raw(lobby.id.bytes)
+            writer.raw(alice.id.publicKey)
+            writer.u64(from)
+            writer.u16(count)
+            return writer.bytes
+        }
+        #expect(throws: SyncDecodingError.overLimit(field: "want max count", value: 257, limit: 256)) { try SyncMessage.decode(want(from: 1, count: 257)) }
+        #expect(throws: SyncDecodingError.invalidValue(field: "want max count")) { try SyncMessage.decode(want(from: 1, count: 0)) }
+        #expect(throws: SyncDecodingError.invalidValue(field: "want from seq")) { try SyncMessage.decode(want(from: 0, count: 1)) }
+    }
+
+    @Test func fields_withImpossibleValues_areInvalid() throws {
+        #expect(throws: SyncDecodingError.invalidValue(field: "protocol version")) { try SyncMessage.decode([0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]) }
+        // A descriptor that does not hash to the id beside it.
+        var summary = SyncMessage.summary(more: false, entries: [SummaryEntry(.directory, digest: .empty, revealDescriptor: true)]).encode()
+        summary.replaceSubrange(4..<36, with: lobby.id.bytes)
+        #expect(throws: SyncDecodingError.invalidDescriptor("it does not hash to the partition id")) { try SyncMessage.decode(summary) }
+        // Heads: a zero id with a seq, a frozen-at seq not above the max seq.
+        let badHeads = [Head(author: alice.id, maxSeq: 2, headID: .zero), Head(author: alice.id, maxSeq: 0, headID: OpID(Bytes32(w0: 1, w1: 0, w2: 0, w3: 0)))]
+        for head in badHeads {
+            #expect(throws: SyncDecodingError.invalidValue(field: "head id")) {
+                try SyncMessage.decode(SyncMessage.vector(partition: lobby.id, more: false, heads: [head]).encode())
+            }
+        }
+        let frozenBelow = Head(author: alice.id, maxSeq: 3, headID: opFor(alice).id, frozenAt: 3)
+        #expect(throws: SyncDecodingError.invalidValue(field: "head frozen at")) {
+            try SyncMessage.decode(SyncMessage.vector(partition: lobby.id, more: false, heads: [frozenBelow]).encode())
+        }
+        // An op of another author inside a batch.
+        var batch = SyncMessage.ops(OpBatch(partition: lobby.id, author: alice.id, ops: [opFor(alice)], isLast: true)).encode()
+        batch.replaceSubrange(33..<65, with: bob.id.publicKey)
+        #expect(throws: SyncDecodingError.invalidValue(field: "op chain")) { try SyncMessage.decode(batch) }
+        // An op envelope of an unknown version.
+        var newOp = SyncMessage.newOp(opFor(alice)).encode()
+        newOp[1] = 2
+        #expect(throws: SyncDecodingError.invalidOperation(.unsupportedVersion(2))) { try SyncMessage.decode(newOp) }
+        // A fork "proof" of one header twice.
+        let op = opFor(mallory)
+        #expect(throws: SyncDecodingError.invalidForkProof(.malformed("fork proof headers do not conflict"))) {
+            try SyncMessage.decode([0x07] + op.header + op.header)
+        }
+    }
+
+    // MARK: - Garbage
+
+    @Test func randomBytes_neverCrashTheDecoder() throws {
+        let seed = SeededRandom.announce("randomBytes_neverCrashTheDecoder")
+        var random = SeededRandom(seed: seed)
+        let valid = try samples().map { $0.encode() }
+        var decoded = 0
+        for _ in 0..<20_000 {
+            var bytes: [UInt8]
+            if random.chance(0.5) {
+                // A valid message, damaged: bits flipped, cut, or extended.
+                bytes = valid[Int.random(in: 0..<valid.count, using: &random)]
+                for _ in 0..<Int.random(in: 1...4, using: &random) {
+                    let index = Int.random(in: 0..<bytes.count, using: &random)
+                    bytes[index] ^= UInt8(1 << Int.random(in: 0..<8, using: &random))
+                }
+                if random.chance(0.3) { bytes = Array(bytes.prefix(Int.random(in: 0...bytes.count, using: &random))) }
+                if random.chance(0.1) { bytes += [UInt8.random(in: 0...255, using: &random)] }
+            } else {
+                bytes = [UInt8.random(in: 0...0x10, using: &random)]
+                bytes += (0..<Int.random(in: 0...300, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            }
+            if let message = try? SyncMessage.decode(bytes) {
+                decoded += 1
+                #expect(try SyncMessage.decode(message.encode()) == message, "seed \(seed)")
+            }
+        }
+        #expect(decoded < 20_000, "seed \(seed)")
+    }
+
+    // MARK: - Helpers
+
+    func opFor(_ author: Identity) -> Operation {
+        var factory = OpFactory()
+        return factory.make(post("x"), in: lobby.id, by: author)
+    }
+
+    func bigEndian32(_ value: UInt32) -> [UInt8] {
+        [UInt8(value >> 24), UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value)]
+    }
+}

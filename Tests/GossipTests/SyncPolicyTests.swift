@@ -1,0 +1,43 @@
+import Gossip
+import Identity
+import Replica
+import TestSupport
+import Testing
+import Wire
+
+/// Which partitions go to which peer (DESIGN §3.2).
+@Suite struct SyncPolicyTests {
+    let me = Fixtures.identity(0)
+    let friend = Fixtures.identity(1)
+    let stranger = Fixtures.identity(2)
+
+    var conversation: PartitionDescriptor { .conversation(creator: me.id, nonce: Bytes32(w0: 5, w1: 5, w2: 5, w3: 5)) }
+    var policy: SyncPolicy { SyncPolicy(localUser: me.id, conversationMembers: [conversation.id: [me.id, friend.id]]) }
+
+    @Test func sharing_followsTheKindsRules() {
+        #expect(policy.sharing(lobby, with: stranger.id) == .ifPeerHolds)
+        #expect(policy.sharing(.directory, with: stranger.id) == .offer)
+        #expect(policy.sharing(conversation, with: friend.id) == .offer)
+        #expect(policy.sharing(conversation, with: stranger.id) == .never)
+        #expect(policy.sharing(.conversation(creator: me.id, nonce: .zero), with: friend.id) == .never)
+        #expect(policy.sharing(.inbox(owner: friend.id), with: friend.id) == .offer)
+        #expect(policy.sharing(.inbox(owner: friend.id), with: stranger.id) == .ifPeerHolds)
+        #expect(policy.sharing(.ownData(owner: me.id), with: me.id) == .offer)
+        #expect(policy.sharing(.ownData(owner: me.id), with: friend.id) == .never)
+    }
+
+    @Test func shouldCarry_onlyWhatThisUserTakesPartIn() {
+        #expect(!policy.shouldCarry(lobby, offeredBy: friend.id))
+        #expect(policy.shouldCarry(.directory, offeredBy: stranger.id))
+        #expect(policy.shouldCarry(conversation, offeredBy: friend.id))
+        let theirs = PartitionDescriptor.conversation(creator: friend.id, nonce: .zero)
+        #expect(!policy.shouldCarry(theirs, offeredBy: friend.id))
+        var invited = policy
+        invited.conversationMembers[theirs.id] = [friend.id, me.id]
+        #expect(invited.shouldCarry(theirs, offeredBy: friend.id))
+        #expect(policy.shouldCarry(.inbox(owner: me.id), offeredBy: friend.id))
+        #expect(!policy.shouldCarry(.inbox(owner: friend.id), offeredBy: friend.id))
+        #expect(policy.shouldCarry(.ownData(owner: me.id), offeredBy: me.id))
+        #expect(!policy.shouldCarry(.ownData(owner: friend.id), offeredBy: friend.id))
+    }
+}
