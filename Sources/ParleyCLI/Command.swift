@@ -69,14 +69,14 @@ public enum CommandRegistry {
         InitCommand(), WhoamiCommand(), JoinCommand(), LeaveCommand(), RoomsCommand(),
         SendCommand(), HistoryCommand(), EditCommand(), DeleteCommand(), ReactCommand(), ReadCommand(),
         TasksCommand(), TaskAddCommand(), TaskSetCommand(), TaskDeleteCommand(),
-        ProfileCommand(), DigestCommand(), HelpCommand(),
+        ProfileCommand(), DigestCommand(), ExportCommand(), ImportCommand(), HelpCommand(),
     ]
 
     /// Commands of DESIGN §6.1 that later versions bring; naming one gets a clear answer
     /// instead of "unknown command".
     static let planned: Set<String> = [
         "run", "chat", "conversation", "conversations", "people", "peers", "status", "doctor",
-        "export", "import", "lab", "attachment",
+        "lab", "attachment",
     ]
 
     /// The first words of multi-word commands (`task`), which alone show a list of their subcommands.

@@ -1,0 +1,117 @@
+import Foundation
+import Replica
+import Store
+
+/// `parley export`: writes signed ops to a file, to carry between groups of nodes that never
+/// meet. The receiving node verifies every op again, so the file can travel by any means.
+struct ExportCommand: Command {
+    let name = "export"
+    let summary = "write signed ops to a file, to carry to nodes that never meet (USB stick)"
+    let usage = ["export --out FILE [--room NAME]"]
+    let options: [OptionSpec] = [
+        .value("out", "FILE", "the file to write (refused if it exists, unless --force)"),
+        .value("room", "NAME", "only this room and the directory (default: every partition this node holds)"),
+        .value("conversation", "ID", "(not yet supported) only this conversation"),
+        .flag("force", "replace FILE if it exists"),
+    ]
+    let details = [
+        "The file holds each partition's descriptor, its ops in chain order and any fork proofs, with a checksum at the end. "
+            + "Import it on another node with `parley import FILE`; both then show the same digest for those partitions.",
+        "Prints the number of ops written.",
+    ]
+    let examples = ["export --out /media/usb/lobby.parley --room lobby", "export --out everything.parley"]
+
+    func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
+        try expectPositionals(arguments, 0...0, names: [])
+        try refuseUnsupported(arguments, ["conversation"])
+        let path = try required(arguments, "out")
+        let store = try context.store()
+        var partitions: [PartitionID]?
+        if let room = arguments.value("room") {
+            let name = try context.roomName(room, command: name)
+            let id = PartitionDescriptor.room(name).id
+            guard try context.storeCall({ try store.partition(id) }) != nil else {
+                throw CLIError.failure("this node holds nothing of \(name); join it first or leave out --room")
+            }
+            // The directory comes along, so the authors' names travel with their messages.
+            partitions = [id, PartitionDescriptor.directory.id]
+        }
+        if FileManager.default.fileExists(atPath: path) && !arguments.has("force") {
+            throw CLIError.failure("\(path) already exists; choose another file or pass --force to replace it")
+        }
+        let temporary = path + ".partial"
+        guard FileManager.default.createFile(atPath: temporary, contents: nil), let handle = FileHandle(forWritingAtPath: temporary) else {
+            throw CLIError.failure("cannot write \(path): check that its directory exists and is writable")
+        }
+        let count: Int
+        do {
+            defer { try? handle.close() }
+            let writer = try OpArchive.Writer { try handle.write(contentsOf: $0) }
+            count = try context.storeCall(command: name) { try store.export(partitions, to: writer) }
+            try handle.synchronize()
+        } catch {
+            try? FileManager.default.removeItem(atPath: temporary)
+            if let error = error as? CLIError { throw error }
+            throw CLIError.failure("cannot write \(path): \(error.localizedDescription); check free space and permissions")
+        }
+        _ = try? FileManager.default.removeItem(atPath: path)
+        do {
+            try FileManager.default.moveItem(atPath: temporary, toPath: path)
+        } catch {
+            throw CLIError.failure("cannot move the export into \(path): \(error.localizedDescription)")
+        }
+        context.output.line("exported \(count) ops to \(path)")
+        return 0
+    }
+}
+
+/// `parley import`: applies the ops of an export file as if a peer had sent them.
+struct ImportCommand: Command {
+    let name = "import"
+    let summary = "apply the signed ops of an export file (verified like ops from a peer)"
+    let usage = ["import FILE [--json]"]
+    let options: [OptionSpec] = [.flag("json", "print one JSON array with {partitions, applied, already_present, refused, fork_proofs}")]
+    let details = [
+        "Every op is checked (signature, chain, partition rules) as if it came from a peer; nothing is trusted because it "
+            + "is in a file. Rooms in the file are joined. A damaged or cut-short file is reported after importing the ops "
+            + "it held intact.",
+    ]
+    let examples = ["import /media/usb/lobby.parley"]
+
+    func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
+        try expectPositionals(arguments, 1...1, names: ["FILE"])
+        let path = arguments.positionals[0]
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw CLIError.failure("cannot read \(path): no such file or no permission; check the path")
+        }
+        defer { try? handle.close() }
+        let identity = try context.identity()
+        let store = try context.store()
+        let reader: OpArchive.Reader
+        do {
+            reader = try OpArchive.Reader { count in Array(try handle.read(upToCount: count) ?? Data()) }
+        } catch let error as OpArchive.ArchiveError {
+            throw CLIError.failure("cannot import \(path): \(error); check that it was written by `parley export`")
+        }
+        let summary = try context.storeCall(command: name) {
+            try store.importArchive(reader, me: identity.id, nowMillis: context.nowMillis)
+        }
+        if arguments.has("json") {
+            context.output.json([
+                .object([
+                    "partitions": .integer(Int64(summary.partitions)), "applied": .integer(Int64(summary.applied)),
+                    "already_present": .integer(Int64(summary.alreadyPresent)), "refused": .integer(Int64(summary.refused)),
+                    "fork_proofs": .integer(Int64(summary.forkProofs)),
+                ])
+            ])
+        } else {
+            context.output.line(
+                "imported \(summary.applied) new ops (\(summary.alreadyPresent) already here, \(summary.refused) refused) "
+                    + "in \(summary.partitions) partitions")
+        }
+        if let problem = summary.problem {
+            throw CLIError.failure("\(path) could not be read to the end: \(problem); the ops before that point were imported")
+        }
+        return 0
+    }
+}
