@@ -53,3 +53,24 @@ public struct OpFactory {
         heads[ChainKey(partition: partition, author: author)] = (seq, id)
     }
 }
+
+/// A forked chain: `author` writes m1, m2, then a3, a4 on one branch and b3, b4 on another,
+/// all in `partition` — the same seq signed twice, which every replica must catch.
+public struct ForkedLog: Sendable {
+    public let common: [Operation]
+    public let branchA: [Operation]
+    public let branchB: [Operation]
+
+    public init(author: Identity, partition: PartitionID) {
+        func post(_ text: String) -> OperationBody { .post(text: text, attachments: [], location: nil, replyTo: nil) }
+        var factory = OpFactory()
+        common = [factory.make(post("m1"), in: partition, by: author), factory.make(post("m2"), in: partition, by: author)]
+        let a3 = factory.make(post("a3"), in: partition, by: author)
+        let a4 = factory.make(post("a4"), in: partition, by: author)
+        let b3 = factory.make(post("b3"), in: partition, by: author, seq: 3, prev: common[1].id)
+        factory.setHead(partition, author.id, seq: 3, id: b3.id)
+        let b4 = factory.make(post("b4"), in: partition, by: author)
+        branchA = [a3, a4]
+        branchB = [b3, b4]
+    }
+}

@@ -13,16 +13,7 @@ import Wire
     let mallory = Fixtures.identity(3)
 
     /// Mallory writes m1, m2, then a3 a4 on one branch and b3 b4 on another.
-    func forkedLog() -> (common: [Operation], branchA: [Operation], branchB: [Operation]) {
-        var factory = OpFactory()
-        let common = [factory.make(post("m1"), in: lobby.id, by: mallory), factory.make(post("m2"), in: lobby.id, by: mallory)]
-        let a3 = factory.make(post("a3"), in: lobby.id, by: mallory)
-        let a4 = factory.make(post("a4"), in: lobby.id, by: mallory)
-        let b3 = factory.make(post("b3"), in: lobby.id, by: mallory, seq: 3, prev: common[1].id)
-        factory.setHead(lobby.id, mallory.id, seq: 3, id: b3.id)
-        let b4 = factory.make(post("b4"), in: lobby.id, by: mallory)
-        return (common, [a3, a4], [b3, b4])
-    }
+    func forkedLog() -> ForkedLog { ForkedLog(author: mallory, partition: lobby.id) }
 
     func expectForkExcluded(_ link: TestLink, sourceLocation: SourceLocation = #_sourceLocation) throws {
         for node in [link.a, link.b] {
