@@ -268,11 +268,11 @@ extension Node {
 
     // MARK: - Helpers
 
-    /// Runs `body` as a task the node waits for at shutdown.
+    /// Runs a dial, probe or handshake as its own task. Not kept: each ends by itself within the
+    /// handshake timeout, and reports back to a node that may have stopped meanwhile (then it
+    /// only closes its connection).
     private func linkTask(_ body: @escaping @Sendable () async -> Void) {
-        let task = Task { await body() }
-        tasks.append(task)
-        if tasks.count > 256 { tasks.removeAll { $0.isCancelled } }
+        Task { await body() }
     }
 
     private func linkPeer(_ id: LinkID) -> LinkPeer? {
