@@ -90,10 +90,11 @@ public final class ChildProcess: @unchecked Sendable {
         }
     }
 
-    /// Waits until the process ends or `timeout` passes; true if it ended.
-    public func waitForExit(timeout: Duration) -> Bool {
+    /// Waits until the process ends or `timeout` passes; true if it ended. Sleeps between
+    /// checks rather than blocking a thread of the concurrency pool, which the tests share.
+    public func waitForExit(timeout: Duration) async -> Bool {
         let deadline = ContinuousClock.now + timeout
-        while process.isRunning, ContinuousClock.now < deadline { usleep(10_000) }
+        while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(5)) }
         return !process.isRunning
     }
 
@@ -125,13 +126,13 @@ public struct CompletedProcess: Sendable, CustomStringConvertible {
 
     /// Runs `executable arguments` to completion (killed after `timeout`).
     public static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
-                           captureIn directory: String, timeout: Duration = .seconds(20)) -> CompletedProcess {
+                           captureIn directory: String, timeout: Duration = .seconds(20)) async -> CompletedProcess {
         let name = "run-\(UUID().uuidString)"
         guard let child = try? ChildProcess(executable: executable, arguments: arguments, environment: environment,
                                             captureIn: directory, name: name) else {
             return CompletedProcess(arguments: arguments, exitCode: -1, stdout: "", stderr: "cannot start \(executable)", timedOut: false)
         }
-        let ended = child.waitForExit(timeout: timeout)
+        let ended = await child.waitForExit(timeout: timeout)
         if !ended { child.kill() }
         let result = CompletedProcess(arguments: arguments, exitCode: child.exitStatus ?? -1, stdout: child.stdout,
                                       stderr: child.stderr, timedOut: !ended)

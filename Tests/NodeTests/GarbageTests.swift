@@ -15,10 +15,10 @@ extension NodeProcessTests {
         @Test func garbageOnTCPAndUDP_leavesTheNodeRunning_withItsHonestLinks() async throws {
             let cluster = NodeCluster(slot: 7)
             defer { cluster.shutdown() }
-            let victim = try cluster.node("victim"), honest = try cluster.node("honest")
-            for node in [victim, honest] { try node.start(cluster.loopbackArguments + NodeCluster.fastTiming) }
-            try #require(poll(timeout: .seconds(5)) { victim.lists([honest], as: "linked") }, "\(cluster.logs)")
-            let status = victim.parley(["status", "--json"])
+            let victim = try await cluster.node("victim"), honest = try await cluster.node("honest")
+            for node in [victim, honest] { try await node.start(cluster.loopbackArguments + NodeCluster.fastTiming) }
+            try #require(await poll(timeout: .seconds(5)) { await allLinked([victim, honest]) }, "\(cluster.logs)")
+            let status = await victim.parley(["status", "--json"])
             let listen = try #require(status.stdout.firstMatch(of: /"listen"\s*:\s*"127\.0\.0\.1:(\d+)"/).flatMap { UInt16($0.1) },
                                       "\(status)")
             let victimKey = try #require(UserID(text: victim.id))
@@ -57,17 +57,21 @@ extension NodeProcessTests {
             udp.close()
 
             // The stalled handshakes time out (2 s here); meanwhile the honest link stays up.
-            let violations = poll(timeout: .seconds(6)) {
-                victim.parley(["doctor", "--json"]).stdout.firstMatch(of: /"violations"\s*:\s*(\d+)/).flatMap { Int($0.1) } ?? 0 >= 6
+            let violations = await poll(timeout: .seconds(6)) {
+                await victim.parley(["doctor", "--json"]).stdout.firstMatch(of: /"violations"\s*:\s*(\d+)/).flatMap { Int($0.1) } ?? 0 >= 6
             }
-            #expect(violations, "the node did not count the garbage as violations\n\(victim.parley(["doctor"]).stdout)")
+            let doctor = await victim.parley(["doctor"]).stdout
+            #expect(violations, "the node did not count the garbage as violations\n\(doctor)")
             for connection in stalled { connection.close() }
             #expect(victim.process?.isRunning == true, "the victim died\n\(cluster.logs)")
-            #expect(victim.lists([honest], as: "linked") && honest.lists([victim], as: "linked"), "\(cluster.logs)")
+            #expect(await allLinked([victim, honest]), "\(cluster.logs)")
 
-            let newcomer = try cluster.node("newcomer")
-            try newcomer.start(cluster.loopbackArguments + NodeCluster.fastTiming)
-            let joined = poll(timeout: .seconds(5)) { victim.lists([honest, newcomer], as: "linked") && newcomer.lists([victim], as: "linked") }
+            let newcomer = try await cluster.node("newcomer")
+            try await newcomer.start(cluster.loopbackArguments + NodeCluster.fastTiming)
+            let joined = await poll(timeout: .seconds(5)) {
+                guard await victim.lists([honest, newcomer], as: "linked") else { return false }
+                return await newcomer.lists([victim], as: "linked")
+            }
             #expect(joined, "a new honest node could not link to the victim\n\(cluster.logs)")
         }
 

@@ -35,37 +35,37 @@ struct TestNetwork {
     var broadcast: String { "10.77.\(subnet).255" }
 
     /// Builds the bridge and the hosts; throws with the failing command's output.
-    mutating func create() throws {
-        try run(["netns", "add", switchNamespace])
+    mutating func create() async throws {
+        try await run(["netns", "add", switchNamespace])
         created.append(switchNamespace)
-        try run(["-n", switchNamespace, "link", "add", "br0", "type", "bridge"])
-        try run(["-n", switchNamespace, "link", "set", "br0", "up"])
+        try await run(["-n", switchNamespace, "link", "add", "br0", "type", "bridge"])
+        try await run(["-n", switchNamespace, "link", "set", "br0", "up"])
         for host in 1...hosts {
             let namespace = namespace(host)
-            try run(["netns", "add", namespace])
+            try await run(["netns", "add", namespace])
             created.append(namespace)
-            try run(["-n", switchNamespace, "link", "add", "p\(host)", "type", "veth", "peer", "name", "eth0", "netns", namespace])
-            try run(["-n", switchNamespace, "link", "set", "p\(host)", "master", "br0"])
-            try run(["-n", switchNamespace, "link", "set", "p\(host)", "up"])
-            try run(["-n", namespace, "link", "set", "lo", "up"])
-            try run(["-n", namespace, "addr", "add", "\(address(host))/24", "brd", "+", "dev", "eth0"])
-            try run(["-n", namespace, "link", "set", "eth0", "up"])
+            try await run(["-n", switchNamespace, "link", "add", "p\(host)", "type", "veth", "peer", "name", "eth0", "netns", namespace])
+            try await run(["-n", switchNamespace, "link", "set", "p\(host)", "master", "br0"])
+            try await run(["-n", switchNamespace, "link", "set", "p\(host)", "up"])
+            try await run(["-n", namespace, "link", "set", "lo", "up"])
+            try await run(["-n", namespace, "addr", "add", "\(address(host))/24", "brd", "+", "dev", "eth0"])
+            try await run(["-n", namespace, "link", "set", "eth0", "up"])
         }
     }
 
     /// Pulls (`up: false`) or plugs back host `host`'s cable.
-    func setCable(_ host: Int, up: Bool) throws {
-        try run(["-n", switchNamespace, "link", "set", "p\(host)", up ? "up" : "down"])
+    func setCable(_ host: Int, up: Bool) async throws {
+        try await run(["-n", switchNamespace, "link", "set", "p\(host)", up ? "up" : "down"])
     }
 
     /// Deletes every namespace this test created (their veth pairs go with them); returns the
     /// failures.
     @discardableResult
-    func destroy() -> [String] {
+    func destroy() async -> [String] {
         var failures: [String] = []
         for namespace in created.reversed() {
             do {
-                try run(["netns", "del", namespace])
+                try await run(["netns", "del", namespace])
             } catch {
                 failures.append("\(error)")
             }
@@ -77,8 +77,8 @@ struct TestNetwork {
     func launcher(_ host: Int) -> [String] { [Self.ip!, "netns", "exec", namespace(host)] }
 
     @discardableResult
-    private func run(_ arguments: [String]) throws -> CompletedProcess {
-        let result = CompletedProcess.run(Self.ip!, arguments, captureIn: scratch, timeout: .seconds(10))
+    private func run(_ arguments: [String]) async throws -> CompletedProcess {
+        let result = await CompletedProcess.run(Self.ip!, arguments, captureIn: scratch, timeout: .seconds(10))
         guard result.exitCode == 0 else { throw NetworkSetupError(description: "\(result)") }
         return result
     }
@@ -91,36 +91,47 @@ struct TestNetwork {
 extension NodeProcessTests {
     @Suite struct Namespaces {
         @Test(.enabled(if: TestNetwork.ip != nil, TestNetwork.skipReason))
-        func threeHostsOnABridge_discoverByRealBroadcast_noticeACut_andRelinkAfterTheHeal() throws {
+        func threeHostsOnABridge_discoverByRealBroadcast_noticeACut_andRelinkAfterTheHeal() async throws {
             let cluster = NodeCluster(slot: 8)
             var network = TestNetwork(hosts: 3)
-            defer {
-                cluster.shutdown()
-                let failures = network.destroy()
-                #expect(failures.isEmpty, "cleanup failed: \(failures)")
+            do {
+                try await exercise(cluster, &network)
+            } catch {
+                Issue.record(error)
             }
-            try network.create()
-            let nodes = try (1...3).map { try cluster.node("host\($0)") }
+            // Always, also after a failure (a `defer` cannot wait for the `ip` commands).
+            cluster.shutdown()
+            let failures = await network.destroy()
+            #expect(failures.isEmpty, "cleanup failed: \(failures)")
+        }
+
+        private func exercise(_ cluster: NodeCluster, _ network: inout TestNetwork) async throws {
+            try await network.create()
+            var nodes: [TestNode] = []
+            for host in 1...3 { nodes.append(try await cluster.node("host\(host)")) }
             for (index, node) in nodes.enumerated() {
-                try node.start(["--listen", "0.0.0.0:7748", "--broadcast", network.broadcast, "--discovery-port", "7747"]
+                try await node.start(["--listen", "0.0.0.0:7748", "--broadcast", network.broadcast, "--discovery-port", "7747"]
                     + NodeCluster.fastTiming, launcher: network.launcher(index + 1))
             }
-            let allLinked = { nodes.allSatisfy { node in node.lists(nodes.filter { $0 !== node }, as: "linked") } }
-            try #require(poll(timeout: .seconds(8), allLinked), "the hosts did not link\n\(cluster.logs)")
-            let addresses = nodes[0].peers().flatMap { $0["addresses"] as? [String] ?? [] }
+            try #require(await poll(timeout: .seconds(8)) { await allLinked(nodes) }, "the hosts did not link\n\(cluster.logs)")
+            let addresses = await nodes[0].peers().flatMap { $0["addresses"] as? [String] ?? [] }
             #expect(addresses.contains("\(network.address(2)):7748") && addresses.contains("\(network.address(3)):7748"),
                     "peers are known by their LAN addresses: \(addresses)")
 
             let (cut, others) = (nodes[2], Array(nodes[0..<2]))
-            try network.setCable(3, up: false)
-            let noticed = poll(timeout: .seconds(8)) {
-                others.allSatisfy { node in !node.peerIDs(inState: "suspect").union(node.peerIDs(inState: "gone")).isDisjoint(with: [cut.id]) }
+            try await network.setCable(3, up: false)
+            let noticed = await poll(timeout: .seconds(8)) {
+                for node in others {
+                    let states = await node.peers().filter { $0["id"] as? String == cut.id }.compactMap { $0["state"] as? String }
+                    guard states.contains(where: { $0 == "suspect" || $0 == "gone" }) else { return false }
+                }
+                return true
             }
             #expect(noticed, "the cut host is not shown suspect or gone\n\(cluster.logs)")
-            #expect(others[0].lists([others[1]], as: "linked"), "the hosts still connected stay linked")
+            #expect(await allLinked(others), "the hosts still connected stay linked")
 
-            try network.setCable(3, up: true)
-            #expect(poll(timeout: .seconds(15), allLinked), "the hosts did not relink after the heal\n\(cluster.logs)")
+            try await network.setCable(3, up: true)
+            #expect(await poll(timeout: .seconds(15)) { await allLinked(nodes) }, "the hosts did not relink after the heal\n\(cluster.logs)")
         }
     }
 }

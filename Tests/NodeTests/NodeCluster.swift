@@ -14,14 +14,22 @@ enum TestPorts {
 
 /// Waits until `condition` holds, checking every `interval`, for at most `timeout`; true if it
 /// held. Never a bare sleep: a test waits exactly as long as the system needs, up to a bound.
+/// The condition is checked once more after the deadline, so a test starved of CPU by others
+/// running in parallel fails only if the condition is really false.
 @discardableResult
-func poll(timeout: Duration, interval: Duration = .milliseconds(100), _ condition: () -> Bool) -> Bool {
+func poll(timeout: Duration, interval: Duration = .milliseconds(100), _ condition: () async -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while true {
-        if condition() { return true }
+        if await condition() { return true }
         if ContinuousClock.now >= deadline { return false }
-        Thread.sleep(forTimeInterval: Double(interval.components.attoseconds) / 1e18 + Double(interval.components.seconds))
+        try? await Task.sleep(for: interval)
     }
+}
+
+/// Whether every node lists every other as linked.
+func allLinked(_ nodes: [TestNode]) async -> Bool {
+    for node in nodes where !(await node.lists(nodes.filter { $0 !== node }, as: "linked")) { return false }
+    return true
 }
 
 /// A set of nodes for one test: a temporary directory with a data directory per node, the
@@ -45,9 +53,9 @@ final class NodeCluster: @unchecked Sendable {
     }
 
     /// A new node named `name` (`parley init --nick name`), not yet running.
-    func node(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> TestNode {
+    func node(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> TestNode {
         let node = TestNode(name: name, dataDir: root + "/" + name, cluster: self)
-        let result = node.parley(["init", "--nick", name])
+        let result = await node.parley(["init", "--nick", name])
         try #require(result.exitCode == 0, "\(result)", sourceLocation: sourceLocation)
         node.id = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         nodes.append(node)
@@ -91,13 +99,16 @@ final class TestNode: @unchecked Sendable {
 
     /// Starts `parley run` with `arguments` (after `--data-dir`), through `launcher` if given
     /// (`ip netns exec NS`); waits until its control socket answers.
-    func start(_ arguments: [String], launcher: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) throws {
+    func start(_ arguments: [String], launcher: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let binary = try #require(ParleyExecutable.path, Comment(rawValue: ParleyExecutable.notFoundMessage), sourceLocation: sourceLocation)
         let all = ["--data-dir", dataDir, "run"] + arguments
         let process = try ChildProcess(executable: launcher.first ?? binary, arguments: launcher.isEmpty ? all : Array(launcher.dropFirst()) + [binary] + all,
                                        environment: ["HOME": cluster.root], captureIn: cluster.root, name: "\(name)-\(runs.count)")
         runs.append(process)
-        let up = poll(timeout: .seconds(10)) { !process.isRunning || parley(["status", "--json"]).exitCode == 0 }
+        let up = await poll(timeout: .seconds(10)) {
+            guard process.isRunning else { return true }
+            return await parley(["status", "--json"]).exitCode == 0
+        }
         try #require(up && process.isRunning, "\(name) did not start:\n\(process.stderr)", sourceLocation: sourceLocation)
     }
 
@@ -107,31 +118,36 @@ final class TestNode: @unchecked Sendable {
     }
 
     /// Runs `parley --data-dir DIR arguments` to completion.
-    func parley(_ arguments: [String], environment: [String: String] = [:]) -> CompletedProcess {
+    func parley(_ arguments: [String], environment: [String: String] = [:]) async -> CompletedProcess {
         guard let binary = ParleyExecutable.path else {
             return CompletedProcess(arguments: arguments, exitCode: -1, stdout: "", stderr: ParleyExecutable.notFoundMessage, timedOut: false)
         }
         var env = ["HOME": cluster.root]
         env.merge(environment) { _, new in new }
-        return CompletedProcess.run(binary, ["--data-dir", dataDir] + arguments, environment: env, captureIn: cluster.root)
+        return await CompletedProcess.run(binary, ["--data-dir", dataDir] + arguments, environment: env, captureIn: cluster.root)
     }
 
     /// `parley peers --json`, as objects (empty when it fails).
-    func peers() -> [[String: Any]] {
-        let result = parley(["peers", "--json"])
+    func peers() async -> [[String: Any]] {
+        let result = await parley(["peers", "--json"])
         guard result.exitCode == 0, let data = result.stdout.data(using: .utf8),
               let array = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] else { return [] }
         return array
     }
 
+    /// The ids this node lists, in any state.
+    func knownIDs() async -> Set<String> {
+        Set(await peers().compactMap { $0["id"] as? String })
+    }
+
     /// The ids this node lists in `state`.
-    func peerIDs(inState state: String) -> Set<String> {
-        Set(peers().filter { $0["state"] as? String == state }.compactMap { $0["id"] as? String })
+    func peerIDs(inState state: String) async -> Set<String> {
+        Set(await peers().filter { $0["state"] as? String == state }.compactMap { $0["id"] as? String })
     }
 
     /// Whether this node lists exactly `others` as linked (and maybe more peers in other states).
-    func lists(_ others: [TestNode], as state: String) -> Bool {
-        let listed = peerIDs(inState: state)
+    func lists(_ others: [TestNode], as state: String) async -> Bool {
+        let listed = await peerIDs(inState: state)
         return others.allSatisfy { listed.contains($0.id) }
     }
 }

@@ -34,7 +34,8 @@ public enum LinkMessage: Sendable, Equatable {
         public static let pong: UInt8 = 0x0A
         public static let bye: UInt8 = 0x0B
         public static let addresses: UInt8 = 0x11
-        static let all: Set<UInt8> = [hello, ping, pong, bye, addresses]
+        /// Every type the link layer owns; a `SyncFrame` MUST use another.
+        public static let all: Set<UInt8> = [hello, ping, pong, bye, addresses]
     }
 
     /// The plaintext of the frame that carries this message.

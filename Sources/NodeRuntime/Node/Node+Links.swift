@@ -288,10 +288,10 @@ extension Node {
     // MARK: - For handlers
 
     /// Sends a sync frame to `peer`'s link; false when it has none or the link refuses it (closed,
-    /// or the peer reads too slowly).
+    /// the peer reads too slowly, over 1 MiB, or a type the link layer owns).
     @discardableResult
     public func send(_ frame: SyncFrame, to peer: UserID) -> Bool {
-        guard let id = current[peer], let link = links[id]?.link else { return false }
+        guard !LinkMessage.LinkType.all.contains(frame.type), let id = current[peer], let link = links[id]?.link else { return false }
         do {
             try link.send(.sync(frame))
             return true
