@@ -101,7 +101,10 @@ public final class Link: Sendable {
         self.configuration = configuration
         self.clock = clock
         self.handshakeResult = result
-        self.encoder = Mutex(FrameEncoder(for: result, configuration: configuration.frames))
+        let encoder = FrameEncoder(for: result, configuration: configuration.frames)
+        // The stream header goes first, before any frame, whoever sends first (even a goodbye).
+        try? connection.enqueue(encoder.header)
+        self.encoder = Mutex(encoder)
         self.keepalive = Mutex(Keepalive(pingInterval: configuration.pingInterval, idleTimeout: configuration.idleTimeout,
                                          now: clock.now()))
     }
@@ -151,13 +154,11 @@ public final class Link: Sendable {
         connection.close()
     }
 
-    /// Runs the link: sends the header and `hello`, then reads until the link ends, passing each
+    /// Runs the link: sends `hello`, then reads until the link ends, passing each
     /// message to `deliver` in order (awaited, so a slow node slows the peer down). Returns why
     /// the link ended. Call once.
     func run(hello: LinkHello, deliver: @escaping @Sendable (LinkMessage) async -> Void) async -> LinkEnd {
         do {
-            let header = encoder.withLock { $0?.header ?? [] }
-            try connection.enqueue(header)
             try send(.hello(hello))
         } catch {
             abort(.lost(String(describing: error)))

@@ -9,8 +9,8 @@ struct RunCommand: Command {
     let name = "run"
     let summary = "run the node: find peers on the LAN, link to them, serve the control socket"
     let usage = [
-        "run [--listen HOST:PORT] [--discovery-port N | --no-discovery] [--broadcast ADDR[,ADDR...]]",
-        "    [--peers FILE] [--network-secret-file FILE] [--log-level LEVEL] [--join ROOM]...",
+        "run [--listen HOST:PORT] [--discovery-port N | --no-discovery] [--broadcast ADDR[,ADDR...]] "
+            + "[--peers FILE] [--network-secret-file FILE] [--log-level LEVEL] [--join ROOM]...",
     ]
     let options: [OptionSpec] = [
         .value("listen", "HOST:PORT", "where links are accepted (default 0.0.0.0:7748; port 0 picks a free port)"),
