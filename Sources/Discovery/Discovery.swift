@@ -73,6 +73,17 @@ public struct Discovery: Sendable {
     /// One peer's entry, if known.
     public func peer(_ id: UserID) -> PeerInfo? { records[id]?.info() }
 
+    /// When this node will next dial `peer`, if it will (nil: linked, gone, no address, or the
+    /// peer's job by the key-order rule with no fallback): `parley doctor` shows backoffs.
+    public func nextDialTime(for peer: UserID) -> UInt64? {
+        records[peer]?.dialTime(ownID: configuration.identity, configuration)
+    }
+
+    /// Static peers listed without a key whose key is still unknown, with their next dial time.
+    public var keylessStaticPeers: [(endpoint: Endpoint, nextDial: UInt64)] {
+        keylessStatic.keys.sorted().map { ($0, keylessStatic[$0]!.notBefore) }
+    }
+
     /// Counters for `parley doctor`.
     public var diagnostics: DiscoveryDiagnostics {
         var snapshot = counters

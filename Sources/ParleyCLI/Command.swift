@@ -12,6 +12,8 @@ public protocol Command: Sendable {
     var usage: [String] { get }
     /// The options it accepts (the global ones and `--help` are added by the registry).
     var options: [OptionSpec] { get }
+    /// Options for tests and the lab (timing knobs), listed apart in help under "Advanced".
+    var advancedOptions: [OptionSpec] { get }
     /// Paragraphs that explain what a user must know: output, side effects, exit status.
     var details: [String] { get }
     /// Example invocations without the leading `parley `.
@@ -22,6 +24,7 @@ public protocol Command: Sendable {
 
 extension Command {
     public var details: [String] { [] }
+    public var advancedOptions: [OptionSpec] { [] }
 
     /// Throws a usage error unless there are between `range` positional arguments; `names`
     /// are the placeholders shown when one is missing (`ROOM`).
@@ -69,14 +72,14 @@ public enum CommandRegistry {
         InitCommand(), WhoamiCommand(), JoinCommand(), LeaveCommand(), RoomsCommand(),
         SendCommand(), HistoryCommand(), EditCommand(), DeleteCommand(), ReactCommand(), ReadCommand(),
         TasksCommand(), TaskAddCommand(), TaskSetCommand(), TaskDeleteCommand(),
-        ProfileCommand(), DigestCommand(), ExportCommand(), ImportCommand(), HelpCommand(),
+        ProfileCommand(), DigestCommand(), ExportCommand(), ImportCommand(),
+        RunCommand(), PeersCommand(), StatusCommand(), DoctorCommand(), HelpCommand(),
     ]
 
     /// Commands of DESIGN §6.1 that later versions bring; naming one gets a clear answer
     /// instead of "unknown command".
     static let planned: Set<String> = [
-        "run", "chat", "conversation", "conversations", "people", "peers", "status", "doctor",
-        "lab", "attachment",
+        "chat", "conversation", "conversations", "people", "lab", "attachment",
     ]
 
     /// The first words of multi-word commands (`task`), which alone show a list of their subcommands.
@@ -101,7 +104,7 @@ public enum CommandRegistry {
 
     /// The options `command` parses: its own, then the global ones it does not redefine, then `--help`.
     static func options(for command: any Command) -> [OptionSpec] {
-        let own = command.options
+        let own = command.options + command.advancedOptions
         return own + GlobalOptions.all.filter { global in !own.contains { $0.name == global.name } } + [GlobalOptions.help]
     }
 

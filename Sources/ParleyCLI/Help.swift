@@ -46,6 +46,10 @@ enum HelpText {
             lines += ["", "Options:"]
             lines += optionLines(command.options)
         }
+        if !command.advancedOptions.isEmpty {
+            lines += ["", "Advanced options (tests and the lab; times in milliseconds):"]
+            lines += optionLines(command.advancedOptions)
+        }
         for paragraph in command.details {
             lines += [""] + wrapped(paragraph)
         }

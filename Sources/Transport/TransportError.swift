@@ -36,6 +36,11 @@ public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible 
     case sendBufferFull(limit: Int)
     /// A datagram longer than `UDPSocket.maxDatagramSize`, which receivers would drop.
     case datagramTooLarge(size: Int, limit: Int)
+    /// A Unix domain socket path longer than the kernel's `sun_path` (`limit` bytes).
+    case socketPathTooLong(path: String, limit: Int)
+    /// No process listens on the Unix domain socket at `path`: the file is missing, or it is a
+    /// stale socket left by a process that died (`ENOENT`, `ECONNREFUSED`).
+    case noSocketListener(path: String)
     /// Any other failed system call.
     case system(call: String, errno: Int32, message: String)
 
@@ -48,7 +53,10 @@ public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible 
         case .connectionRefused: ECONNREFUSED
         case .connectionReset: ECONNRESET
         case .timedOut: ETIMEDOUT
-        case .closed, .endOfStream, .hostNotFound, .invalidAddress, .sendBufferFull, .datagramTooLarge: nil
+        case .noSocketListener: ECONNREFUSED
+        case .closed, .endOfStream, .hostNotFound, .invalidAddress, .sendBufferFull, .datagramTooLarge,
+            .socketPathTooLong:
+            nil
         }
     }
 
@@ -87,6 +95,10 @@ public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible 
             "the peer reads too slowly: more than \(limit) bytes are waiting to be sent to it"
         case .datagramTooLarge(let size, let limit):
             "a \(size)-byte datagram exceeds the \(limit)-byte limit; send smaller datagrams"
+        case .socketPathTooLong(let path, let limit):
+            "the socket path \(path) is longer than \(limit) bytes; use a shorter directory"
+        case .noSocketListener(let path):
+            "nothing listens on \(path) (no process, or a stale socket file left by one that died)"
         case .system(let call, let code, let message):
             "\(call) failed: \(message) (errno \(code))"
         }

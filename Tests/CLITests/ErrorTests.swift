@@ -37,7 +37,7 @@ import Testing
         (["task"], 2, "needs a subcommand"),
         (["profile", "--presence", "busy"], 2, "--presence must be online, away or hidden"),
         (["init", "--nick", "a b"], 2, "cannot contain spaces"),
-        (["run"], 1, "not available in this version yet"),
+        (["chat"], 1, "not available in this version yet"),
         ([], 2, "no command given"),
     ]
 

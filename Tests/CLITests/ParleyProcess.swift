@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The outcome of one run of the real `parley` binary.
@@ -40,33 +41,8 @@ enum ParleyBinary {
     /// Seconds a single command may take before it is killed and the test fails.
     static let timeout: TimeInterval = 20
 
-    /// The path of the built `parley`, or nil. Looks beside the test bundle and the test
-    /// process (`.build/<triple>/debug/`), then upwards a few levels; `$PARLEY_BINARY` overrides.
-    static let path: String? = {
-        let fileManager = FileManager.default
-        if let override = ProcessInfo.processInfo.environment["PARLEY_BINARY"] { return override }
-        var directories: [URL] = []
-        let bundle = Bundle.main.bundleURL
-        directories.append(bundle.hasDirectoryPath ? bundle : bundle.deletingLastPathComponent())
-        directories.append(bundle.deletingLastPathComponent())
-        if let executable = CommandLine.arguments.first {
-            let url = URL(fileURLWithPath: executable).resolvingSymlinksInPath()
-            directories.append(url.deletingLastPathComponent())
-        }
-        for bundleURL in Bundle.allBundles.map(\.bundleURL) where bundleURL.pathExtension == "xctest" {
-            directories.append(bundleURL.deletingLastPathComponent())
-        }
-        var candidates: [URL] = []
-        for directory in directories {
-            var current = directory
-            for _ in 0..<4 {
-                candidates.append(current.appendingPathComponent("parley"))
-                candidates.append(current.appendingPathComponent("debug/parley"))
-                current.deleteLastPathComponent()
-            }
-        }
-        return candidates.first { fileManager.isExecutableFile(atPath: $0.path) && !$0.hasDirectoryPath }?.path
-    }()
+    /// The path of the built `parley`, or nil (see `ParleyExecutable`).
+    static let path: String? = ParleyExecutable.path
 
     /// Runs `parley arguments` with a clean environment (HOME pointing into `home`, so a test
     /// can never touch the real ~/.local/share/parley) plus `environment`, stdin from /dev/null.

@@ -56,11 +56,18 @@ extension TransportTests {
             defer { listener.close() }
             let reader = Task { try await server.read() }
             #expect(await eventually { server.waitingReaderCount == 1 })
-            let before = EventLoop.shared.iterationCount
-            // Idleness is the absence of events, which only elapsed time can show.
-            try await Task.sleep(for: .milliseconds(500))
-            let wakeups = EventLoop.shared.iterationCount - before
-            #expect(wakeups <= 2, "the event loop woke \(wakeups) times in 500 ms of idleness")
+            // Idleness is the absence of events, which only elapsed time can show. The loop is
+            // shared with every test running in parallel in this process (NodeTests run nodes
+            // in process), so a window may catch their traffic: a spinning loop fails every
+            // window, another test's burst only some.
+            var windows: [UInt64] = []
+            for _ in 0..<3 {
+                let before = EventLoop.shared.iterationCount
+                try await Task.sleep(for: .milliseconds(500))
+                windows.append(EventLoop.shared.iterationCount - before)
+                if windows.last! <= 2 { break }
+            }
+            #expect(windows.contains { $0 <= 2 }, "the event loop woke \(windows) times in 500 ms windows of idleness")
             client.close()
             #expect(try await reader.value == [])
             server.close()

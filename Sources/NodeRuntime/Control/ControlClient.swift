@@ -1,0 +1,88 @@
+import Foundation
+import Transport
+
+/// Talks to a running node over its control socket: what `parley peers`, `status` and
+/// `doctor` use.
+///
+/// `connect` fails with `ControlClientError.noNode` when nothing listens at the data
+/// directory's `control.sock` — no file, or a stale one left by a node killed with `kill -9` —
+/// which a command reports as "no node is running".
+public final class ControlClient: Sendable {
+    private let connection: UnixConnection
+    private let lines = LockedLines()
+
+    private init(connection: UnixConnection) {
+        self.connection = connection
+    }
+
+    /// Connects to the node of `dataDirectory`.
+    public static func connect(dataDirectory: String) throws(ControlClientError) -> ControlClient {
+        let path = dataDirectory + "/control.sock"
+        do {
+            return ControlClient(connection: try UnixConnection.connect(path: path))
+        } catch .noSocketListener {
+            throw .noNode
+        } catch {
+            throw .failed("cannot reach the node's control socket \(path): \(error)")
+        }
+    }
+
+    /// Sends `request` and waits (up to `timeout`) for its response. Requests on one client
+    /// MUST NOT overlap.
+    public func send(_ request: ControlRequest, timeout: Duration = .seconds(10)) async throws(ControlClientError) -> ControlResponse {
+        let deadline = ContinuousClock.now + timeout
+        do {
+            var line = try ControlProtocol.line(request)
+            line.append(UInt8(ascii: "\n"))
+            try await connection.write(line, deadline: deadline)
+            while true {
+                if let line = try lines.next() {
+                    return try ControlProtocol.decoder.decode(ControlResponse.self, from: Data(line))
+                }
+                let bytes = try await connection.read(deadline: deadline)
+                guard !bytes.isEmpty else { throw ControlClientError.failed("the node closed the control connection") }
+                lines.feed(bytes)
+            }
+        } catch let error as ControlClientError {
+            throw error
+        } catch TransportError.timedOut {
+            throw .failed("the node did not answer within \(timeout)")
+        } catch {
+            throw .failed("control socket: \(error)")
+        }
+    }
+
+    /// Closes the connection.
+    public func close() {
+        connection.close()
+    }
+}
+
+/// Why a control request failed.
+public enum ControlClientError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// No node runs for the data directory (no socket, or a stale one).
+    case noNode
+    /// The node was reached but the exchange failed.
+    case failed(String)
+
+    public var description: String {
+        switch self {
+        case .noNode: "no node is running"
+        case .failed(let message): message
+        }
+    }
+}
+
+/// The client's receive buffer behind a lock (the client is Sendable; requests do not overlap).
+private final class LockedLines: @unchecked Sendable {
+    private var buffer = LineBuffer(limit: ControlProtocol.maxLineBytes)
+    private let lock = NSLock()
+
+    func feed(_ bytes: [UInt8]) {
+        lock.withLock { buffer.feed(bytes) }
+    }
+
+    func next() throws -> [UInt8]? {
+        try lock.withLock { try buffer.nextLine() }
+    }
+}

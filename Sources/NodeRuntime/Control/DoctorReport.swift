@@ -1,0 +1,93 @@
+/// `parley doctor`: what a node sees on the network, and why a peer is not linked
+/// (DESIGN §4.1). Times are Unix milliseconds.
+public struct DoctorReport: Codable, Sendable, Equatable {
+    public struct Interface: Codable, Sendable, Equatable {
+        public var name: String
+        public var address: String
+        public var netmask: String
+        public var broadcast: String?
+        public var isUp: Bool
+        public var isLoopback: Bool
+    }
+
+    /// The node's sockets.
+    public struct Sockets: Codable, Sendable, Equatable {
+        /// The TCP listener, `HOST:PORT`.
+        public var listen: String
+        /// The UDP discovery port, nil when discovery is off.
+        public var discoveryPort: UInt16?
+        public var controlSocket: String
+    }
+
+    /// Beacon traffic.
+    public struct Beacons: Codable, Sendable, Equatable {
+        public var sent: UInt64
+        public var sendFailures: UInt64
+        public var lastSendError: String?
+        public var ownHeard: UInt64
+        public var accepted: UInt64
+        public var replayed: UInt64
+        public var rateLimited: UInt64
+        public var oversized: Int
+        public var duplicateIdentity: UInt64
+        /// Where the last beacon with our identity from another process came from.
+        public var duplicateIdentitySource: String?
+    }
+
+    /// Datagrams from one source address.
+    public struct Source: Codable, Sendable, Equatable {
+        public var host: String
+        public var heard: UInt64
+        public var rejected: UInt64
+        public var rateLimited: UInt64
+        public var lastHeard: UInt64
+    }
+
+    /// Rejected datagrams of one kind.
+    public struct Rejection: Codable, Sendable, Equatable {
+        /// `badMAC`, `badMagic`, `wrongLength`, `unsupportedVersion`, `invalidPort`, `invalidInterval`.
+        public var reason: String
+        /// What it means, in words: "a node at X uses a different network secret".
+        public var explanation: String
+        public var count: UInt64
+        public var lastSource: String
+    }
+
+    /// One peers-file entry.
+    public struct StaticEntry: Codable, Sendable, Equatable {
+        public var endpoint: String
+        public var key: String?
+        /// `linked`, `discovered`, `suspect`, `gone`, or `key unknown` for a keyless entry not yet probed.
+        public var state: String
+    }
+
+    /// A known peer without a link, and why.
+    public struct Unlinked: Codable, Sendable, Equatable {
+        public var id: String
+        public var nick: String?
+        public var state: String
+        public var addresses: [String]
+        public var why: String
+    }
+
+    /// Connections refused and bans.
+    public struct Admission: Codable, Sendable, Equatable {
+        public var unauthenticated: Int
+        public var refused: UInt64
+        public var violations: UInt64
+        public var bannedHosts: [String]
+        public var bannedPeers: [String]
+    }
+
+    public var interfaces: [Interface]
+    public var broadcastTargets: [String]
+    public var sockets: Sockets
+    public var beacons: Beacons
+    public var sources: [Source]
+    public var rejections: [Rejection]
+    public var peersFile: String?
+    public var staticPeers: [StaticEntry]
+    public var links: Int
+    public var unlinked: [Unlinked]
+    public var admission: Admission
+}

@@ -1,0 +1,267 @@
+import Discovery
+import struct Discovery.Endpoint
+import Identity
+import SecureLink
+import Synchronization
+import Transport
+import Wire
+
+/// Which side dialed a link.
+public enum LinkDirection: String, Sendable, Equatable, Codable {
+    /// The peer dialed us.
+    case inbound
+    /// We dialed the peer.
+    case outbound
+}
+
+/// A link's number within one node process (links come and go; identities may have several
+/// in a tie-break).
+public struct LinkID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    let raw: UInt64
+    public static func < (a: LinkID, b: LinkID) -> Bool { a.raw < b.raw }
+    public var description: String { "link \(raw)" }
+}
+
+/// Why a link ended.
+public enum LinkEnd: Sendable, Equatable, CustomStringConvertible {
+    /// The peer said goodbye (BYE, then the FINAL frame).
+    case goodbye(ByeReason?)
+    /// The connection ended without a goodbye: the peer died, or the network dropped it.
+    case lost(String)
+    /// Nothing arrived for the idle timeout.
+    case idle
+    /// The peer broke the protocol: a frame that failed authentication or stalled, a malformed
+    /// message, a missing or second HELLO. Counts towards a ban.
+    case violation(String)
+    /// This node closed it.
+    case closedHere(ByeReason)
+
+    public var description: String {
+        switch self {
+        case .goodbye(let reason): "the peer said goodbye" + (reason.map { " (\($0))" } ?? "")
+        case .lost(let reason): "connection lost: \(reason)"
+        case .idle: "silent for the idle timeout"
+        case .violation(let reason): "protocol violation: \(reason)"
+        case .closedHere(let reason): "closed here (\(reason))"
+        }
+    }
+}
+
+/// Timing of a link. Milliseconds.
+public struct LinkConfiguration: Sendable, Equatable {
+    /// DESIGN §4.2: ping 15 s.
+    public var pingInterval: UInt64 = 15_000
+    /// DESIGN §4.2: idle close 45 s.
+    public var idleTimeout: UInt64 = 45_000
+    /// How long the peer's HELLO may take after the handshake.
+    public var helloTimeout: UInt64 = 5_000
+    /// DESIGN §4.2: a started frame must complete within 30 s.
+    public var frameStallLimit: UInt64 = FrameStallDetector.defaultLimit
+    /// Frame limits (1 MiB).
+    public var frames = FrameConfiguration()
+
+    public init() {}
+}
+
+/// One authenticated, encrypted connection to a peer: the frame codec both ways over a
+/// `TCPConnection`, a read loop that hands each message to the node, and the keepalive.
+///
+/// Lifecycle: the node makes it after a handshake, calls `start(hello:deliver:)`, which sends the
+/// stream header and our HELLO and runs until the link ends, returning why. The first message
+/// received MUST be HELLO (within `helloTimeout`) and there is only one; the link enforces this,
+/// so the node sees `.hello` exactly once, first. `send` may be called from any task; frames are
+/// encoded and queued under one lock, so they leave in the order of the calls. `close` ends the
+/// link from this side, sending BYE and the goodbye frame first when given a reason.
+public final class Link: Sendable {
+    public let id: LinkID
+    /// The proven identity of the peer.
+    public let remote: UserID
+    public let direction: LinkDirection
+    /// Where the peer's end of the connection is.
+    public let remoteAddress: SocketAddress
+    /// The endpoint we dialed (outbound links only): the peer's listening address.
+    public let dialedEndpoint: Endpoint?
+
+    private let connection: TCPConnection
+    private let configuration: LinkConfiguration
+    private let clock: NodeClock
+    private let handshakeResult: HandshakeResult
+    private let encoder: Mutex<FrameEncoder?>
+    private let keepalive: Mutex<Keepalive>
+    private let end = Mutex<LinkEnd?>(nil)
+
+    init(id: LinkID, result: HandshakeResult, connection: TCPConnection, direction: LinkDirection, dialed: Endpoint?,
+         configuration: LinkConfiguration, clock: NodeClock) {
+        self.id = id
+        self.remote = result.remote
+        self.direction = direction
+        self.remoteAddress = connection.remoteAddress
+        self.dialedEndpoint = dialed
+        self.connection = connection
+        self.configuration = configuration
+        self.clock = clock
+        self.handshakeResult = result
+        let encoder = FrameEncoder(for: result, configuration: configuration.frames)
+        // The stream header goes first, before any frame, whoever sends first (even a goodbye).
+        try? connection.enqueue(encoder.header)
+        self.encoder = Mutex(encoder)
+        self.keepalive = Mutex(Keepalive(pingInterval: configuration.pingInterval, idleTimeout: configuration.idleTimeout,
+                                         now: clock.now()))
+    }
+
+    /// Sends `message`. Throws when the link is closed or the peer reads too slowly (then the
+    /// link is closed: a peer that cannot keep up loses it rather than growing our memory).
+    public func send(_ message: LinkMessage) throws(TransportError) {
+        do {
+            try encoder.withLock { (encoder) throws(TransportError) in
+                guard encoder != nil else { throw TransportError.closed }
+                let frame: [UInt8]
+                do {
+                    frame = try encoder!.encode(message.encoded)
+                } catch {
+                    throw TransportError.closed  // only after our goodbye, or a frame over 1 MiB (a bug upstream)
+                }
+                try connection.enqueue(frame)
+            }
+        } catch {
+            if case .sendBufferFull = error { abort(.lost("the peer reads too slowly")) }
+            throw error
+        }
+    }
+
+    /// Ends the link from this side: BYE and the goodbye frame with `reason`, then the
+    /// connection closes once they are sent (or after `flushTimeout`).
+    public func close(reason: ByeReason, flushTimeout: Duration = .seconds(1)) async {
+        guard setEnd(.closedHere(reason)) else { return }
+        let goodbye: [UInt8]? = encoder.withLock { encoder in
+            defer { encoder = nil }
+            guard encoder != nil else { return nil }
+            let bye = try? encoder!.encode(LinkMessage.bye(reason).encoded)
+            let final = try? encoder!.encodeGoodbye(reason: reason.rawValue)
+            return (bye ?? []) + (final ?? [])
+        }
+        if let goodbye {
+            try? connection.enqueue(goodbye)
+            try? await connection.flush(deadline: .now + flushTimeout)
+        }
+        connection.close()
+    }
+
+    /// Drops the connection at once, without a goodbye (the peer is broken or gone).
+    func abort(_ reason: LinkEnd) {
+        guard setEnd(reason) else { return }
+        encoder.withLock { $0 = nil }
+        connection.close()
+    }
+
+    /// Runs the link: sends `hello`, then reads until the link ends, passing each
+    /// message to `deliver` in order (awaited, so a slow node slows the peer down). Returns why
+    /// the link ended. Call once.
+    func run(hello: LinkHello, deliver: @escaping @Sendable (LinkMessage) async -> Void) async -> LinkEnd {
+        do {
+            try send(.hello(hello))
+        } catch {
+            abort(.lost(String(describing: error)))
+        }
+        let pinger = Task { await keepaliveLoop() }
+        defer { pinger.cancel() }
+        let readEnd = await readLoop(deliver: deliver)
+        abort(readEnd)  // no-op when an end was already set
+        return end.withLock { $0 } ?? readEnd
+    }
+
+    // MARK: Reading
+
+    private func readLoop(deliver: @escaping @Sendable (LinkMessage) async -> Void) async -> LinkEnd {
+        var decoder = FrameDecoder(for: handshakeResult, configuration: configuration.frames)
+        var stall = FrameStallDetector(limit: configuration.frameStallLimit)
+        let helloDeadline = clock.now() + configuration.helloTimeout
+        var sawHello = false
+        while true {
+            let deadline = [stall.deadline, sawHello ? nil : helloDeadline].compactMap { $0 }.min()
+            let bytes: [UInt8]
+            do {
+                bytes = try await connection.read(deadline: deadline.map { clock.instant(at: $0) })
+            } catch TransportError.timedOut {
+                return sawHello ? .violation("a frame stalled for \(configuration.frameStallLimit) ms")
+                    : .violation("no HELLO within \(configuration.helloTimeout) ms")
+            } catch {
+                return .lost(String(describing: error))
+            }
+            guard !bytes.isEmpty else { return .lost("the peer closed the connection without a goodbye") }
+            let now = clock.now()
+            keepalive.withLock { $0.onReceived(now: now) }
+            decoder.feed(bytes)
+            while true {
+                let event: FrameEvent?
+                do {
+                    event = try decoder.next()
+                } catch {
+                    return .violation(error.description)
+                }
+                guard let event else { break }
+                switch event {
+                case .goodbye(let reason):
+                    return .goodbye(reason.map { ByeReason(rawValue: $0) })
+                case .frame(let plaintext):
+                    let message: LinkMessage
+                    do {
+                        message = try LinkMessage(decoding: plaintext)
+                    } catch {
+                        return .violation("malformed message: \(error)")
+                    }
+                    if case .hello = message {
+                        if sawHello { return .violation("a second HELLO") }
+                        sawHello = true
+                    } else if !sawHello {
+                        return .violation("a message before HELLO")
+                    }
+                    if case .ping(let nonce) = message { try? send(.pong(nonce: nonce)) }
+                    await deliver(message)
+                }
+            }
+            if case .stalled = stall.check(decoder.pendingFrame, now: clock.now()) {
+                return .violation("a frame stalled for \(configuration.frameStallLimit) ms")
+            }
+        }
+    }
+
+    // MARK: Keepalive
+
+    private func keepaliveLoop() async {
+        while !Task.isCancelled {
+            let deadline = keepalive.withLock { $0.deadline }
+            do {
+                try await Task.sleep(until: clock.instant(at: deadline), clock: .continuous)
+            } catch {
+                return
+            }
+            let now = clock.now()
+            for action in keepalive.withLock({ $0.onTick(now: now) }) {
+                switch action {
+                case .ping(let nonce):
+                    try? send(.ping(nonce: nonce))
+                case .closeIdle:
+                    guard setEnd(.idle) else { return }
+                    encoder.withLock { encoder in
+                        if encoder != nil, let bye = try? encoder!.encode(LinkMessage.bye(.idle).encoded) {
+                            try? connection.enqueue(bye)
+                        }
+                        encoder = nil
+                    }
+                    connection.close()
+                    return
+                }
+            }
+        }
+    }
+
+    /// Records why the link ends; false if that was already decided.
+    private func setEnd(_ reason: LinkEnd) -> Bool {
+        end.withLock { end in
+            guard end == nil else { return false }
+            end = reason
+            return true
+        }
+    }
+}

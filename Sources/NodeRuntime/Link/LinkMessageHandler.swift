@@ -1,0 +1,60 @@
+import Identity
+import Transport
+
+/// The seam where the sync protocol (the Gossip module, issue 4) plugs into links.
+///
+/// The node owns one handler. It calls the handler on the node's own executor — the methods take
+/// the node as an `isolated` parameter — so a handler may keep mutable state (a Gossip instance)
+/// without locks, read and write the node's store (`node.store`), and send frames
+/// (`node.send(_:to:)`) synchronously. It MUST NOT block: a handler that needs time hands work to
+/// a task and comes back through the node.
+///
+/// What the node guarantees:
+/// - `linkOpened` for a peer before any `received` from that peer, and `linkClosed` after the
+///   last; between them the peer has exactly one ready link (HELLO exchanged, tie-break done).
+/// - `received` gets every frame whose type is not the link layer's (`LinkMessage.LinkType`),
+///   in the order the peer sent them.
+/// - Throwing `LinkViolation` from `received` closes the link with BYE "protocol violation" and
+///   counts towards a ban of the peer; unknown types SHOULD be ignored, not thrown, so newer
+///   peers can talk to older ones.
+public protocol LinkMessageHandler: AnyObject {
+    /// A link to `peer` is ready.
+    func linkOpened(_ peer: LinkPeer, node: isolated Node)
+    /// A sync message arrived from `peer`.
+    func received(_ frame: SyncFrame, from peer: LinkPeer, node: isolated Node) throws(LinkViolation)
+    /// The link to `peer` ended (the peer may link again later, under a new `LinkPeer`).
+    func linkClosed(_ peer: LinkPeer, node: isolated Node)
+}
+
+/// What a handler knows about the peer at the other end of a ready link.
+public struct LinkPeer: Sendable, Equatable {
+    public let id: UserID
+    public let link: LinkID
+    public let direction: LinkDirection
+    public let address: SocketAddress
+    public let hello: LinkHello
+}
+
+/// A handler's verdict that a peer broke the sync protocol.
+public struct LinkViolation: Error, Sendable, Equatable, CustomStringConvertible {
+    public let reason: String
+    public init(_ reason: String) { self.reason = reason }
+    public var description: String { reason }
+}
+
+/// The handler until Gossip is wired in: it counts sync frames and drops them.
+public final class IgnoringSyncHandler: LinkMessageHandler {
+    /// Sync frames received and dropped.
+    public private(set) var dropped: UInt64 = 0
+
+    public init() {}
+
+    public func linkOpened(_ peer: LinkPeer, node: isolated Node) {}
+
+    public func received(_ frame: SyncFrame, from peer: LinkPeer, node: isolated Node) throws(LinkViolation) {
+        dropped += 1
+        node.log.debug("ignored sync message type 0x\(String(frame.type, radix: 16)) from \(node.displayName(of: peer.id))")
+    }
+
+    public func linkClosed(_ peer: LinkPeer, node: isolated Node) {}
+}

@@ -1,0 +1,320 @@
+import Discovery
+import struct Discovery.Endpoint
+import Identity
+import SecureLink
+import Transport
+
+/// A link the node runs, and what it learnt from it.
+struct LinkEntry: Sendable {
+    let link: Link
+    /// The peer's HELLO; nil until it arrives (the link is not ready before).
+    var hello: LinkHello?
+    var readyAt: UInt64?
+}
+
+/// What the node remembers about a peer beyond Discovery's table: for names and `parley doctor`.
+struct PeerNotes: Sendable {
+    var nick: String?
+    /// The last failed attempt to link: when, where, and why.
+    var lastFailure: (at: UInt64, endpoint: Endpoint?, reason: String)?
+}
+
+/// The node as the links' shell: dialing, accepting, the one-link-per-identity rule, and the
+/// messages links deliver.
+extension Node {
+    // MARK: - Dialing
+
+    /// Dials `peer` at `endpoint` (Discovery's `.connect`), unless it is already linked, being
+    /// dialed, or banned.
+    func dial(_ peer: UserID, at endpoint: Endpoint) {
+        guard isRunning, current[peer] == nil, !dialing.contains(peer) else { return }
+        let now = clock.now()
+        if let until = admission.banExpiry(peer: peer, now: now) {
+            noteFailure(peer, at: endpoint, "banned until \(clock.wallMillis(at: until)) after repeated protocol violations")
+            perform(discovery.onDialFailed(peer: peer, at: endpoint, now: now))
+            return
+        }
+        dialing.insert(peer)
+        let timeout = Duration.milliseconds(Int64(configuration.handshakeTimeout))
+        let (identity, networkKey) = (identity, networkKey)
+        linkTask { [self] in
+            let outcome: Result<(HandshakeResult, TCPConnection), LinkSetupError>
+            do {
+                let connection = try await TCPConnection.connect(host: endpoint.host, port: endpoint.port, timeout: timeout)
+                do throws(LinkSetupError) {
+                    let result = try await LinkSetup.handshake(asClientOf: peer, on: connection, identity: identity,
+                                                               networkKey: networkKey, deadline: .now + timeout)
+                    outcome = .success((result, connection))
+                } catch {
+                    connection.close()
+                    outcome = .failure(error)
+                }
+            } catch {
+                outcome = .failure(.connect(String(describing: error)))
+            }
+            await dialFinished(peer, at: endpoint, outcome)
+        }
+    }
+
+    private func dialFinished(_ peer: UserID, at endpoint: Endpoint, _ outcome: Result<(HandshakeResult, TCPConnection), LinkSetupError>) {
+        dialing.remove(peer)
+        switch outcome {
+        case .failure(let error):
+            noteFailure(peer, at: endpoint, error.description)
+            log.debug("dial to \(displayName(of: peer)) at \(endpoint) failed: \(error)")
+            if isRunning { perform(discovery.onDialFailed(peer: peer, at: endpoint, now: clock.now())) }
+        case .success(let (result, connection)):
+            guard isRunning else { return connection.close() }
+            startLink(result, connection: connection, direction: .outbound, dialed: endpoint)
+        }
+    }
+
+    /// Learns the key of a static peer listed without one (`KeyProbe`), then lets Discovery
+    /// dial it as a keyed static peer.
+    func probe(_ endpoint: Endpoint) {
+        guard isRunning, !probing.contains(endpoint) else { return }
+        probing.insert(endpoint)
+        let timeout = Duration.milliseconds(Int64(configuration.handshakeTimeout))
+        let networkKey = networkKey
+        linkTask { [self] in
+            let outcome: Result<UserID, LinkSetupError>
+            do throws(LinkSetupError) {
+                outcome = .success(try await LinkSetup.probeKey(host: endpoint.host, port: endpoint.port, networkKey: networkKey,
+                                                                timeout: timeout))
+            } catch {
+                outcome = .failure(error)
+            }
+            await probeFinished(endpoint, outcome)
+        }
+    }
+
+    private func probeFinished(_ endpoint: Endpoint, _ outcome: Result<UserID, LinkSetupError>) {
+        probing.remove(endpoint)
+        guard isRunning else { return }
+        let now = clock.now()
+        switch outcome {
+        case .success(let key) where key != identity.id:
+            keylessNotes[endpoint] = nil
+            log.info("\(endpoint) answered the key probe as \(displayName(of: key))")
+            perform(discovery.addStaticPeers([StaticPeer(endpoint: endpoint, key: key)], now: now))
+        case .success:
+            keylessNotes[endpoint] = "this is our own address"
+            perform(discovery.onDialFailed(peer: nil, at: endpoint, now: now))
+        case .failure(let error):
+            keylessNotes[endpoint] = error.description
+            log.debug("key probe of \(endpoint) failed: \(error)")
+            perform(discovery.onDialFailed(peer: nil, at: endpoint, now: now))
+        }
+    }
+
+    // MARK: - Accepting
+
+    /// A TCP connection arrived: admit it (caps and bans), then run its handshake or probe.
+    func accepted(_ connection: TCPConnection) {
+        let host = connection.remoteAddress.unmappedHost
+        guard isRunning else { return connection.close() }
+        if let refusal = admission.admit(host: host, now: clock.now()) {
+            log.debug("refused a connection from \(connection.remoteAddress): \(refusal)")
+            return connection.close()
+        }
+        let timeout = Duration.milliseconds(Int64(configuration.handshakeTimeout))
+        let (identity, networkKey) = (identity, networkKey)
+        linkTask { [self] in
+            let outcome: Result<LinkSetup.Accepted, LinkSetupError>
+            do throws(LinkSetupError) {
+                outcome = .success(try await LinkSetup.accept(on: connection, identity: identity, networkKey: networkKey,
+                                                              deadline: .now + timeout))
+            } catch {
+                outcome = .failure(error)
+            }
+            await acceptFinished(connection, host: host, outcome)
+        }
+    }
+
+    private func acceptFinished(_ connection: TCPConnection, host: String, _ outcome: Result<LinkSetup.Accepted, LinkSetupError>) {
+        admission.release(host: host)
+        switch outcome {
+        case .success(.probeAnswered):
+            connection.close()
+        case .failure(let error):
+            connection.close()
+            log.debug("inbound connection from \(connection.remoteAddress) failed: \(error)")
+            if error.isViolation { recordViolation(host: host, peer: nil, error.description) }
+        case .success(.established(let result)):
+            let now = clock.now()
+            guard isRunning, result.remote != identity.id, admission.banExpiry(peer: result.remote, now: now) == nil else {
+                return connection.close()
+            }
+            startLink(result, connection: connection, direction: .inbound, dialed: nil)
+        }
+    }
+
+    // MARK: - Running links
+
+    /// Wraps an authenticated connection in a `Link` and runs it until it ends.
+    private func startLink(_ result: HandshakeResult, connection: TCPConnection, direction: LinkDirection, dialed: Endpoint?) {
+        let id = LinkID(raw: nextLinkID)
+        nextLinkID += 1
+        let link = Link(id: id, result: result, connection: connection, direction: direction, dialed: dialed,
+                        configuration: configuration.link, clock: clock)
+        links[id] = LinkEntry(link: link)
+        let hello = LinkHello(instance: instance, listenPort: listener?.port ?? 0, nick: nick)
+        linkTasks[id] = Task { [self] in
+            let end = await link.run(hello: hello) { message in await self.linkReceived(id, message) }
+            linkEnded(id, end)
+        }
+    }
+
+    /// One message from link `id`, in order.
+    func linkReceived(_ id: LinkID, _ message: LinkMessage) {
+        guard let entry = links[id] else { return }
+        let peer = entry.link.remote
+        switch message {
+        case .hello(let hello):
+            linkReady(id, hello)
+        case .ping, .pong:
+            if current[peer] == id, isRunning { perform(discovery.onLinkPing(peer: peer, now: clock.now())) }
+        case .bye(let reason):
+            log.debug("\(displayName(of: peer)) says goodbye: \(reason)")
+        case .addresses(let addresses):
+            if current[peer] == id, isRunning { perform(discovery.onPeerAddresses(addresses, from: peer, now: clock.now())) }
+        case .sync(let frame):
+            guard current[peer] == id, let linkPeer = linkPeer(id) else { return }
+            do {
+                try handler.received(frame, from: linkPeer, node: self)
+            } catch {
+                closeForViolation(entry.link, error.reason)
+            }
+        }
+    }
+
+    /// The peer's HELLO arrived: the link is ready, unless the one-link-per-identity rule keeps
+    /// another link of the same peer.
+    private func linkReady(_ id: LinkID, _ hello: LinkHello) {
+        guard isRunning, var entry = links[id] else { return }
+        let link = entry.link, peer = link.remote
+        guard hello.version == LinkHello.currentVersion else {
+            noteFailure(peer, at: link.dialedEndpoint, "it speaks link protocol version \(hello.version), this node \(LinkHello.currentVersion)")
+            return close(link, .unsupportedVersion)
+        }
+        entry.hello = hello
+        entry.readyAt = clock.now()
+        links[id] = entry
+        if let nick = hello.nick { notes[peer, default: PeerNotes()].nick = nick }
+
+        if let existingID = current[peer], let existing = links[existingID] {
+            let keepNew = LinkTieBreak.keepsNewLink(
+                existing: (existing.link.direction, existing.hello?.instance), new: (link.direction, hello.instance),
+                local: identity.id, remote: peer)
+            guard keepNew else { return close(link, .duplicate) }
+            current[peer] = nil
+            if let old = linkPeer(existingID) { handler.linkClosed(old, node: self) }
+            close(existing.link, existing.hello?.instance == hello.instance ? .duplicate : .replaced)
+        }
+        current[peer] = id
+        perform(discovery.onLinkEstablished(peer: peer, via: link.dialedEndpoint, now: clock.now()))
+        log.info("linked \(displayName(of: peer)) at \(link.remoteAddress) (\(link.direction.rawValue))")
+        if let linkPeer = linkPeer(id) { handler.linkOpened(linkPeer, node: self) }
+        shareAddresses(with: peer)
+    }
+
+    /// Link `id` ended: forget it, tell Discovery and the handler if it was the peer's link.
+    private func linkEnded(_ id: LinkID, _ end: LinkEnd) {
+        linkTasks[id] = nil
+        guard let entry = links.removeValue(forKey: id) else { return }
+        let link = entry.link, peer = link.remote
+        if case .violation(let reason) = end {
+            recordViolation(host: link.remoteAddress.unmappedHost, peer: peer, reason)
+        }
+        if current[peer] == id {
+            current[peer] = nil
+            if let linkPeer = linkPeer(entry) { handler.linkClosed(linkPeer, node: self) }
+            log.info("unlinked \(displayName(of: peer)) at \(link.remoteAddress): \(end)")
+            if isRunning { perform(discovery.onLinkLost(peer: peer, now: clock.now())) }
+        } else if entry.hello == nil, let endpoint = link.dialedEndpoint {
+            noteFailure(peer, at: endpoint, "the link ended before HELLO: \(end)")
+            if isRunning { perform(discovery.onDialFailed(peer: peer, at: endpoint, now: clock.now())) }
+        }
+    }
+
+    // MARK: - Closing and violations
+
+    /// Closes `link` from this side with `reason` (its run task reports the end).
+    func close(_ link: Link, _ reason: ByeReason) {
+        Task { await link.close(reason: reason) }
+    }
+
+    private func closeForViolation(_ link: Link, _ reason: String) {
+        log.warn("\(displayName(of: link.remote)) at \(link.remoteAddress) broke the protocol: \(reason); closing the link")
+        recordViolation(host: link.remoteAddress.unmappedHost, peer: link.remote, reason)
+        close(link, .protocolViolation)
+    }
+
+    private func recordViolation(host: String?, peer: UserID?, _ reason: String) {
+        for ban in admission.recordViolation(host: host, peer: peer, now: clock.now()) {
+            switch ban {
+            case .host(let host, let until):
+                log.warn("banned \(host) for \((until - clock.now()) / 1000) s after repeated violations (last: \(reason))")
+            case .peer(let peer, let until):
+                log.warn("banned \(displayName(of: peer)) for \((until - clock.now()) / 1000) s after repeated violations (last: \(reason))")
+                if let id = current[peer], let link = links[id]?.link { close(link, .banned) }
+            }
+        }
+    }
+
+    private func noteFailure(_ peer: UserID, at endpoint: Endpoint?, _ reason: String) {
+        notes[peer, default: PeerNotes()].lastFailure = (clock.now(), endpoint, reason)
+    }
+
+    // MARK: - Helpers
+
+    /// Runs a dial, probe or handshake as its own task. Not kept: each ends by itself within the
+    /// handshake timeout, and reports back to a node that may have stopped meanwhile (then it
+    /// only closes its connection).
+    private func linkTask(_ body: @escaping @Sendable () async -> Void) {
+        Task { await body() }
+    }
+
+    private func linkPeer(_ id: LinkID) -> LinkPeer? {
+        links[id].flatMap(linkPeer)
+    }
+
+    private func linkPeer(_ entry: LinkEntry) -> LinkPeer? {
+        guard let hello = entry.hello else { return nil }
+        return LinkPeer(id: entry.link.remote, link: entry.link.id, direction: entry.link.direction,
+                        address: entry.link.remoteAddress, hello: hello)
+    }
+
+    // MARK: - For handlers
+
+    /// Sends a sync frame to `peer`'s link; false when it has none or the link refuses it (closed,
+    /// the peer reads too slowly, over 1 MiB, or a type the link layer owns).
+    @discardableResult
+    public func send(_ frame: SyncFrame, to peer: UserID) -> Bool {
+        guard !LinkMessage.LinkType.all.contains(frame.type), let id = current[peer], let link = links[id]?.link else { return false }
+        do {
+            try link.send(.sync(frame))
+            return true
+        } catch {
+            return false
+        }
+    }
+}
+
+/// DESIGN §4.1: "If both sides dial at once, keep the link dialed by the smaller key."
+enum LinkTieBreak {
+    /// Whether a newly ready link replaces the existing ready link of the same peer.
+    ///
+    /// A different instance id in the new HELLO means the peer restarted and the existing link is
+    /// stale: the new one wins. Otherwise both ends apply the same rule and keep the same TCP
+    /// connection: the one dialed by the smaller key; with two links of the same direction, the
+    /// existing one.
+    static func keepsNewLink(existing: (direction: LinkDirection, instance: InstanceID?),
+                             new: (direction: LinkDirection, instance: InstanceID),
+                             local: UserID, remote: UserID) -> Bool {
+        if let old = existing.instance, old != new.instance { return true }
+        guard existing.direction != new.direction else { return false }
+        let smallerDials: LinkDirection = local < remote ? .outbound : .inbound
+        return new.direction == smallerDials
+    }
+}

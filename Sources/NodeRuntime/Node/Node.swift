@@ -1,0 +1,222 @@
+import Discovery
+import struct Discovery.Endpoint
+import Foundation
+import Identity
+import Replica
+import SecureLink
+import Store
+import Transport
+
+/// A running Parley node: the actor shell that owns the sockets, the timers, the store and the
+/// links, and carries out the directives of the pure protocol instances (DESIGN §2).
+///
+/// It makes no protocol decisions: Discovery decides whom to dial and what each peer's state
+/// is, `Handshake` and the frame codec decide what bytes mean, `Admission` decides who may
+/// connect, `Keepalive` when to ping. The node interprets their outputs in flat switches and
+/// keeps the bookkeeping that only a shell can (which TCP connection is which peer's link).
+///
+/// Use: `start()` (binds everything, or throws a `NodeError` naming the fix), then
+/// `waitUntilStopped()`; `stop()` from a signal handler leaves gracefully (leaving beacons,
+/// BYE on every link, the store closed). One node per data directory and process.
+public actor Node {
+    /// The phases of a node's life.
+    enum Phase: Sendable { case created, running, stopping, stopped }
+
+    public nonisolated let configuration: NodeConfiguration
+    public nonisolated let identity: Identity
+    public nonisolated let log: NodeLog
+    /// Random per process start: in beacons and HELLO, so peers notice a restart.
+    public nonisolated let instance = InstanceID.random()
+    nonisolated let clock = NodeClock()
+    nonisolated let networkKey: NetworkKey
+
+    var phase = Phase.created
+    /// The node's store; only the node (and its `LinkMessageHandler`) touch it.
+    public private(set) var store: ReplicaStore!
+    var nick: String?
+    var lock: DataDirectoryLock?
+    var listener: TCPListener?
+    var udp: UDPSocket?
+    var beaconSender: BeaconSender?
+    var control: ControlServer?
+    var broadcastTargets: [String] = []
+
+    var discovery: Discovery!
+    var discoveryTimer: Task<Void, Never>?
+    var admission: Admission
+    var handler: any LinkMessageHandler
+
+    // Links (see Node+Links.swift).
+    var nextLinkID: UInt64 = 1
+    var links: [LinkID: LinkEntry] = [:]
+    var current: [UserID: LinkID] = [:]
+    var dialing: Set<UserID> = []
+    var probing: Set<Endpoint> = []
+    var notes: [UserID: PeerNotes] = [:]
+    var keylessNotes: [Endpoint: String] = [:]
+    var duplicateIdentitySource: Endpoint?
+
+    var tasks: [Task<Void, Never>] = []
+    var linkTasks: [LinkID: Task<Void, Never>] = [:]
+    var stopWaiters: [CheckedContinuation<Void, Never>] = []
+
+    /// A node for `identity` with `configuration`; nothing is opened until `start`.
+    /// `handler` receives sync messages (default: dropped, until Gossip is wired in).
+    public init(configuration: NodeConfiguration, identity: Identity, log: NodeLog = NodeLog(),
+                handler: sending (any LinkMessageHandler)? = nil) {
+        self.configuration = configuration
+        self.identity = identity
+        self.log = log
+        self.networkKey = NetworkKey(deploymentSecret: configuration.networkSecret)
+        self.admission = Admission(configuration: configuration.admission)
+        self.handler = handler ?? IgnoringSyncHandler()
+    }
+
+    // MARK: - Start
+
+    /// Opens the store, binds the link listener, the discovery socket and the control socket,
+    /// and starts discovery. Returns the bound link address.
+    @discardableResult
+    public func start() async throws(NodeError) -> SocketAddress {
+        guard phase == .created else { preconditionFailure("invalid state \(phase): start called twice") }
+        let lock = try DataDirectoryLock(directory: configuration.dataDirectory)
+        do {
+            try openStore()
+            let listener = try bind("links") { () throws(TransportError) in
+                try TCPListener(host: configuration.listenHost, port: configuration.listenPort)
+            }
+            self.listener = listener
+            if let port = configuration.discoveryPort {
+                let udp = try bind("discovery") { () throws(TransportError) in try UDPSocket(host: "0.0.0.0", port: port) }
+                self.udp = udp
+                broadcastTargets = configuration.broadcastTargets
+                    ?? NodeConfiguration.defaultBroadcastTargets((try? NetworkInterfaces.list()) ?? [])
+            }
+            // We hold the directory's lock, so a socket file left there is stale (a node killed
+            // with -9): remove it.
+            unlink(configuration.controlSocketPath)
+            let controlListener = try bind("control") { () throws(TransportError) in
+                try UnixListener(path: configuration.controlSocketPath)
+            }
+            control = ControlServer(listener: controlListener, node: self)
+        } catch {
+            closeSockets()
+            store?.database.close()
+            lock.release()
+            throw error
+        }
+        self.lock = lock
+        phase = .running
+        startDiscovery()
+        startLoops()
+        log.info("node \(displayName(of: identity.id)) listening on \(listener!.localAddress)"
+            + (udp.map { ", discovery on UDP \($0.localAddress.port) to \(broadcastTargets.joined(separator: ","))" } ?? ", discovery off"))
+        return listener!.localAddress
+    }
+
+    private func openStore() throws(NodeError) {
+        do {
+            let store = try ReplicaStore(path: configuration.databasePath)
+            for room in configuration.joinRooms {
+                _ = try store.ensurePartition(.room(room), joined: true)
+            }
+            nick = try store.profile(identity.id)?.nick
+            self.store = store
+        } catch {
+            throw .store("cannot open the store \(configuration.databasePath): \(error)")
+        }
+    }
+
+    private func bind<T>(_ what: String, _ make: () throws(TransportError) -> T) throws(NodeError) -> T {
+        do {
+            return try make()
+        } catch {
+            throw .bind(what: what, error)
+        }
+    }
+
+    private func startLoops() {
+        guard let listener else { return }
+        tasks.append(Task { [listener] in
+            do {
+                for try await connection in listener.connections { self.accepted(connection) }
+            } catch {
+                if !(error is CancellationError) { self.log.error("link listener failed: \(error)") }
+            }
+        })
+        if let udp {
+            tasks.append(Task { [udp] in
+                do {
+                    for try await datagram in udp.datagrams { self.received(datagram) }
+                } catch {
+                    self.log.error("discovery socket failed: \(error)")
+                }
+            })
+        }
+        if let control { tasks.append(Task { await control.run() }) }
+        tasks.append(Task { await self.shareAddressesPeriodically() })
+    }
+
+    // MARK: - Stop
+
+    /// Leaves gracefully: leaving beacons, BYE on every link, sockets and store closed. Safe to
+    /// call more than once and from any task; returns when the node has stopped.
+    public func stop() async {
+        switch phase {
+        case .created:
+            phase = .stopped
+            return
+        case .stopping, .stopped:
+            await waitUntilStopped()
+            return
+        case .running:
+            break
+        }
+        phase = .stopping
+        log.info("stopping: saying goodbye to \(current.count) linked peer(s)")
+        perform(discovery.stop(now: clock.now()))
+        discoveryTimer?.cancel()
+        listener?.close()
+        control?.close()
+        await beaconSender?.finish()
+        let open = Array(links.values.map(\.link))
+        await withTaskGroup(of: Void.self) { group in
+            for link in open { group.addTask { await link.close(reason: .shutdown) } }
+        }
+        for task in linkTasks.values { await task.value }
+        closeSockets()
+        for task in tasks { task.cancel() }
+        store?.database.close()
+        lock?.release()
+        phase = .stopped
+        log.info("stopped")
+        for waiter in stopWaiters { waiter.resume() }
+        stopWaiters = []
+    }
+
+    /// Returns once the node has stopped.
+    public func waitUntilStopped() async {
+        guard phase != .stopped else { return }
+        await withCheckedContinuation { stopWaiters.append($0) }
+    }
+
+    private func closeSockets() {
+        listener?.close()
+        udp?.close()
+        control?.close()
+    }
+
+    var isRunning: Bool { phase == .running }
+
+    // MARK: - For handlers and reports
+
+    /// `nick#short` for a peer (its HELLO nick, else its directory profile), or `#short`.
+    public func displayName(of peer: UserID) -> String {
+        let nick = peer == identity.id ? nick : (notes[peer]?.nick ?? (try? store?.profile(peer)?.nick) ?? nil)
+        guard let nick, !nick.isEmpty else { return "#" + peer.short }
+        return peer.display(nick: String(nick.unicodeScalars.filter { $0.properties.generalCategory != .control }))
+    }
+
+    /// The peers with a ready link.
+    public var linkedPeers: [UserID] { current.keys.sorted() }
+}

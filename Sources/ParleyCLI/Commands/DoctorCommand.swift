@@ -1,0 +1,124 @@
+import Identity
+import NodeRuntime
+import Wire
+
+/// `parley doctor`: explains what the node sees on the network and why a peer is not linked
+/// (DESIGN §4.1). Without a running node it says so and shows what this machine offers.
+struct DoctorCommand: Command {
+    let name = "doctor"
+    let summary = "explain what the node sees: interfaces, sockets, beacons heard and rejected, why peers are not linked"
+    let usage = ["doctor [--json]"]
+    let options: [OptionSpec] = [.flag("json", "print one JSON array with the running node's report (nothing without a node)")]
+    let details = [
+        "With a node running for the data directory: its sockets, the interfaces and broadcast addresses, beacons "
+            + "heard per source address, beacons rejected and what that means (e.g. a node using a different "
+            + "network secret), the peers file's entries, and for every known peer without a link, why.",
+        "Without a running node it says so and lists the interfaces and the broadcast targets `parley run` would use.",
+    ]
+    let examples = ["doctor"]
+
+    func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
+        try expectPositionals(arguments, 0...0, names: [])
+        let directory = try context.dataDirectory().path
+        guard let report = try NodeConnection.ask(ControlRequest(.doctor), context)?.doctor else {
+            if arguments.has("json") {
+                context.output.line("[]")
+                return 0
+            }
+            offline(context, directory: directory)
+            return 0
+        }
+        if arguments.has("json") {
+            context.output.line("[" + ControlProtocol.prettyJSON(report) + "]")
+            return 0
+        }
+        let out = context.output
+        out.line("A node is running for \(directory).")
+        section(out, "Sockets")
+        out.line("  links       TCP \(report.sockets.listen)")
+        out.line("  discovery   " + (report.sockets.discoveryPort.map { "UDP \($0), beacons to \(report.broadcastTargets.joined(separator: ", "))" }
+            ?? "off (--no-discovery): only the peers file is dialed"))
+        out.line("  control     \(report.sockets.controlSocket)")
+        interfaces(out, report.interfaces)
+        beacons(out, report)
+        staticPeers(out, report)
+        section(out, "Links (\(report.links) up)")
+        if report.unlinked.isEmpty {
+            out.line("  every known peer is linked")
+        } else {
+            out.line("  known peers without a link:")
+            for peer in report.unlinked {
+                let who = UserID(text: peer.id).map { Format.person($0, nick: peer.nick) } ?? peer.addresses.joined(separator: ", ")
+                out.line("  - \(who) (\(peer.state)): \(Format.safe(peer.why, keepNewlines: false))")
+            }
+        }
+        let admission = report.admission
+        section(out, "Incoming connections")
+        out.line("  \(admission.unauthenticated) in handshake now; \(admission.refused) refused (caps or bans); "
+            + "\(admission.violations) protocol violations")
+        if !admission.bannedHosts.isEmpty { out.line("  banned hosts: \(admission.bannedHosts.joined(separator: ", "))") }
+        if !admission.bannedPeers.isEmpty { out.line("  banned peers: \(admission.bannedPeers.joined(separator: ", "))") }
+        return 0
+    }
+
+    private func offline(_ context: Context, directory: String) {
+        let out = context.output
+        out.line(NodeConnection.noNode(directory) + ".")
+        out.line("What `parley run` would find on this machine:")
+        interfaces(out, NodeConfiguration.interfaceReports())
+        section(out, "Broadcast targets")
+        if let fromEnvironment = context.environment["PARLEY_BROADCAST"], !fromEnvironment.isEmpty {
+            out.line("  \(fromEnvironment) (from $PARLEY_BROADCAST)")
+        } else {
+            out.line("  \(NodeConfiguration.defaultBroadcastTargets().joined(separator: ", ")) (default; --broadcast replaces it)")
+        }
+        out.line("  links on TCP \(NodeConfiguration.defaultListenPort), discovery on UDP \(NodeConfiguration.defaultDiscoveryPort) unless told otherwise")
+    }
+
+    private func section(_ out: Output, _ title: String) {
+        out.line()
+        out.line(title + ":")
+    }
+
+    private func interfaces(_ out: Output, _ interfaces: [DoctorReport.Interface]) {
+        section(out, "Interfaces")
+        for interface in interfaces {
+            var flags = [interface.isUp ? "up" : "down"]
+            if interface.isLoopback { flags.append("loopback") }
+            out.line("  " + HelpText.padded(interface.name, 8) + " " + HelpText.padded("\(interface.address)/\(interface.netmask)", 32)
+                + " broadcast " + HelpText.padded(interface.broadcast ?? "none", 16) + " " + flags.joined(separator: ","))
+        }
+    }
+
+    private func beacons(_ out: Output, _ report: DoctorReport) {
+        guard report.sockets.discoveryPort != nil else { return }
+        let beacons = report.beacons
+        section(out, "Beacons")
+        var sent = "  sent \(beacons.sent)"
+        if beacons.sendFailures > 0 { sent += ", \(beacons.sendFailures) failed (last: \(beacons.lastSendError ?? "?"))" }
+        out.line(sent + "; our own heard back \(beacons.ownHeard)" + (beacons.ownHeard == 0 ? " (none: is the broadcast target reachable?)" : ""))
+        out.line("  accepted \(beacons.accepted), replayed \(beacons.replayed), rate-limited \(beacons.rateLimited), oversized \(beacons.oversized)")
+        if beacons.duplicateIdentity > 0 {
+            out.line("  ! \(beacons.duplicateIdentity) beacons carry this node's identity from another process"
+                + (beacons.duplicateIdentitySource.map { " at \($0)" } ?? "") + ": stop one of them")
+        }
+        out.line("  heard from:" + (report.sources.isEmpty ? " nobody" : ""))
+        for source in report.sources {
+            out.line("    " + HelpText.padded(source.host, 16) + " \(source.heard) datagrams, \(source.rejected) rejected, "
+                + "\(source.rateLimited) rate-limited, last at \(Format.isoTime(millis: source.lastHeard))")
+        }
+        for rejection in report.rejections {
+            out.line("  ! \(rejection.count) rejected: \(rejection.explanation) (last from \(rejection.lastSource))")
+        }
+    }
+
+    private func staticPeers(_ out: Output, _ report: DoctorReport) {
+        guard let file = report.peersFile else { return }
+        section(out, "Peers file \(file)")
+        if report.staticPeers.isEmpty { out.line("  (no entries)") }
+        for entry in report.staticPeers {
+            out.line("  " + HelpText.padded(entry.endpoint, 24) + " " + HelpText.padded(entry.key.map { String($0.prefix(12)) + "…" } ?? "(no key)", 14)
+                + " \(entry.state)")
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import Dispatch
+import NodeRuntime
+import Synchronization
+
+/// What the node commands share: waiting for async work from a command's synchronous `run`,
+/// and asking the running node over its control socket.
+enum NodeConnection {
+    /// Runs `body` on the concurrency pool and blocks this thread until it finishes. The
+    /// command's thread is not a pool thread, so blocking it cannot starve the work it waits for.
+    static func wait<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+        let result = Mutex<Result<T, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            let outcome: Result<T, any Error>
+            do {
+                outcome = .success(try await body())
+            } catch {
+                outcome = .failure(error)
+            }
+            result.withLock { $0 = outcome }
+            done.signal()
+        }
+        done.wait()
+        return try result.withLock { $0! }.get()
+    }
+
+    /// The message for "no node runs for this data directory".
+    static func noNode(_ directory: String) -> String {
+        "no node is running for \(directory); start one with `parley run`"
+    }
+
+    /// Sends `request` to the node of `context`'s data directory; nil when no node runs.
+    static func ask(_ request: ControlRequest, _ context: Context) throws(CLIError) -> ControlResponse? {
+        let directory = try context.dataDirectory().path
+        let response: ControlResponse
+        do {
+            response = try wait {
+                let client = try ControlClient.connect(dataDirectory: directory)
+                defer { client.close() }
+                return try await client.send(request)
+            }
+        } catch ControlClientError.noNode {
+            return nil
+        } catch {
+            throw .failure("cannot talk to the node of \(directory): \(error); is it overloaded? try again, or restart it")
+        }
+        guard response.ok else {
+            throw .failure("the node of \(directory) refused the request: \(response.error ?? "no reason given")")
+        }
+        return response
+    }
+
+    /// Like `ask`, but a missing node is the failure "no node is running for DIR".
+    static func require(_ request: ControlRequest, _ context: Context) throws(CLIError) -> ControlResponse {
+        guard let response = try ask(request, context) else { throw .failure(noNode(try context.dataDirectory().path)) }
+        return response
+    }
+}

@@ -1,0 +1,96 @@
+import Identity
+import Wire
+import NodeRuntime
+
+/// `parley peers`: the running node's peer table (DESIGN §6.1).
+struct PeersCommand: Command {
+    let name = "peers"
+    let summary = "list the peers the running node knows: linked, discovered, suspect or gone"
+    let usage = ["peers [--json]"]
+    let options: [OptionSpec] = [
+        .flag("json", "print one JSON array of {id, nick, addresses, state, since, last_seen, direction, origin, static}"),
+    ]
+    let details = [
+        "Asks the node running for the data directory (see `parley run`); without one it fails with exit status 1. "
+            + "state is linked, discovered, suspect (its beacons or pings are late) or gone; direction is inbound or "
+            + "outbound for a linked peer, else null; times are ISO 8601 in UTC.",
+    ]
+    let examples = ["peers", "peers --json"]
+
+    func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
+        try expectPositionals(arguments, 0...0, names: [])
+        let peers = try NodeConnection.require(ControlRequest(.peers), context).peers ?? []
+        if arguments.has("json") {
+            context.output.json(peers.map { peer in
+                .object([
+                    "id": .string(peer.id), "nick": .optional(peer.nick), "addresses": .array(peer.addresses.map { .string($0) }),
+                    "state": .string(peer.state), "since": .string(Format.isoTime(millis: peer.since)),
+                    "last_seen": .optional(peer.lastSeen.map { Format.isoTime(millis: $0) }),
+                    "direction": .optional(peer.direction?.rawValue), "origin": .string(peer.origin), "static": .bool(peer.isStatic),
+                ])
+            })
+            return 0
+        }
+        guard !peers.isEmpty else {
+            context.output.line("no peers known yet")
+            return 0
+        }
+        let names = peers.map { peer in
+            Format.person(UserID(text: peer.id) ?? UserID(Bytes32.zero), nick: peer.nick)
+        }
+        let width = max(4, names.map(\.count).max() ?? 0)
+        context.output.line(HelpText.padded("PEER", width) + "  " + HelpText.padded("STATE", 10) + "  " + HelpText.padded("LINK", 8)
+            + "  " + "LAST SEEN                 ADDRESSES")
+        for (peer, name) in zip(peers, names) {
+            let seen = peer.lastSeen.map { Format.isoTime(millis: $0) } ?? "never"
+            context.output.line(HelpText.padded(name, width) + "  " + HelpText.padded(peer.state, 10) + "  "
+                + HelpText.padded(peer.direction?.rawValue ?? "-", 8) + "  " + HelpText.padded(seen, 24) + "  "
+                + peer.addresses.joined(separator: ", "))
+        }
+        return 0
+    }
+}
+
+/// `parley status`: the running node at a glance.
+struct StatusCommand: Command {
+    let name = "status"
+    let summary = "show the running node: identity, addresses, links, store size, sync progress"
+    let usage = ["status [--json]"]
+    let options: [OptionSpec] = [
+        .flag("json", "print one JSON array with one object: pid, started_at, id, nick, data_dir, listen, "
+            + "discovery_port, broadcast_targets, links, peers, store_ops, sync {fetched, wanted}"),
+    ]
+    let details = ["Asks the node running for the data directory; without one it fails with exit status 1."]
+    let examples = ["status", "status --json"]
+
+    func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
+        try expectPositionals(arguments, 0...0, names: [])
+        guard let status = try NodeConnection.require(ControlRequest(.status), context).status else {
+            throw CLIError.failure("the node sent no status; is it a different parley version? restart it")
+        }
+        if arguments.has("json") {
+            context.output.json([.object([
+                "pid": .integer(Int64(status.pid)), "started_at": .string(Format.isoTime(millis: status.startedAt)),
+                "id": .string(status.id), "nick": .optional(status.nick), "data_dir": .string(status.dataDirectory),
+                "listen": .string(status.listen), "discovery_port": status.discoveryPort.map { .integer(Int64($0)) } ?? .null,
+                "broadcast_targets": .array(status.broadcastTargets.map { .string($0) }), "links": .integer(Int64(status.links)),
+                "peers": .integer(Int64(status.peersKnown)), "store_ops": .integer(Int64(status.storeOps)),
+                "sync": .object(["fetched": .unsigned(status.sync.fetched), "wanted": .unsigned(status.sync.wanted)]),
+            ])])
+            return 0
+        }
+        let me = Format.person(UserID(text: status.id) ?? UserID(Bytes32.zero), nick: status.nick)
+        context.output.line("node        \(me) (pid \(status.pid)), up since \(Format.isoTime(millis: status.startedAt))")
+        context.output.line("data dir    \(status.dataDirectory)")
+        context.output.line("listening   \(status.listen)")
+        if let port = status.discoveryPort {
+            context.output.line("discovery   UDP \(port), beacons to \(status.broadcastTargets.joined(separator: ", "))")
+        } else {
+            context.output.line("discovery   off")
+        }
+        context.output.line("links       \(status.links) (of \(status.peersKnown) known peers)")
+        context.output.line("store       \(status.storeOps) ops")
+        context.output.line("sync        fetched \(status.sync.fetched), wanted \(status.sync.wanted)")
+        return 0
+    }
+}

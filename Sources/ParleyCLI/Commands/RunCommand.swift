@@ -1,0 +1,159 @@
+import Dispatch
+import Foundation
+import NodeRuntime
+import Replica
+
+/// `parley run`: the node in the foreground — discovery, links, the control socket — until
+/// SIGINT or SIGTERM.
+struct RunCommand: Command {
+    let name = "run"
+    let summary = "run the node: find peers on the LAN, link to them, serve the control socket"
+    let usage = [
+        "run [--listen HOST:PORT] [--discovery-port N | --no-discovery] [--broadcast ADDR[,ADDR...]] "
+            + "[--peers FILE] [--network-secret-file FILE] [--log-level LEVEL] [--join ROOM]...",
+    ]
+    let options: [OptionSpec] = [
+        .value("listen", "HOST:PORT", "where links are accepted (default 0.0.0.0:7748; port 0 picks a free port)"),
+        .value("discovery-port", "N", "the UDP port of beacons (default 7747)"),
+        .flag("no-discovery", "send and hear no beacons (link only to --peers)"),
+        .value("broadcast", "ADDR[,...]", "where beacons go (default: every interface's broadcast and 127.255.255.255)"),
+        .value("peers", "FILE", "static peers, one 'host:port [key]' a line (see Peers.example)"),
+        .value("network-secret-file", "FILE", "the deployment secret: nodes with different secrets never talk"),
+        .value("log-level", "LEVEL", "debug, info (default), warn or error"),
+        .value("join", "ROOM", "join ROOM before starting (repeatable)"),
+        .flag("no-web", "serve no web UI (the web UI is not there yet; accepted for scripts)"),
+        .value("web", "HOST:PORT", "(not yet supported) where the web UI listens"),
+    ]
+    let advancedOptions: [OptionSpec] = [
+        .value("beacon-interval", "MS", "the fast beacon interval (default 1000)"),
+        .value("max-beacon-interval", "MS", "the ceiling of the stable beacon interval (default 30000); "
+            + "peers expire after 3 intervals"),
+        .value("ping-interval", "MS", "link ping interval (default 15000); a silent link is suspect after 2"),
+        .value("idle-timeout", "MS", "close a link silent this long (default 3 ping intervals)"),
+        .value("handshake-timeout", "MS", "the handshake deadline (default 5000)"),
+    ]
+    let details = [
+        "Runs in the foreground and logs to stderr (peers discovered, linked and gone, as nick#short and address). "
+            + "Prints where it listens on stdout. SIGINT or SIGTERM stops it gracefully: a leaving beacon, "
+            + "a goodbye on every link, the store closed; exit status 0.",
+        "Beacons go to --broadcast, else $PARLEY_BROADCAST, else every interface's broadcast address and "
+            + "127.255.255.255. On machines whose network is not yours, use --broadcast 127.255.255.255 or --no-discovery.",
+        "Other commands reach the running node through control.sock in the data directory (mode 0600). "
+            + "One node per data directory: a second `parley run` on it fails.",
+    ]
+    let examples = [
+        "run", "run --listen 127.0.0.1:0 --broadcast 127.255.255.255",
+        "run --no-discovery --peers ~/parley-peers.txt --network-secret-file ~/team.secret",
+    ]
+
+    func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
+        try refuseUnsupported(arguments, ["web"])
+        try expectPositionals(arguments, 0...0, names: [])
+        let configuration = try makeConfiguration(context, arguments)
+        let level = try arguments.value("log-level").map { text throws(CLIError) in
+            guard let level = NodeLog.Level(name: text) else {
+                throw CLIError.usage("--log-level must be debug, info, warn or error, not '\(text)'", command: name)
+            }
+            return level
+        } ?? .info
+        let identity = try context.identity()
+        let node = Node(configuration: configuration, identity: identity, log: NodeLog(level: level))
+        do {
+            let address = try NodeConnection.wait { try await node.start() }
+            let discovery = configuration.discoveryPort.map { "UDP \($0)" } ?? "off"
+            context.output.line("parley node listening on \(address) (discovery \(discovery); control \(configuration.controlSocketPath))")
+            context.output.flush()
+        } catch let error as NodeError {
+            throw CLIError.failure(error.description)
+        }
+        let signals = SignalWatcher { Task { await node.stop() } }
+        try NodeConnection.wait { await node.waitUntilStopped() }
+        signals.cancel()
+        return 0
+    }
+
+    private func makeConfiguration(_ context: Context, _ arguments: ParsedArguments) throws(CLIError) -> NodeConfiguration {
+        var configuration = NodeConfiguration(dataDirectory: try context.dataDirectory().path)
+        do throws(NodeConfiguration.OptionError) {
+            if let listen = arguments.value("listen") { try configuration.setListen(listen) }
+            if let broadcast = arguments.value("broadcast") {
+                try configuration.setBroadcast(broadcast)
+            } else if let broadcast = context.environment["PARLEY_BROADCAST"], !broadcast.isEmpty {
+                try configuration.setBroadcast(broadcast, source: "$PARLEY_BROADCAST")
+            }
+            if let peers = arguments.value("peers") { try configuration.loadPeersFile(peers) }
+        } catch {
+            throw .usage(error.description, command: name)
+        }
+        if arguments.has("no-discovery") {
+            if arguments.has("discovery-port") { throw .usage("--no-discovery and --discovery-port exclude each other", command: name) }
+            configuration.discoveryPort = nil
+        } else if let port = arguments.value("discovery-port") {
+            guard let value = UInt16(port), value > 0 else {
+                throw .usage("--discovery-port must be a port from 1 to 65535, not '\(port)'", command: name)
+            }
+            configuration.discoveryPort = value
+        }
+        if let file = arguments.value("network-secret-file") {
+            configuration.networkSecret = try readSmallFile(file, what: "network secret file")
+        }
+        configuration.joinRooms = try (arguments.values["join"] ?? []).map { text throws(CLIError) in
+            try context.roomName(text, command: name)
+        }
+        if let value = try milliseconds(arguments, "beacon-interval") { configuration.beaconInterval = value }
+        if let value = try milliseconds(arguments, "max-beacon-interval") { configuration.maxBeaconInterval = value }
+        if let value = try milliseconds(arguments, "ping-interval") {
+            configuration.link.pingInterval = value
+            configuration.link.idleTimeout = 3 * value
+        }
+        if let value = try milliseconds(arguments, "idle-timeout") { configuration.link.idleTimeout = value }
+        if let value = try milliseconds(arguments, "handshake-timeout") {
+            configuration.handshakeTimeout = value
+            configuration.link.helloTimeout = value
+        }
+        return configuration
+    }
+
+    private func milliseconds(_ arguments: ParsedArguments, _ option: String) throws(CLIError) -> UInt64? {
+        guard let text = arguments.value(option) else { return nil }
+        guard let value = UInt64(text), (10...3_600_000).contains(value) else {
+            throw .usage("--\(option) must be a number of milliseconds from 10 to 3600000, not '\(text)'", command: name)
+        }
+        return value
+    }
+}
+
+/// Turns SIGINT and SIGTERM into a call of `onSignal` (once), through Dispatch signal sources on
+/// a global queue — never a C handler, which could only do async-signal-safe work.
+final class SignalWatcher {
+    private let sources: [any DispatchSourceSignal]
+
+    init(onSignal: @escaping @Sendable () -> Void) {
+        signal(SIGPIPE, SIG_IGN)  // a closed pipe is an error to handle, not a reason to die
+        let once = OnceFlag()
+        sources = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)  // let the source, not the default action, see it
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { if once.claim() { onSignal() } }
+            source.resume()
+            return source
+        }
+    }
+
+    func cancel() {
+        for source in sources { source.cancel() }
+    }
+}
+
+/// True for the first caller only.
+private final class OnceFlag: @unchecked Sendable {
+    private var claimed = false
+    private let lock = NSLock()
+
+    func claim() -> Bool {
+        lock.withLock {
+            defer { claimed = true }
+            return !claimed
+        }
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+
+/// The real `parley` binary that SwiftPM builds beside the test bundle, for tests that spawn it
+/// (DESIGN §8: multi-process tests run the binary, never an in-process stand-in).
+public enum ParleyExecutable {
+    /// The path of the built `parley`, or nil. Looks beside the test bundle and the test process
+    /// (`.build/<triple>/debug/`), then upwards a few levels; `$PARLEY_BINARY` overrides.
+    public static let path: String? = {
+        let fileManager = FileManager.default
+        if let override = ProcessInfo.processInfo.environment["PARLEY_BINARY"] { return override }
+        var directories: [URL] = []
+        let bundle = Bundle.main.bundleURL
+        directories.append(bundle.hasDirectoryPath ? bundle : bundle.deletingLastPathComponent())
+        directories.append(bundle.deletingLastPathComponent())
+        if let executable = CommandLine.arguments.first {
+            let url = URL(fileURLWithPath: executable).resolvingSymlinksInPath()
+            directories.append(url.deletingLastPathComponent())
+        }
+        for bundleURL in Bundle.allBundles.map(\.bundleURL) where bundleURL.pathExtension == "xctest" {
+            directories.append(bundleURL.deletingLastPathComponent())
+        }
+        var candidates: [URL] = []
+        for directory in directories {
+            var current = directory
+            for _ in 0..<4 {
+                candidates.append(current.appendingPathComponent("parley"))
+                candidates.append(current.appendingPathComponent("debug/parley"))
+                current.deleteLastPathComponent()
+            }
+        }
+        return candidates.first { fileManager.isExecutableFile(atPath: $0.path) && !$0.hasDirectoryPath }?.path
+    }()
+
+    /// Why `path` is nil, for a test failure message.
+    public static var notFoundMessage: String {
+        "the parley binary was not found beside the test bundle (\(Bundle.main.bundleURL.path)); "
+            + "run `swift build` first, or set PARLEY_BINARY"
+    }
+}
+
+/// A `parley` (or any) process started in the background, with stdout and stderr captured in
+/// files so a chatty child can never block on a full pipe.
+///
+/// Tests MUST `kill()` every child they start, also on failure (`defer`); `deinit` kills as a
+/// last resort.
+public final class ChildProcess: @unchecked Sendable {
+    public let arguments: [String]
+    public let stdoutPath: String
+    public let stderrPath: String
+    private let process = Process()
+    private let lock = NSLock()
+
+    /// Starts `executable arguments` with `environment` (merged over a minimal clean one).
+    public init(executable: String, arguments: [String], environment: [String: String], captureIn directory: String,
+                name: String) throws {
+        self.arguments = arguments
+        stdoutPath = directory + "/\(name).stdout"
+        stderrPath = directory + "/\(name).stderr"
+        let fileManager = FileManager.default
+        _ = fileManager.createFile(atPath: stdoutPath, contents: nil)
+        _ = fileManager.createFile(atPath: stderrPath, contents: nil)
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        var childEnvironment = ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8", "TZ": "UTC"]
+        childEnvironment.merge(environment) { _, new in new }
+        process.environment = childEnvironment
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: stdoutPath))
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
+        try process.run()
+    }
+
+    deinit {
+        kill()
+    }
+
+    public var pid: Int32 { process.processIdentifier }
+    public var isRunning: Bool { process.isRunning }
+    /// The exit status (or signal number) once it has ended.
+    public var exitStatus: Int32? { process.isRunning ? nil : process.terminationStatus }
+    /// Whether it ended by a signal rather than by exiting.
+    public var endedBySignal: Bool { !process.isRunning && process.terminationReason == .uncaughtSignal }
+
+    /// Sends `signal` (SIGKILL by default) and, for SIGKILL, waits until it is gone.
+    public func kill(_ signal: Int32 = SIGKILL) {
+        lock.withLock {
+            guard process.isRunning else { return }
+            Foundation.kill(process.processIdentifier, signal)
+            if signal == SIGKILL { process.waitUntilExit() }
+        }
+    }
+
+    /// Waits until the process ends or `timeout` passes; true if it ended. Sleeps between
+    /// checks rather than blocking a thread of the concurrency pool, which the tests share.
+    public func waitForExit(timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(5)) }
+        return !process.isRunning
+    }
+
+    /// What it wrote to stdout so far.
+    public var stdout: String { (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "" }
+    /// What it wrote to stderr so far.
+    public var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
+}
+
+/// The outcome of a process run to completion.
+public struct CompletedProcess: Sendable, CustomStringConvertible {
+    public let arguments: [String]
+    public let exitCode: Int32
+    public let stdout: String
+    public let stderr: String
+    public let timedOut: Bool
+
+    public init(arguments: [String], exitCode: Int32, stdout: String, stderr: String, timedOut: Bool) {
+        self.arguments = arguments
+        self.exitCode = exitCode
+        self.stdout = stdout
+        self.stderr = stderr
+        self.timedOut = timedOut
+    }
+
+    public var description: String {
+        "`\(arguments.joined(separator: " "))` exited \(exitCode)\(timedOut ? " (timed out)" : "")\nstdout:\n\(stdout)\nstderr:\n\(stderr)"
+    }
+
+    /// Runs `executable arguments` to completion (killed after `timeout`).
+    public static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
+                           captureIn directory: String, timeout: Duration = .seconds(20)) async -> CompletedProcess {
+        let name = "run-\(UUID().uuidString)"
+        guard let child = try? ChildProcess(executable: executable, arguments: arguments, environment: environment,
+                                            captureIn: directory, name: name) else {
+            return CompletedProcess(arguments: arguments, exitCode: -1, stdout: "", stderr: "cannot start \(executable)", timedOut: false)
+        }
+        let ended = await child.waitForExit(timeout: timeout)
+        if !ended { child.kill() }
+        let result = CompletedProcess(arguments: arguments, exitCode: child.exitStatus ?? -1, stdout: child.stdout,
+                                      stderr: child.stderr, timedOut: !ended)
+        try? FileManager.default.removeItem(atPath: child.stdoutPath)
+        try? FileManager.default.removeItem(atPath: child.stderrPath)
+        return result
+    }
+}

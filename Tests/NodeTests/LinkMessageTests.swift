@@ -1,0 +1,73 @@
+import Discovery
+import Identity
+@testable import NodeRuntime
+import TestSupport
+import Testing
+import Wire
+
+@Suite struct LinkMessageTests {
+    static let messages: [LinkMessage] = [
+        .hello(LinkHello(instance: InstanceID(raw: 0x0102_0304_0506_0708), listenPort: 7748, nick: "alice")),
+        .hello(LinkHello(instance: InstanceID(raw: 1), listenPort: 0, nick: nil)),
+        .hello(LinkHello(instance: InstanceID(raw: 2), listenPort: 1, nick: "zoë 🦊")),
+        .ping(nonce: 0), .ping(nonce: .max), .pong(nonce: 42),
+        .bye(.shutdown), .bye(.duplicate), .bye(ByeReason(rawValue: 200)),
+        .addresses([]),
+        .addresses([PeerAddress(peer: Fixtures.identity(1).id, endpoint: Endpoint(host: "10.77.0.2", port: 7748))]),
+        .sync(SyncFrame(type: 0x02, payload: [1, 2, 3])), .sync(SyncFrame(type: 0x06, payload: [])),
+        .sync(SyncFrame(type: 0xFF, payload: [0])),
+    ]
+
+    @Test(arguments: messages) func roundTrip(_ message: LinkMessage) throws {
+        #expect(try LinkMessage(decoding: message.encoded) == message)
+    }
+
+    @Test func layout_typeByteFirst() {
+        #expect(LinkMessage.ping(nonce: 1).encoded == [0x09, 0, 0, 0, 0, 0, 0, 0, 1])
+        #expect(LinkMessage.pong(nonce: 2).encoded == [0x0A, 0, 0, 0, 0, 0, 0, 0, 2])
+        #expect(LinkMessage.bye(.idle).encoded == [0x0B, 3])
+        let hello = LinkMessage.hello(LinkHello(instance: InstanceID(raw: 5), listenPort: 0x1E44, nick: "ab")).encoded
+        #expect(hello == [0x01, 1, 0, 0, 0, 0, 0, 0, 0, 5, 0x1E, 0x44, 2, 0x61, 0x62])
+    }
+
+    @Test func hello_ignoresFieldsAppendedByALaterVersion() throws {
+        let hello = LinkHello(instance: InstanceID(raw: 9), listenPort: 1, nick: "x")
+        #expect(try LinkMessage(decoding: LinkMessage.hello(hello).encoded + [7, 7, 7]) == .hello(hello))
+    }
+
+    @Test func hello_cutsLongNicksAtACharacterBoundary() {
+        let hello = LinkHello(instance: InstanceID(raw: 1), listenPort: 1, nick: String(repeating: "é", count: 40))
+        #expect(hello.nick?.utf8.count == 64)
+        #expect(LinkHello(instance: InstanceID(raw: 1), listenPort: 1, nick: "").nick == nil)
+    }
+
+    static let malformed: [(String, [UInt8])] = [
+        ("empty frame", []),
+        ("short ping", [0x09, 1, 2, 3]),
+        ("long ping", [0x09, 0, 0, 0, 0, 0, 0, 0, 1, 9]),
+        ("pong without nonce", [0x0A]),
+        ("bye without reason", [0x0B]),
+        ("bye with extra bytes", [0x0B, 0, 0]),
+        ("truncated hello", [0x01, 1, 0, 0]),
+        ("hello nick past the end", [0x01, 1, 0, 0, 0, 0, 0, 0, 0, 5, 0, 1, 9, 0x61]),
+        ("hello nick over 64 bytes", [0x01, 1, 0, 0, 0, 0, 0, 0, 0, 5, 0, 1, 65] + [UInt8](repeating: 0x61, count: 65)),
+        ("hello nick not UTF-8", [0x01, 1, 0, 0, 0, 0, 0, 0, 0, 5, 0, 1, 1, 0xFF]),
+        ("addresses of another version", [0x11, 9, 0]),
+    ]
+
+    @Test func malformedLinkMessages_throw() {
+        for (name, bytes) in Self.malformed {
+            #expect(throws: DecodingError.self, "\(name)") { try LinkMessage(decoding: bytes) }
+        }
+    }
+
+    @Test func syncTypes_passThroughUntouched() throws {
+        for type in UInt8(0)...UInt8(255) where !LinkMessage.LinkType.all.contains(type) {
+            #expect(try LinkMessage(decoding: [type, 0xEE]) == .sync(SyncFrame(type: type, payload: [0xEE])))
+        }
+    }
+}
+
+extension LinkMessage: CustomTestStringConvertible {
+    public var testDescription: String { "\(self)".prefix(60).description }
+}
