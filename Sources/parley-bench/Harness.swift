@@ -6,6 +6,8 @@ struct BenchOptions {
     var sqliteRows = 200_000
     var posts = 20_000
     var applyOps = 100_000
+    /// Only the figures whose key contains this text (for profiling one path).
+    var only: String?
 
     init(arguments: [String]) {
         var iterator = arguments.makeIterator()
@@ -13,9 +15,10 @@ struct BenchOptions {
             switch argument {
             case "--out": out = iterator.next() ?? out
             case "--quick": (sqliteRows, posts, applyOps) = (20_000, 2_000, 10_000)
+            case "--only": only = iterator.next()
             case "--help", "-h":
                 print(
-                    "usage: parley-bench [--out FILE] [--quick]\n  Prints local posts/s, ops applied/s and the raw SQLite insert rate; writes FILE (bench.json)."
+                    "usage: parley-bench [--out FILE] [--quick] [--only TEXT]\n  Prints local posts/s, ops applied/s and the raw SQLite insert rate; writes FILE (bench.json)."
                 )
                 exit(0)
             default:
@@ -37,7 +40,8 @@ struct BenchResult {
 }
 
 /// Runs `body` once and turns `count` items over its wall time into a rate.
-func measure(_ key: String, unit: String, count: Int, reference: String? = nil, _ body: () throws -> Void) throws -> BenchResult {
+func measure(_ key: String, unit: String, count: Int, reference: String? = nil, _ body: () throws -> Void) throws -> BenchResult? {
+    if let only = options.only, !key.contains(only) { return nil }
     let start = DispatchTime.now().uptimeNanoseconds
     try body()
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9

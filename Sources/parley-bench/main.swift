@@ -7,12 +7,12 @@ import SQLite
 import Store
 import TestSupport
 
-var options = BenchOptions(arguments: Array(CommandLine.arguments.dropFirst()))
+let options = BenchOptions(arguments: Array(CommandLine.arguments.dropFirst()))
 let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("parley-bench-\(UUID().uuidString)").path
 try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(atPath: scratch) }
 
-var results: [BenchResult] = []
+var results: [BenchResult?] = []
 
 // 1. Raw SQLite: 200-byte rows, 1,000 per transaction, integer keys (the machine's own limit).
 results.append(
@@ -81,4 +81,4 @@ results.append(
         }
     })
 
-report(results, jsonPath: options.out)
+report(results.compactMap { $0 }, jsonPath: options.out)
