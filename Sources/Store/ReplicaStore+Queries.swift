@@ -42,7 +42,9 @@ public struct ProfileView: Hashable, Sendable {
 
 extension ReplicaStore {
     /// Messages of a partition in display order `(hlc, author, seq)`; the newest `limit` if given.
-    /// In a conversation, only messages by (ever) members are shown.
+    /// In a conversation, only messages this node can open are there at all, and only those by
+    /// members are shown: by current members, and by former members from before their removal
+    /// or leave (a removed member still holds old keys and could write with them).
     public func history(_ partition: PartitionID, limit: Int? = nil) throws -> [MessageView] {
         guard let record = try self.partition(partition) else { throw StoreError.unknownPartition(partition) }
         let statement = try database.prepare(
@@ -71,8 +73,8 @@ extension ReplicaStore {
         for (target, emoji, reactor) in reactions { byTarget[target, default: [:]][emoji, default: []].append(reactor) }
         for i in messages.indices { messages[i].reactions = byTarget[messages[i].id] ?? [:] }
         if record.descriptor.kind == .conversation {
-            let members = try everMembers(record.pid)
-            messages.removeAll { !members.contains($0.author) }
+            let membership = try membershipState(pid: record.pid)
+            messages.removeAll { !Self.isShown(author: $0.author, hlc: $0.hlc, membership) }
         }
         return messages
     }
@@ -129,21 +131,19 @@ extension ReplicaStore {
         try profiles().first { $0.user == user }
     }
 
-    func everMembers(_ pid: Int64) throws -> Set<UserID> {
-        Set(try database.cachedStatement("SELECT user FROM members WHERE pid = ?").rows(.integer(pid)) { UserID(publicKey: $0.blob(0))! })
+    /// Whether a conversation message by `author` at `hlc` is shown (see `history`).
+    static func isShown(author: UserID, hlc: HLC, _ membership: Membership.State) -> Bool {
+        guard membership.everMember.contains(author) else { return false }
+        guard let removed = membership.removedAt[author], !membership.current.contains(author) else { return true }
+        return hlc < removed
     }
 
-    /// A conversation's name and members.
+    /// A conversation's name and members. The name is empty on a node that cannot read it
+    /// (a carrier); the members are plaintext, so every replica knows them.
     public func conversation(_ partition: PartitionID) throws -> (name: String, members: Membership.State)? {
         guard let record = try self.partition(partition), record.descriptor.kind == .conversation else { return nil }
         let name = try database.scalar("SELECT name FROM conversations WHERE pid = ?", .integer(record.pid), as: String.self) ?? ""
-        var state = Membership.State()
-        try database.prepare("SELECT user, current FROM members WHERE pid = ?").forEachRow([.integer(record.pid)]) { row in
-            let user = UserID(publicKey: row.blob(0))!
-            state.everMember.insert(user)
-            if row.int(1) != 0 { state.current.insert(user) }
-        }
-        return (name, state)
+        return (name, try membershipState(pid: record.pid))
     }
 
     /// The read marker `owner` keeps for a partition (HLC of the newest message read).
@@ -157,6 +157,15 @@ extension ReplicaStore {
         guard let record = try self.partition(partition) else { return 0 }
         let marker = try readMarker(owner: reader, partition: partition)?.raw ?? 0
         let readerAID = try existingAuthorID(reader) ?? -1
+        if record.descriptor.kind == .conversation {
+            let membership = try membershipState(pid: record.pid)
+            let unread = try database.prepare(
+                "SELECT a.key, m.hlc FROM messages m JOIN authors a ON a.aid = m.aid WHERE m.pid = ? AND m.hlc > ? AND m.aid != ? AND m.deleted = 0"
+            ).rows(.integer(record.pid), .integer(Int64(bitPattern: marker)), .integer(readerAID)) {
+                (UserID(publicKey: $0.blob(0))!, HLC(raw: UInt64(bitPattern: $0.int64(1))))
+            }
+            return unread.filter { Self.isShown(author: $0.0, hlc: $0.1, membership) }.count
+        }
         return try database.scalar(
             "SELECT count(*) FROM messages WHERE pid = ? AND hlc > ? AND aid != ? AND deleted = 0",
             .integer(record.pid), .integer(Int64(bitPattern: marker)), .integer(readerAID)) ?? 0
