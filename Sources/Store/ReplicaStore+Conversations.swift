@@ -103,14 +103,16 @@ extension ReplicaStore {
     public func processInbox(me identity: Identity) throws -> [PartitionDescriptor] {
         try useIdentity(identity)
         guard let local = localIdentity(identity.id) else { return [] }
+        let inboxID = PartitionDescriptor.inbox(owner: identity.id).id
+        // Read first: most calls find nothing new and need no write transaction.
+        let processed = Set(try database.prepare("SELECT op_id FROM processed_invites").rows { OpID(bytes: $0.blob(0)) }.compactMap { $0 })
+        let fresh = try allOps(in: inboxID).filter { !processed.contains($0.id) }
+        let inboxKnown = try partition(inboxID)?.joined == true
+        guard !fresh.isEmpty || !inboxKnown, !isReadOnly else { return [] }
         return try database.transaction(.immediate) {
-            let inbox = try ensurePartition(.inbox(owner: identity.id), joined: true)
-            let processed = Set(try database.prepare("SELECT op_id FROM processed_invites").rows { OpID(bytes: $0.blob(0)) }.compactMap { $0 })
-            let ops = try database.prepare("SELECT header, body FROM ops WHERE pid = ? ORDER BY oid").rows(.integer(inbox.pid)) {
-                try Operation(header: $0.blob(0), body: $0.blob(1))
-            }
+            try ensurePartition(.inbox(owner: identity.id), joined: true)
             var joined: [PartitionDescriptor] = []
-            for op in ops where !processed.contains(op.id) {
+            for op in fresh {
                 try database.cachedStatement("INSERT OR IGNORE INTO processed_invites(op_id) VALUES (?)").run(.blob(op.id.bytes))
                 guard let descriptor = Invite.open(op.body, with: local.boxKeyPair), descriptor.kind == .conversation else { continue }
                 if let record = try partition(descriptor.id) {

@@ -19,7 +19,7 @@ extension ReplicaStore {
             try database.execute(
                 "DELETE FROM membership_events WHERE pid = ? AND oid NOT IN (SELECT oid FROM ops WHERE pid = ?)", .integer(pid), .integer(pid))
             while true {
-                try resolveMembership(record)
+                try resolveMembership(record, rebuilding: true)
                 let outsiders = try database.prepare(
                     """
                     SELECT DISTINCT h.aid FROM heads h JOIN authors a ON a.aid = h.aid

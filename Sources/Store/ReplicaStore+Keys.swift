@@ -23,10 +23,13 @@ extension ReplicaStore {
         let local = LocalIdentity(identity: identity, boxKeyPair: identity.boxKeyPair)
         localIdentities[identity.id] = local
         guard !isReadOnly else { return }
+        // Read first: most calls find nothing to open and need no write transaction.
+        let rows = try database.prepare("SELECT g.oid, g.pid, g.recipients, o.body FROM grants g JOIN ops o ON o.oid = g.oid WHERE g.for_me = 0")
+            .rows { ($0.int64(0), $0.int64(1), $0.blob(2), $0.blob(3)) }
+            .filter { Self.unpack($0.2).contains(identity.id) }
+        guard !rows.isEmpty else { return }
         try database.transaction(.immediate) {
-            let rows = try database.prepare("SELECT g.oid, g.pid, g.recipients, o.body FROM grants g JOIN ops o ON o.oid = g.oid WHERE g.for_me = 0")
-                .rows { ($0.int64(0), $0.int64(1), $0.blob(2), $0.blob(3)) }
-            for (oid, pid, recipients, body) in rows where Self.unpack(recipients).contains(identity.id) {
+            for (oid, pid, _, body) in rows {
                 try database.cachedStatement("UPDATE grants SET for_me = 1 WHERE oid = ?").run(.integer(oid))
                 epochKeyCache[pid] = nil
                 pendingRebuilds.insert(pid)
@@ -119,6 +122,7 @@ extension ReplicaStore {
 
     /// A conversation's membership as last resolved (from the `members` view).
     func membershipState(pid: Int64) throws -> Membership.State {
+        if let cached = membershipCache[pid] { return cached }
         var state = Membership.State()
         try database.cachedStatement("SELECT user, current, removed_at FROM members WHERE pid = ?").forEachRow([.integer(pid)]) { row in
             let user = UserID(publicKey: row.blob(0))!
@@ -126,6 +130,7 @@ extension ReplicaStore {
             if row.int(1) != 0 { state.current.insert(user) }
             if !row.isNull(2) { state.removedAt[user] = HLC(raw: UInt64(bitPattern: row.int64(2))) }
         }
+        membershipCache[pid] = state
         return state
     }
 

@@ -43,8 +43,7 @@ public struct ProfileView: Hashable, Sendable {
 extension ReplicaStore {
     /// Messages of a partition in display order `(hlc, author, seq)`; the newest `limit` if given.
     /// In a conversation, only messages this node can open are there at all, and only those by
-    /// members are shown: by current members, and by former members from before their removal
-    /// or leave (a removed member still holds old keys and could write with them).
+    /// members (see `isShown`).
     public func history(_ partition: PartitionID, limit: Int? = nil) throws -> [MessageView] {
         guard let record = try self.partition(partition) else { throw StoreError.unknownPartition(partition) }
         let statement = try database.prepare(
@@ -72,10 +71,6 @@ extension ReplicaStore {
         var byTarget: [OpID: [String: [UserID]]] = [:]
         for (target, emoji, reactor) in reactions { byTarget[target, default: [:]][emoji, default: []].append(reactor) }
         for i in messages.indices { messages[i].reactions = byTarget[messages[i].id] ?? [:] }
-        if record.descriptor.kind == .conversation {
-            let membership = try membershipState(pid: record.pid)
-            messages.removeAll { !Self.isShown(author: $0.author, hlc: $0.hlc, membership) }
-        }
         return messages
     }
 
@@ -131,7 +126,9 @@ extension ReplicaStore {
         try profiles().first { $0.user == user }
     }
 
-    /// Whether a conversation message by `author` at `hlc` is shown (see `history`).
+    /// Whether a conversation's encrypted op by `author` at `hlc` takes effect on the views: by a
+    /// current member, or by a former member from before their removal or leave (a removed
+    /// member keeps old keys and could still write with them).
     static func isShown(author: UserID, hlc: HLC, _ membership: Membership.State) -> Bool {
         guard membership.everMember.contains(author) else { return false }
         guard let removed = membership.removedAt[author], !membership.current.contains(author) else { return true }
@@ -157,15 +154,6 @@ extension ReplicaStore {
         guard let record = try self.partition(partition) else { return 0 }
         let marker = try readMarker(owner: reader, partition: partition)?.raw ?? 0
         let readerAID = try existingAuthorID(reader) ?? -1
-        if record.descriptor.kind == .conversation {
-            let membership = try membershipState(pid: record.pid)
-            let unread = try database.prepare(
-                "SELECT a.key, m.hlc FROM messages m JOIN authors a ON a.aid = m.aid WHERE m.pid = ? AND m.hlc > ? AND m.aid != ? AND m.deleted = 0"
-            ).rows(.integer(record.pid), .integer(Int64(bitPattern: marker)), .integer(readerAID)) {
-                (UserID(publicKey: $0.blob(0))!, HLC(raw: UInt64(bitPattern: $0.int64(1))))
-            }
-            return unread.filter { Self.isShown(author: $0.0, hlc: $0.1, membership) }.count
-        }
         return try database.scalar(
             "SELECT count(*) FROM messages WHERE pid = ? AND hlc > ? AND aid != ? AND deleted = 0",
             .integer(record.pid), .integer(Int64(bitPattern: marker)), .integer(readerAID)) ?? 0

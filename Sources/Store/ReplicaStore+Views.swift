@@ -18,10 +18,13 @@ extension ReplicaStore {
         case .plain(let body):
             try applyViews(op, body: body, oid: oid, record: record, aid: aid, rebuilding: rebuilding)
         case .encrypted(let sealed):
-            // Nodes without a key for the epoch (carriers, removed members) store it unread.
-            if let body = try openBody(op, sealed, pid: record.pid) {
-                try applyViews(op, body: body, oid: oid, record: record, aid: aid, rebuilding: rebuilding)
-            }
+            // Nodes without a key for the epoch (carriers, removed members) store it unread. What
+            // a former member wrote at or after their removal (with a key they kept) is ignored,
+            // as is anything by an author whose add never took effect.
+            guard try Self.isShown(author: op.author, hlc: op.hlc, membershipState(pid: record.pid)),
+                let body = try openBody(op, sealed, pid: record.pid)
+            else { return }
+            try applyViews(op, body: body, oid: oid, record: record, aid: aid, rebuilding: rebuilding)
         case .sealed:
             break  // invites: their owner reads them with `processInbox`
         }
@@ -119,8 +122,10 @@ extension ReplicaStore {
         if !rebuilding { try resolveMembership(record) }
     }
 
-    /// Recomputes a conversation's members from all its membership ops (they are few).
-    func resolveMembership(_ record: PartitionRecord) throws {
+    /// Recomputes a conversation's members from all its membership ops (they are few). When
+    /// the result changes outside a rebuild, the partition's views are rebuilt at the end of the
+    /// transaction: which encrypted ops take effect depends on it.
+    func resolveMembership(_ record: PartitionRecord, rebuilding: Bool = false) throws {
         guard case .conversation(let creator, _) = record.descriptor else { return }
         let rows = try database.cachedStatement(
             """
@@ -140,6 +145,10 @@ extension ReplicaStore {
             events.append(Membership.Event(author: op.author, hlc: op.hlc, action: action, seq: op.seq))
         }
         let state = Membership.resolve(creator: creator, events: events)
+        // Who may write when decides which encrypted ops take effect: a change rebuilds the views.
+        let before = try membershipState(pid: record.pid)
+        if !rebuilding, before.current != state.current || before.removedAt != state.removedAt { pendingRebuilds.insert(record.pid) }
+        membershipCache[record.pid] = state
         try database.cachedStatement("DELETE FROM members WHERE pid = ?").run(.integer(record.pid))
         let insert = try database.cachedStatement("INSERT INTO members(pid, user, current, removed_at) VALUES (?, ?, ?, ?)")
         for user in state.everMember.sorted() {
@@ -156,6 +165,7 @@ extension ReplicaStore {
         try database.transaction(.immediate) {
             for table in Schema.viewTables { try database.execute("DELETE FROM \(table)") }
             epochKeyCache.removeAll()
+            membershipCache.removeAll()
             for record in try partitions() { try replay(record) }
             try flushPendingRebuilds()
         }
@@ -178,6 +188,7 @@ extension ReplicaStore {
             try database.execute("DELETE FROM \(table) WHERE pid = ?", pid)
         }
         epochKeyCache[record.pid] = nil
+        membershipCache[record.pid] = nil
         switch record.descriptor {
         case .directory: try database.execute("DELETE FROM profiles")
         case .ownData(let owner): try database.execute("DELETE FROM read_markers WHERE owner = ?", .blob(owner.publicKey))
@@ -186,21 +197,25 @@ extension ReplicaStore {
         try replay(record)
     }
 
-    /// Replays a partition's ops: membership ops and grants first (so every key a stored grant
-    /// gives is known before any body is opened, as it is at the end of live application), then
-    /// the rest in chain order per author (so edits follow their posts).
+    /// Replays a partition's ops: membership ops and grants first, then the membership is
+    /// resolved (so every key a stored grant gives and everyone's membership are known before
+    /// any body is opened, as at the end of live application), then the rest in chain order per
+    /// author (so edits follow their posts).
     private func replay(_ record: PartitionRecord) throws {
         let rows = try database.prepare("SELECT oid, aid, header, body FROM ops WHERE pid = ? ORDER BY aid, seq").rows(.integer(record.pid)) {
             ($0.int64(0), $0.int64(1), try Operation(header: $0.blob(2), body: $0.blob(3)))
         }
         let isContent = { (op: Operation) in OperationType(rawValue: op.type)?.isConversationContent ?? true }
-        for (oid, aid, op) in rows.filter({ !isContent($0.2) }) + rows.filter({ isContent($0.2) }) {
+        func apply(_ row: (Int64, Int64, Operation)) throws {
+            let (oid, aid, op) = row
             guard case .success(let checked) = PartitionRules.check(op, in: record.descriptor) else {
                 throw StoreError.damaged("stored op \(op.id) no longer passes its partition's rules")
             }
             try applyViews(op, checked: checked, oid: oid, record: record, aid: aid, rebuilding: true)
         }
-        try resolveMembership(record)
+        for row in rows where !isContent(row.2) { try apply(row) }
+        try resolveMembership(record, rebuilding: true)
+        for row in rows where isContent(row.2) { try apply(row) }
     }
 }
 

@@ -32,6 +32,8 @@ public final class ReplicaStore {
     var pendingRebuilds: Set<Int64> = []
     /// Bytes held per carried partition (loaded on first use, then kept up to date).
     var carriedBytes: [Int64: Int] = [:]
+    /// Conversations' resolved membership, by partition row id (dropped whenever it is resolved again).
+    var membershipCache: [Int64: Membership.State] = [:]
     /// Opened with `init(readOnlyPath:)`: keys opened from grants stay in memory only.
     let isReadOnly: Bool
 
@@ -66,6 +68,7 @@ public final class ReplicaStore {
             epochKeyCache.removeAll()
             pendingRebuilds.removeAll()
             carriedBytes.removeAll()
+            membershipCache.removeAll()
         }
     }
 

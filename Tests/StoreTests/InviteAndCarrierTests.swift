@@ -79,17 +79,23 @@ import Wire
         #expect(try carrier.history(conversation.id).isEmpty)
     }
 
-    @Test func removedMembersLaterPosts_withAnOldKey_areNotShown() throws {
+    @Test func removedMembersLaterWrites_withAnOldKey_takeNoEffect() throws {
         var factory = OpFactory()
         let conversation = Fixtures.conversation(creator: alice, seed: 12)
         let k0 = Fixtures.epochKey(conversation.id, epoch: 0, seed: 1), k1 = Fixtures.epochKey(conversation.id, epoch: 1, seed: 2)
-        let ops = [
+        let before = factory.makeEncrypted(post("carol, before"), with: k0, by: carol)
+        var ops = [
             factory.make(.conversationCreate(name: "", members: [bob.id, carol.id]), in: conversation.id, by: alice),
             factory.makeGrant(k0, to: [alice.id, bob.id, carol.id], by: alice),
-            factory.makeEncrypted(post("carol, before"), with: k0, by: carol),
+        ]
+        ops.append(before)
+        ops += [
             factory.make(.memberRemove(carol.id), in: conversation.id, by: alice),
             factory.makeGrant(k1, to: [alice.id, bob.id], by: alice),
             factory.makeEncrypted(post("carol, after her removal"), with: k0, by: carol),
+            factory.makeEncrypted(.edit(target: before.id, targetSeq: before.seq, text: "carol rewrites history"), with: k0, by: carol),
+            factory.makeEncrypted(.taskCreate(title: "carol's task", owner: nil), with: k0, by: carol),
+            factory.makeEncrypted(.react(target: before.id, emoji: "👎", on: true), with: k0, by: carol),
             // A removed member's own key for a later epoch is not trusted for writing.
             factory.makeGrant(Fixtures.epochKey(conversation.id, epoch: 1, seed: 9), to: [alice.id, bob.id, carol.id], by: carol),
             factory.makeEncrypted(post("bob, after"), with: k1, by: bob),
@@ -98,6 +104,8 @@ import Wire
         try b.ensurePartition(conversation, joined: true)
         #expect(try b.apply(ops, nowMillis: now).allSatisfy { $0 == .applied })
         #expect(try Nodes.texts(b, conversation) == ["carol, before", "bob, after"])
+        #expect(try b.history(conversation.id).first?.reactions.isEmpty == true)
+        #expect(try b.tasks(conversation.id).isEmpty)
         // Bob writes with alice's epoch-1 key, not the one carol offered.
         let op = try b.author(post("bob again"), in: conversation.id, by: bob, nowMillis: now + 1)
         #expect(try EncryptedBody(decoding: op.body).open(with: k1, type: op.type, author: bob.id) != nil)
