@@ -31,7 +31,8 @@ extension ReplicaStore {
             case (.conversation, _):
                 op = try authorInConversation(body, record: record, by: local, nowMillis: nowMillis)
             case (.inbox(let owner), .invite(let conversation)):
-                op = try signAndApply(.invite, flags: .bodyEncrypted, body: try Invite.seal(conversation, to: owner), record: record, by: identity, nowMillis: nowMillis)
+                op = try signAndApply(
+                    .invite, flags: .bodyEncrypted, body: try Invite.seal(conversation, to: owner), record: record, by: identity, nowMillis: nowMillis)
             default:
                 op = try signAndApply(body.type, flags: [], body: body.encoded, record: record, by: identity, nowMillis: nowMillis)
             }

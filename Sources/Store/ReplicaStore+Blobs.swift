@@ -45,7 +45,9 @@ extension ReplicaStore {
     /// `identity` writes with (rotating first if the key plan says so); `size` stays the file's
     /// own size. Throws `.invalidInput` for a file over 8 MiB, `.notMember` outside a
     /// conversation `identity` belongs to.
-    public func attach(_ content: [UInt8], name: String, mime: String, in partition: PartitionID, by identity: Identity, nowMillis: UInt64) throws
+    public func attach(
+        _ content: [UInt8], name: String, mime: String, in partition: PartitionID, by identity: Identity, nowMillis: UInt64
+    ) throws
         -> Attachment
     {
         guard content.count <= Self.maxBlobBytes else {

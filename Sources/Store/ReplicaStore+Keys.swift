@@ -74,8 +74,9 @@ extension ReplicaStore {
     func learnKeys(from grant: KeyGrant, record: PartitionRecord, only: LocalIdentity? = nil) throws {
         let candidates = only.map { [$0] } ?? Array(localIdentities.values)
         for local in candidates where grant.recipients.contains(local.identity.id) {
-            let known: Int = try database.scalar(
-                "SELECT count(*) FROM epoch_keys WHERE pid = ? AND key_id = ?", .integer(record.pid), .blob(grant.keyID.bytes)) ?? 0
+            let known: Int =
+                try database.scalar(
+                    "SELECT count(*) FROM epoch_keys WHERE pid = ? AND key_id = ?", .integer(record.pid), .blob(grant.keyID.bytes)) ?? 0
             guard known == 0, let key = grant.open(for: local.identity.id, keyPair: local.boxKeyPair, partition: record.id) else { continue }
             try database.cachedStatement("INSERT OR IGNORE INTO epoch_keys(pid, key_id, epoch, key) VALUES (?, ?, ?, ?)")
                 .run(.integer(record.pid), .blob(key.id.bytes), .integer(Int64(key.epoch)), .blob(key.key.bytes))

@@ -107,7 +107,8 @@ import Testing
                     expectError(
                         carol.parley("history", "--conversation", conversation), exitCode: 1, "you are not a member of conversation")
                     #expect(carol.parley("conversations", "--json").jsonArray().isEmpty)
-                    let database = try Data(contentsOf: URL(fileURLWithPath: carol.dataDir + "/parley.db"))
+                    let database =
+                        try Data(contentsOf: URL(fileURLWithPath: carol.dataDir + "/parley.db"))
                         + ((try? Data(contentsOf: URL(fileURLWithPath: carol.dataDir + "/parley.db-wal"))) ?? Data())
                     for secret in ["swordfish", "welcome, bob", "secret society"] {
                         #expect(database.range(of: Data(secret.utf8)) == nil, "carol's database holds '\(secret)'")

@@ -40,9 +40,14 @@ import Wire
     @Test func people_listsTheDirectory_withPresenceFromTheSeam() throws {
         let store = try Nodes.store(alice)
         let directory = PartitionDescriptor.directory.id
-        try store.author(.profile(subject: alice.id, nick: "alice", displayName: "Alice", status: nil, presence: .hidden, avatar: nil), in: directory, by: alice, nowMillis: now)
-        try store.author(.profile(subject: bob.id, nick: "bob", displayName: "Bob B", status: "fishing", presence: .away, avatar: nil), in: directory, by: bob, nowMillis: now)
-        try store.author(.profile(subject: carol.id, nick: "carol", displayName: nil, status: nil, presence: nil, avatar: nil), in: directory, by: carol, nowMillis: now)
+        try store.author(
+            .profile(subject: alice.id, nick: "alice", displayName: "Alice", status: nil, presence: .hidden, avatar: nil), in: directory, by: alice,
+            nowMillis: now)
+        try store.author(
+            .profile(subject: bob.id, nick: "bob", displayName: "Bob B", status: "fishing", presence: .away, avatar: nil), in: directory, by: bob,
+            nowMillis: now)
+        try store.author(
+            .profile(subject: carol.id, nick: "carol", displayName: nil, status: nil, presence: nil, avatar: nil), in: directory, by: carol, nowMillis: now)
         var people = try store.people(me: alice.id)
         #expect(people.map(\.nick) == ["alice", "bob", "carol"])
         #expect(people.map(\.presence) == [.offline, .offline, .offline])  // hidden shows as offline; no node: others offline

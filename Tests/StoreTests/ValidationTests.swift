@@ -146,9 +146,8 @@ import Wire
         let named = factory.make(.conversationCreate(name: "secret plans", members: [bob.id]), in: conversation.id, by: alice, seq: 1, prev: .zero)
         let create = factory.make(.conversationCreate(name: "", members: [bob.id]), in: conversation.id, by: alice)
         let plainPost = factory.make(post("readable by carriers"), in: conversation.id, by: bob, seq: 1, prev: .zero)
-        let sealedAdd = factory.make(
-            type: .memberAdd, flags: .bodyEncrypted, body: try EncryptedBody.seal(OperationBody.memberAdd(carol.id).encoded, with: key, type: .memberAdd, author: bob.id),
-            in: conversation.id, by: bob, seq: 1, prev: .zero)
+        let sealedAddBody = try EncryptedBody.seal(OperationBody.memberAdd(carol.id).encoded, with: key, type: .memberAdd, author: bob.id)
+        let sealedAdd = factory.make(type: .memberAdd, flags: .bodyEncrypted, body: sealedAddBody, in: conversation.id, by: bob, seq: 1, prev: .zero)
         let short = factory.make(type: .post, flags: .bodyEncrypted, body: [0, 0, 0, 0, 1], in: conversation.id, by: bob, seq: 1, prev: .zero)
         let store = try Fixtures.store(partitions: [conversation])
         #expect(try store.apply(named, nowMillis: Fixtures.now()) == .rejected(.rule(.nameInPlaintext)))

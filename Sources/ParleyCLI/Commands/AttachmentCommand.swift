@@ -14,17 +14,18 @@ struct AttachmentCommand: Command {
     let details = [
         "INDEX counts a message's attachments from 1 (the default). The content is there for files sent from this node; "
             + "files sent from other nodes are fetched from peers by a running node (`parley run`), and until then this "
-            + "command says they are not fetched yet.",
+            + "command says they are not fetched yet."
     ]
     let examples = ["attachment 3fkq7zxa2b --out map.png", "attachment 3fkq7zxa2b 2 --out notes.pdf --force"]
 
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
         try expectPositionals(arguments, 1...2, names: ["MESSAGE_ID", "INDEX"])
         let path = try required(arguments, "out")
-        let index = try arguments.positionals.dropFirst().first.map { value throws(CLIError) in
-            guard let number = Int(value), number > 0 else { throw CLIError.usage("INDEX must be 1 or more, not '\(value)'", command: name) }
-            return number
-        } ?? 1
+        let index =
+            try arguments.positionals.dropFirst().first.map { value throws(CLIError) in
+                guard let number = Int(value), number > 0 else { throw CLIError.usage("INDEX must be 1 or more, not '\(value)'", command: name) }
+                return number
+            } ?? 1
         let (partition, message) = try Lookup.message(arguments.positionals[0], context: context, command: name)
         guard !message.attachments.isEmpty else { throw CLIError.failure("message \(Format.shortID(message.id)) has no attachment") }
         guard index <= message.attachments.count else {

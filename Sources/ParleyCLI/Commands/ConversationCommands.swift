@@ -47,7 +47,7 @@ struct ConversationAddCommand: Command {
     let options: [OptionSpec] = []
     let details = [
         "Any member may add people. The new member can read what is written from now on (not earlier messages) and learns of "
-            + "the conversation through an invite in their inbox. USER_ID takes the same forms as --members of `conversation create`.",
+            + "the conversation through an invite in their inbox. USER_ID takes the same forms as --members of `conversation create`."
     ]
     let examples = ["conversation add 3fkq7zxa bob#7hq2mx"]
 
@@ -75,7 +75,7 @@ struct ConversationRemoveCommand: Command {
     let options: [OptionSpec] = []
     let details = [
         "Only the conversation's creator removes members. The conversation then moves to a new key that the removed member "
-            + "never receives: they keep what they could already read, and cannot read anything written after.",
+            + "never receives: they keep what they could already read, and cannot read anything written after."
     ]
     let examples = ["conversation remove 3fkq7zxa bob#7hq2mx"]
 
@@ -87,7 +87,8 @@ struct ConversationRemoveCommand: Command {
         guard conversation.creator == me else {
             let creator = Format.person(conversation.creator, nick: try context.nick(of: conversation.creator))
             throw CLIError.failure(
-                "only the conversation's creator (\(creator)) can remove members; you can leave with `parley conversation leave \(Format.shortID(conversation.id))`")
+                "only the conversation's creator (\(creator)) can remove members; you can leave with `parley conversation leave \(Format.shortID(conversation.id))`"
+            )
         }
         guard user != me else { throw CLIError.failure("to leave a conversation, use `parley conversation leave \(Format.shortID(conversation.id))`") }
         let who = Format.person(user, nick: try context.nick(of: user))
@@ -106,7 +107,7 @@ struct ConversationLeaveCommand: Command {
     let options: [OptionSpec] = []
     let details = [
         "The remaining members move to a new key with their next message, so you cannot read what they write after you left. "
-            + "The conversation disappears from `parley conversations`; its history up to your leave stays in `parley history`.",
+            + "The conversation disappears from `parley conversations`; its history up to your leave stays in `parley history`."
     ]
     let examples = ["conversation leave 3fkq7zxa"]
 

@@ -9,11 +9,11 @@ struct ConversationsCommand: Command {
     let summary = "list your private conversations, with members and unread counts"
     let usage = ["conversations [--json]"]
     let options: [OptionSpec] = [
-        .flag("json", "print one JSON array of {id, name, members, unread, creator, member}"),
+        .flag("json", "print one JSON array of {id, name, members, unread, creator, member}")
     ]
     let details = [
         "members is the array of current members' user ids; member says whether you still are one; name is empty until its "
-            + "encrypted name has reached this node. Conversations you left are not listed.",
+            + "encrypted name has reached this node. Conversations you left are not listed."
     ]
     let examples = ["conversations", "conversations --json"]
 
@@ -23,13 +23,14 @@ struct ConversationsCommand: Command {
         let store = try context.store()
         let conversations = try context.storeCall { try store.conversations(reader: me) }
         if arguments.has("json") {
-            context.output.json(conversations.map { conversation in
-                .object([
-                    "id": .string(conversation.id.text), "name": .string(conversation.name),
-                    "members": .array(conversation.members.map { .string($0.text) }), "unread": .integer(Int64(conversation.unread)),
-                    "creator": .string(conversation.creator.text), "member": .bool(conversation.isMember),
-                ])
-            })
+            context.output.json(
+                conversations.map { conversation in
+                    .object([
+                        "id": .string(conversation.id.text), "name": .string(conversation.name),
+                        "members": .array(conversation.members.map { .string($0.text) }), "unread": .integer(Int64(conversation.unread)),
+                        "creator": .string(conversation.creator.text), "member": .bool(conversation.isMember),
+                    ])
+                })
             return 0
         }
         guard !conversations.isEmpty else {
@@ -60,7 +61,7 @@ struct PeopleCommand: Command {
     ]
     let details = [
         "presence is online, away or offline. Without a running node (`parley run`) you show your chosen mode (hidden shows as "
-            + "offline) and everyone else shows as offline; last_seen is null until a node has seen them.",
+            + "offline) and everyone else shows as offline; last_seen is null until a node has seen them."
     ]
     let examples = ["people", "people --search ali", "people --json"]
 
@@ -71,14 +72,15 @@ struct PeopleCommand: Command {
         // The seam for live presence: a running node will pass what its links tell it.
         let people = try context.storeCall { try store.people(me: me, search: arguments.value("search")?.trimmingWhitespace(), live: [:]) }
         if arguments.has("json") {
-            context.output.json(people.map { person in
-                .object([
-                    "id": .string(person.user.text), "nick": .optional(person.nick), "display_name": .optional(person.displayName),
-                    "status": .optional(person.status), "presence": .string(person.presence.rawValue),
-                    "last_seen": person.lastSeenMillis.map { .string(Format.isoTime(millis: $0)) } ?? .null, "me": .bool(person.isMe),
-                    "avatar": person.avatar.map(AttachmentJSON.object) ?? .null,
-                ])
-            })
+            context.output.json(
+                people.map { person in
+                    .object([
+                        "id": .string(person.user.text), "nick": .optional(person.nick), "display_name": .optional(person.displayName),
+                        "status": .optional(person.status), "presence": .string(person.presence.rawValue),
+                        "last_seen": person.lastSeenMillis.map { .string(Format.isoTime(millis: $0)) } ?? .null, "me": .bool(person.isMe),
+                        "avatar": person.avatar.map(AttachmentJSON.object) ?? .null,
+                    ])
+                })
             return 0
         }
         guard !people.isEmpty else {

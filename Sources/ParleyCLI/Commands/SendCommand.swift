@@ -31,7 +31,8 @@ struct SendCommand: Command {
             throw CLIError.usage("at most \(BodyLimits.attachments) --attach files per message", command: name)
         }
         try expectPositionals(arguments, (files.isEmpty ? 1 : 0)...Int.max, names: ["TEXT"])
-        let text = files.isEmpty || !arguments.positionals.isEmpty
+        let text =
+            files.isEmpty || !arguments.positionals.isEmpty
             ? try Lookup.text(arguments.positionals, what: "message text", command: name) : ""
         let location = try arguments.value("location").map { value throws(CLIError) in try Lookup.location(value, command: name) }
         let target = try context.target(arguments, command: name)
@@ -39,9 +40,10 @@ struct SendCommand: Command {
         let store = try context.store()
         var attachments: [Attachment] = []
         for file in files {
-            attachments.append(try context.storeCall(command: name) {
-                try store.attach(file.bytes, name: file.name, mime: file.mime, in: target.id, by: identity, nowMillis: context.nowMillis)
-            })
+            attachments.append(
+                try context.storeCall(command: name) {
+                    try store.attach(file.bytes, name: file.name, mime: file.mime, in: target.id, by: identity, nowMillis: context.nowMillis)
+                })
         }
         let op = try context.author(.post(text: text, attachments: attachments, location: location, replyTo: nil), in: target.id, command: name)
         context.output.line(op.id.text)
