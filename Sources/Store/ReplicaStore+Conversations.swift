@@ -131,13 +131,15 @@ extension ReplicaStore {
 
     // MARK: Listing
 
-    /// The conversations `reader` takes part in (joined ones; all known ones with
-    /// `includeCarried`), newest first by creation order in this store.
+    /// The conversations `reader` takes part in — joined ones, and any it is a current member of
+    /// (ops can arrive before the invite does); every known one with `includeCarried` — the
+    /// most recently learned first.
     public func conversations(reader: UserID, includeCarried: Bool = false) throws -> [ConversationSummary] {
         var summaries: [ConversationSummary] = []
-        for record in try partitions().reversed() where includeCarried || record.joined {
+        for record in try partitions().reversed() {
             guard case .conversation(let creator, _) = record.descriptor else { continue }
             let membership = try membershipState(pid: record.pid)
+            guard includeCarried || record.joined || membership.current.contains(reader) else { continue }
             let name = try database.scalar("SELECT name FROM conversations WHERE pid = ?", .integer(record.pid), as: String.self) ?? ""
             summaries.append(
                 ConversationSummary(
