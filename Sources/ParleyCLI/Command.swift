@@ -72,6 +72,8 @@ public enum CommandRegistry {
         InitCommand(), WhoamiCommand(), JoinCommand(), LeaveCommand(), RoomsCommand(),
         SendCommand(), HistoryCommand(), EditCommand(), DeleteCommand(), ReactCommand(), ReadCommand(),
         TasksCommand(), TaskAddCommand(), TaskSetCommand(), TaskDeleteCommand(),
+        ConversationCreateCommand(), ConversationAddCommand(), ConversationRemoveCommand(), ConversationLeaveCommand(),
+        ConversationRenameCommand(), ConversationsCommand(), PeopleCommand(), AttachmentCommand(),
         ProfileCommand(), DigestCommand(), ExportCommand(), ImportCommand(),
         RunCommand(), PeersCommand(), StatusCommand(), DoctorCommand(), HelpCommand(),
     ]
@@ -79,7 +81,7 @@ public enum CommandRegistry {
     /// Commands of DESIGN §6.1 that later versions bring; naming one gets a clear answer
     /// instead of "unknown command".
     static let planned: Set<String> = [
-        "chat", "conversation", "conversations", "people", "lab", "attachment",
+        "chat", "lab",
     ]
 
     /// The first words of multi-word commands (`task`), which alone show a list of their subcommands.

@@ -89,16 +89,20 @@ public final class Context {
 
     // MARK: Store
 
-    /// The store in the data directory, opened (and created or migrated) on first use.
+    /// The store in the data directory, opened (and created or migrated) on first use, with the
+    /// identity's keys (so private conversations are readable) and its inbox read (so
+    /// conversations it was added to are joined).
     ///
     /// Needs the identity first: a data directory without one gets "run `parley init`", never a
     /// fresh empty database beside a missing key.
     func store() throws(CLIError) -> ReplicaStore {
         if let openedStore { return openedStore }
-        _ = try identity()
+        let identity = try identity()
         let directory = try dataDirectory()
         do {
             let store = try ReplicaStore(path: directory.databasePath)
+            try store.useIdentity(identity)
+            try store.processInbox(me: identity)
             openedStore = store
             return store
         } catch {

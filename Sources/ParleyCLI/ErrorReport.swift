@@ -68,6 +68,10 @@ enum ErrorReport {
         switch error {
         case .rejected(.rule(.notAuthorOfTarget)):
             return .failure("you can only edit or delete your own messages")
+        case .rejected(.rule(.quotaExceeded)):
+            return .failure("this node's quota for partitions it carries for others is full; the change was not stored")
+        case .notMember(let id):
+            return .failure("you are not a member of conversation \(id.text); `parley conversations` lists yours")
         case .rejected(.authorForked(let seq)):
             return .failure("your identity wrote two different changes at position \(seq) here (a fork), "
                 + "so peers ignore your later changes; use a new identity for this room")

@@ -18,7 +18,9 @@ enum Lookup {
 
         /// How to list the ids, for the "not found" message.
         var listHint: String {
-            self == .message ? "list them with `parley history --room NAME --ids`" : "list them with `parley tasks --room NAME`"
+            self == .message
+                ? "list them with `parley history (--room NAME | --conversation ID) --ids`"
+                : "list them with `parley tasks (--room NAME | --conversation ID)`"
         }
 
         func candidates(_ store: ReplicaStore) throws -> [OpID] {

@@ -13,10 +13,22 @@ public enum OperationType: UInt8, Sendable, CaseIterable {
     case memberRemove = 0x32
     case memberLeave = 0x33
     case conversationRename = 0x34
+    case keyGrant = 0x35
     case taskCreate = 0x40
     case taskUpdate = 0x41
     case taskDelete = 0x42
     case readMarker = 0x50
+    case invite = 0x60
+
+    /// Whether, in a conversation, this type's body is encrypted with the epoch key (DESIGN
+    /// §3.5). The others there — create, add, remove, leave, key grants — stay readable to
+    /// carriers: they hold only public keys and sealed boxes.
+    public var isConversationContent: Bool {
+        switch self {
+        case .post, .edit, .delete, .react, .conversationRename, .taskCreate, .taskUpdate, .taskDelete: true
+        default: false
+        }
+    }
 }
 
 /// Limits on body fields, checked when encoding locally and when decoding from peers.
@@ -37,6 +49,15 @@ public struct Attachment: Hashable, Sendable {
     public var hash: Bytes32
     public init(name: String, size: UInt64, mime: String, hash: Bytes32) {
         (self.name, self.size, self.mime, self.hash) = (name, size, mime, hash)
+    }
+}
+
+extension Attachment {
+    /// Why the attachment's fields break a limit, or nil.
+    public var problem: String? {
+        if name.utf8.count > BodyLimits.nameBytes * 2 { return "attachment name is over \(BodyLimits.nameBytes * 2) bytes" }
+        if mime.utf8.count > BodyLimits.nameBytes { return "attachment type is over \(BodyLimits.nameBytes) bytes" }
+        return nil
     }
 }
 
@@ -75,6 +96,9 @@ public enum FieldChange<Value: Hashable & Sendable>: Hashable, Sendable {
 }
 
 /// The decoded body of an op; one case per `OperationType` (DESIGN §3.4).
+///
+/// This is the plaintext. In a conversation, content bodies travel encrypted
+/// (`EncryptedBody`) and an invite travels sealed (`Invite`); the store seals and opens them.
 public enum OperationBody: Hashable, Sendable {
     case post(text: String, attachments: [Attachment], location: Location?, replyTo: OpID?)
     /// Replaces the text of the author's own post `target`, which is their op number `targetSeq`
@@ -86,16 +110,23 @@ public enum OperationBody: Hashable, Sendable {
     case react(target: OpID, emoji: String, on: Bool)
     /// A directory entry; `subject` must be the author. Nil fields are unchanged.
     case profile(subject: UserID, nick: String?, displayName: String?, status: String?, presence: PresenceMode?, avatar: Attachment?)
+    /// Creates a conversation naming its first members. On the wire `name` MUST be empty: a
+    /// conversation's name is private, so the store moves it into an encrypted rename authored
+    /// right after the create.
     case conversationCreate(name: String, members: [UserID])
     case memberAdd(UserID)
     case memberRemove(UserID)
     case memberLeave
     case conversationRename(name: String)
+    /// An epoch key sealed to members (see `KeyGrant`).
+    case keyGrant(KeyGrant)
     case taskCreate(title: String, owner: UserID?)
     case taskUpdate(target: OpID, title: String?, status: TaskStatus?, owner: FieldChange<UserID>)
     case taskDelete(target: OpID)
     /// Everything in `partition` up to `position` has been read (kept in the reader's own partition).
     case readMarker(partition: PartitionID, position: HLC)
+    /// "You were added to this conversation", sealed to an inbox's owner (see `Invite`).
+    case invite(conversation: PartitionDescriptor)
 
     public var type: OperationType {
         switch self {
@@ -109,10 +140,12 @@ public enum OperationBody: Hashable, Sendable {
         case .memberRemove: .memberRemove
         case .memberLeave: .memberLeave
         case .conversationRename: .conversationRename
+        case .keyGrant: .keyGrant
         case .taskCreate: .taskCreate
         case .taskUpdate: .taskUpdate
         case .taskDelete: .taskDelete
         case .readMarker: .readMarker
+        case .invite: .invite
         }
     }
 }
@@ -157,6 +190,8 @@ extension OperationBody {
             break
         case .conversationRename(let name):
             w.string16(name)
+        case .keyGrant(let grant):
+            grant.encode(to: &w)
         case .taskCreate(let title, let owner):
             w.string16(title)
             w.optional(owner) { w, v in w.user(v) }
@@ -171,6 +206,8 @@ extension OperationBody {
             }
         case .readMarker(let partition, let position):
             w.partitionID(partition); w.u64(position.raw)
+        case .invite(let descriptor):
+            w.raw(descriptor.encoded)
         }
         return w.bytes
     }
@@ -183,6 +220,7 @@ extension OperationBody {
         switch self {
         case .post(let text, let attachments, let location, _):
             if attachments.count > BodyLimits.attachments { return "more than \(BodyLimits.attachments) attachments" }
+            if let problem = attachments.lazy.compactMap(\.problem).first { return problem }
             if let location, !location.isValid { return "location is not a valid latitude,longitude" }
             if text.isEmpty && attachments.isEmpty { return "message text is empty" }
             return check(text, BodyLimits.textBytes, "message text")
@@ -192,7 +230,8 @@ extension OperationBody {
         case .react(_, let emoji, _):
             if emoji.isEmpty { return "reaction is empty" }
             return check(emoji, BodyLimits.emojiBytes, "reaction")
-        case .profile(_, let nick, let displayName, let status, _, _):
+        case .profile(_, let nick, let displayName, let status, _, let avatar):
+            if let problem = avatar?.problem { return problem }
             return nick.flatMap { check($0, BodyLimits.nameBytes, "nickname") }
                 ?? displayName.flatMap { check($0, BodyLimits.nameBytes, "display name") }
                 ?? status.flatMap { check($0, BodyLimits.statusBytes, "status") }
@@ -207,6 +246,10 @@ extension OperationBody {
         case .taskUpdate(_, let title, _, _):
             if let title, title.isEmpty { return "task title is empty" }
             return title.flatMap { check($0, BodyLimits.textBytes, "task title") }
+        case .keyGrant(let grant):
+            return grant.validate()
+        case .invite(let descriptor):
+            return descriptor.kind == .conversation ? nil : "an invite must name a conversation"
         case .delete, .taskDelete, .memberAdd, .memberRemove, .memberLeave, .readMarker:
             return nil
         }
@@ -270,6 +313,8 @@ extension OperationBody {
             self = .memberLeave
         case .conversationRename:
             self = .conversationRename(name: try r.string16("conversation name", limit: BodyLimits.nameBytes))
+        case .keyGrant:
+            self = .keyGrant(try KeyGrant(reading: &r))
         case .taskCreate:
             let title = try r.string16("task title", limit: BodyLimits.textBytes)
             let owner = try r.optional("owner") { (r: inout ByteReader) throws(DecodingError) in try r.user("owner") }
@@ -293,6 +338,8 @@ extension OperationBody {
             self = .taskDelete(target: try r.opID("target"))
         case .readMarker:
             self = .readMarker(partition: try r.partitionID("partition"), position: HLC(raw: try r.u64("position")))
+        case .invite:
+            self = .invite(conversation: try PartitionDescriptor(decoding: r.raw(r.remaining, "conversation")))
         }
         try r.expectEnd()
         if let problem = validate() { throw .invalidValue(field: problem) }

@@ -1,4 +1,5 @@
 import Identity
+import Sodium
 import Wire
 
 /// Why an op breaks its partition's rules (DESIGN §3.2). Every replica checks these when it
@@ -21,6 +22,15 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
     case notAuthorOfTarget
     /// The body does not decode, or breaks a field limit.
     case invalidBody(String)
+    /// In a conversation or an inbox this op's body must be encrypted (envelope flag bit0).
+    case mustBeEncrypted
+    /// Membership ops and key grants stay readable to carriers; this one was flagged encrypted.
+    case mustBePlaintext
+    /// A conversation's create named it in plaintext; the name belongs in an encrypted rename.
+    case nameInPlaintext
+    /// This node carries the partition for others and holds its quota of bytes already. Not a
+    /// fault of the op: a member (or a carrier with room) accepts it, so it may resolve later.
+    case quotaExceeded
 
     public var description: String {
         switch self {
@@ -32,14 +42,35 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
         case .createMustComeFirst: "the creator's first op must create the conversation"
         case .notAuthorOfTarget: "only the author of a message may edit or delete it"
         case .invalidBody(let why): "invalid body: \(why)"
+        case .mustBeEncrypted: "this op's body must be encrypted here"
+        case .mustBePlaintext: "membership ops and key grants must stay readable (not encrypted)"
+        case .nameInPlaintext: "a conversation's name must not be sent in plaintext"
+        case .quotaExceeded: "this node's quota for partitions it carries for others is full"
         }
     }
 
-    /// Whether the same op may be accepted later, once other ops have arrived.
-    public var mayResolveLater: Bool { self == .notMember }
+    /// Whether the same op may be accepted later, once other ops have arrived (or, for the
+    /// quota, once this node becomes a member or is given more room).
+    public var mayResolveLater: Bool { self == .notMember || self == .quotaExceeded }
+}
+
+/// An op's body as far as the rules can read it.
+public enum CheckedBody: Hashable, Sendable {
+    /// A plaintext body, decoded and within its limits.
+    case plain(OperationBody)
+    /// A conversation body encrypted with an epoch key: members open it at view time; every
+    /// replica, member or carrier, accepts it on the envelope and plaintext rules alone.
+    case encrypted(EncryptedBody)
+    /// An invite sealed to an inbox's owner: only the owner opens it.
+    case sealed
 }
 
 /// The rules that depend only on the op itself and its partition's descriptor.
+///
+/// Everything here is decidable by every replica, including carriers that cannot read
+/// encrypted bodies, so acceptance — and therefore the op set and its digest — never depends on
+/// who holds which key. Rules that need a decrypted body (an edit or delete of the author's own
+/// post, inside an encrypted body) are applied by members when they build their views.
 public enum PartitionRules {
     /// Which op types each kind of partition accepts.
     public static func allows(_ type: OperationType, in kind: PartitionKind) -> Bool {
@@ -52,20 +83,44 @@ public enum PartitionRules {
             (.conversation, .conversationCreate), (.conversation, .memberAdd), (.conversation, .memberRemove),
             (.conversation, .memberLeave), (.conversation, .conversationRename):
             return true
+        case (.conversation, .keyGrant):
+            return true
         case (.directory, .profile):
             return true
         case (.ownData, .readMarker):
+            return true
+        case (.inbox, .invite):
             return true
         default:
             return false
         }
     }
 
-    /// Checks everything that needs no other op: type allowed, body decodes, owner and creator rules.
-    /// Returns the decoded body on success.
-    public static func check(_ op: Operation, in descriptor: PartitionDescriptor) -> Result<OperationBody, RuleViolation> {
+    /// Checks everything that needs no other op: type allowed, encryption flag as the partition
+    /// requires, body layout and limits, owner and creator rules. Returns what can be read of
+    /// the body.
+    public static func check(_ op: Operation, in descriptor: PartitionDescriptor) -> Result<CheckedBody, RuleViolation> {
         guard let type = OperationType(rawValue: op.type) else { return .failure(.invalidBody("unknown op type \(op.type)")) }
         guard allows(type, in: descriptor.kind) else { return .failure(.typeNotAllowed(type, descriptor.kind)) }
+        let encrypted = op.flags.contains(.bodyEncrypted)
+        switch descriptor {
+        case .conversation(let creator, _):
+            if op.author == creator && op.seq == 1 && type != .conversationCreate { return .failure(.createMustComeFirst) }
+            if type.isConversationContent {
+                guard encrypted else { return .failure(.mustBeEncrypted) }
+                guard let sealed = try? EncryptedBody(decoding: op.body) else { return .failure(.invalidBody("too short for an encrypted body")) }
+                return .success(.encrypted(sealed))
+            }
+            if encrypted { return .failure(.mustBePlaintext) }
+        case .inbox:
+            guard encrypted else { return .failure(.mustBeEncrypted) }
+            guard op.body.count > SealedBox.overheadBytes, op.body.count <= Invite.maxBodyBytes else {
+                return .failure(.invalidBody("a sealed invite must be \(SealedBox.overheadBytes + 1)...\(Invite.maxBodyBytes) bytes"))
+            }
+            return .success(.sealed)
+        default:
+            break
+        }
         let body: OperationBody
         do {
             body = try OperationBody(type: op.type, decoding: op.body)
@@ -77,17 +132,16 @@ public enum PartitionRules {
             if subject != op.author { return .failure(.notOwnProfile) }
         case (.ownData(let owner), _):
             if owner != op.author { return .failure(.notOwner) }
-        case (.conversation(let creator, _), .conversationCreate):
+        case (.conversation(let creator, _), .conversationCreate(let name, _)):
             if op.author != creator { return .failure(.creatorOnly) }
             if op.seq != 1 { return .failure(.createMustComeFirst) }
+            if !name.isEmpty { return .failure(.nameInPlaintext) }
         case (.conversation(let creator, _), .memberRemove):
             if op.author != creator { return .failure(.creatorOnly) }
-        case (.conversation(let creator, _), _):
-            if op.author == creator && op.seq == 1 { return .failure(.createMustComeFirst) }
         default:
             break
         }
-        return .success(body)
+        return .success(.plain(body))
     }
 }
 

@@ -14,6 +14,8 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case unknownPartition(PartitionID)
     /// No message, task or op with this id.
     case notFound(String)
+    /// The author is not a current member of the conversation, so it may not write there.
+    case notMember(PartitionID)
     /// The database holds something this build cannot read.
     case damaged(String)
 
@@ -23,6 +25,7 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         case .invalidInput(let why): why
         case .unknownPartition(let id): "unknown partition \(id.text)"
         case .notFound(let what): what
+        case .notMember(let id): "not a member of conversation \(id.text)"
         case .damaged(let why): "the database is damaged: \(why)"
         }
     }
@@ -35,7 +38,11 @@ extension ReplicaStore {
     /// transaction with its head and view changes. Nothing is stored unless the outcome is
     /// `.applied` (or `.forkDetected`, which stores the proof).
     public func apply(_ op: Operation, nowMillis: UInt64) throws -> ApplyOutcome {
-        try database.transaction(.immediate) { try applyChecked(op, signatureVerified: false, nowMillis: nowMillis) }
+        try database.transaction(.immediate) {
+            let outcome = try applyChecked(op, signatureVerified: false, nowMillis: nowMillis)
+            try flushPendingRebuilds()
+            return outcome
+        }
     }
 
     /// Applies a batch in one transaction. Each contiguous run of one author's new ops in one
@@ -54,6 +61,7 @@ extension ReplicaStore {
                 outcomes += try applyRun(ops[start..<end], nowMillis: nowMillis)
                 start = end
             }
+            try flushPendingRebuilds()
             return outcomes
         }
     }
@@ -78,15 +86,17 @@ extension ReplicaStore {
     }
 
     /// The validation order of DESIGN §3.3, cheapest first (partition, body hash, rules that need
-    /// only the op, chain position, signature, rules that need other ops), then the write.
+    /// only the op, chain position, signature, rules that need other ops, the carrier quota),
+    /// then the write. Every check reads only what every replica can read — the envelope and
+    /// plaintext bodies — so members and carriers accept exactly the same ops.
     /// Must run inside a transaction.
     func applyChecked(_ op: Operation, signatureVerified: Bool, nowMillis: UInt64) throws -> ApplyOutcome {
         guard let record = try partition(op.partition) else { return .rejected(.unknownPartition) }
         // The body hash comes before decoding the body: a changed body is reported as such.
         guard op.hasValidBodyHash else { return .rejected(.invalid(.bodyHashMismatch)) }
-        let body: OperationBody
+        let checked: CheckedBody
         switch PartitionRules.check(op, in: record.descriptor) {
-        case .success(let decoded): body = decoded
+        case .success(let body): checked = body
         case .failure(let violation): return .rejected(.rule(violation))
         }
         let existingAID = try existingAuthorID(op.author)
@@ -105,23 +115,27 @@ extension ReplicaStore {
         if op.seq > head.maxSeq + 1 { return .pending(missingFrom: head.maxSeq + 1) }
         guard op.prev == head.headID else { return .rejected(.invalid(.brokenChain)) }
         if !signatureVerified, !op.hasValidSignature { return .rejected(.invalid(.badSignature)) }
-        if let violation = try crossAuthorViolation(op, body: body, record: record) { return .rejected(.rule(violation)) }
+        if let violation = try crossAuthorViolation(op, checked: checked, record: record) { return .rejected(.rule(violation)) }
+        if try exceedsCarrierQuota(op, record: record) { return .rejected(.rule(.quotaExceeded)) }
 
         let aid = try existingAID ?? authorID(op.author)
         let oid = try insert(op, pid: record.pid, aid: aid, nowMillis: nowMillis)
-        try applyViews(op, body: body, oid: oid, record: record, aid: aid, rebuilding: false)
+        noteStored(op, pid: record.pid)
+        try applyViews(op, checked: checked, oid: oid, record: record, aid: aid, rebuilding: false)
         clock.observe(op.hlc, nowMillis: nowMillis)
         return .applied
     }
 
-    /// Rules that look at other ops: conversation membership, and that an edit or delete targets
-    /// the author's own earlier post (its chain is complete below this op, so the answer is the
-    /// same on every replica).
-    private func crossAuthorViolation(_ op: Operation, body: OperationBody, record: PartitionRecord) throws -> RuleViolation? {
+    /// Rules that look at other ops: conversation membership (ever a member: plaintext, so
+    /// carriers decide alike), and that a plaintext edit or delete targets the author's own
+    /// earlier post (its chain is complete below this op, so the answer is the same on every
+    /// replica). An encrypted edit or delete is checked by members at view time instead.
+    private func crossAuthorViolation(_ op: Operation, checked: CheckedBody, record: PartitionRecord) throws -> RuleViolation? {
         if case .conversation(let creator, _) = record.descriptor {
             let isCreation = op.author == creator && op.seq == 1
             if !isCreation, try !isEverMember(op.author, pid: record.pid) { return .notMember }
         }
+        guard case .plain(let body) = checked else { return nil }
         switch body {
         case .edit(let target, let targetSeq, _), .delete(let target, let targetSeq):
             guard targetSeq < op.seq, let aid = try existingAuthorID(op.author),

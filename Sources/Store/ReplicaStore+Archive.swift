@@ -36,7 +36,8 @@ extension ReplicaStore {
 
     /// Applies everything in an archive, verifying each op as if it came from a peer. Ops that
     /// wait for others (a gap, a membership not yet known) are retried until nothing changes.
-    /// Rooms, the directory and `me`'s own partition are joined; other partitions are carried.
+    /// Rooms, the directory and `me`'s own partitions (self, inbox) are joined; conversations
+    /// and others' inboxes are carried until `processInbox` finds an invite to them.
     public func importArchive(_ reader: OpArchive.Reader, me: UserID, nowMillis: UInt64) throws -> ImportSummary {
         var summary = ImportSummary()
         var waiting: [Operation] = []
@@ -70,8 +71,8 @@ extension ReplicaStore {
                 let joined: Bool
                 switch descriptor {
                 case .room, .directory: joined = true
-                case .ownData(let owner): joined = owner == me
-                case .conversation, .inbox: joined = false
+                case .ownData(let owner), .inbox(let owner): joined = owner == me
+                case .conversation: joined = false
                 }
                 try ensurePartition(descriptor, joined: joined)
                 summary.partitions += 1

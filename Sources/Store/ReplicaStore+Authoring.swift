@@ -7,37 +7,66 @@ import Wire
 /// Writing local ops: the node's own changes.
 extension ReplicaStore {
     /// Builds, signs and applies a new op by `identity` in `partition`, in one transaction with
-    /// its head, its view changes and the clock. Throws `StoreError.invalidInput` for bad fields and
-    /// `.rejected` when the op would break a rule, writing nothing in either case.
+    /// its head, its view changes and the clock. Throws `StoreError.invalidInput` for bad fields,
+    /// `.notMember` for a write into a conversation `identity` is not a current member of, and
+    /// `.rejected` when the op would break a rule, writing nothing in any case.
+    ///
+    /// In a conversation the store does what the protocol asks of a member (DESIGN §3.5):
+    /// content bodies are encrypted with the epoch key, after any rotation or share the key
+    /// plan calls for (`EpochPlan`); a create keeps its name out of the plaintext (it follows as
+    /// an encrypted rename), grants epoch 0 and invites the members; an add shares the key and
+    /// invites the new member; a remove rotates to a new epoch. Returns the op that carries
+    /// `body` (the create, the add...); the others are written in the same transaction. In an
+    /// inbox, an `.invite` is sealed to the inbox's owner.
     @discardableResult
     public func author(_ body: OperationBody, in partition: PartitionID, by identity: Identity, nowMillis: UInt64) throws -> Operation {
         if let problem = body.validate() { throw StoreError.invalidInput(problem) }
+        try useIdentity(identity)
         let body = try resolvingTargetSeq(body, in: partition, author: identity.id)
-        let bodyBytes = body.encoded
-        guard bodyBytes.count <= Operation.maxBodyBytes else {
-            throw StoreError.invalidInput("the change is \(bodyBytes.count) bytes, over the limit of \(Operation.maxBodyBytes)")
-        }
         return try database.transaction(.immediate) {
             guard let record = try self.partition(partition) else { throw StoreError.unknownPartition(partition) }
-            let aid = try authorID(identity.id)
-            let head = try self.head(pid: record.pid, aid: aid)
-            if let frozen = head.frozenAt { throw StoreError.rejected(.authorForked(at: frozen)) }
-            var clock = self.clock
-            let hlc = clock.tick(nowMillis: nowMillis)
-            let op = Operation.sign(
-                type: body.type, partition: partition, seq: head.maxSeq + 1, prev: head.headID, hlc: hlc,
-                body: bodyBytes, by: identity)
-            switch try applyChecked(op, signatureVerified: true, nowMillis: nowMillis) {
-            case .applied:
-                self.clock = clock
-                try database.cachedStatement("INSERT OR REPLACE INTO settings(key, value) VALUES ('hlc', ?)")
-                    .run(.integer(Int64(bitPattern: hlc.raw)))
-                return op
-            case .rejected(let reason):
-                throw StoreError.rejected(reason)
-            case let other:
-                throw StoreError.damaged("a local op was not applied: \(other)")
+            guard let local = localIdentity(identity.id) else { throw StoreError.damaged("identity not registered") }
+            let op: Operation
+            switch (record.descriptor, body) {
+            case (.conversation, _):
+                op = try authorInConversation(body, record: record, by: local, nowMillis: nowMillis)
+            case (.inbox(let owner), .invite(let conversation)):
+                op = try signAndApply(
+                    .invite, flags: .bodyEncrypted, body: try Invite.seal(conversation, to: owner), record: record, by: identity, nowMillis: nowMillis)
+            default:
+                op = try signAndApply(body.type, flags: [], body: body.encoded, record: record, by: identity, nowMillis: nowMillis)
             }
+            try flushPendingRebuilds()
+            return op
+        }
+    }
+
+    /// Signs the next op of `identity` in the partition and applies it; throws (and writes
+    /// nothing of it) unless it applies. Must run inside a transaction.
+    @discardableResult
+    func signAndApply(
+        _ type: OperationType, flags: Operation.Flags, body: [UInt8], record: PartitionRecord, by identity: Identity, nowMillis: UInt64
+    ) throws -> Operation {
+        guard body.count <= Operation.maxBodyBytes else {
+            throw StoreError.invalidInput("the change is \(body.count) bytes, over the limit of \(Operation.maxBodyBytes)")
+        }
+        let aid = try authorID(identity.id)
+        let head = try self.head(pid: record.pid, aid: aid)
+        if let frozen = head.frozenAt { throw StoreError.rejected(.authorForked(at: frozen)) }
+        var clock = self.clock
+        let hlc = clock.tick(nowMillis: nowMillis)
+        let op = Operation.sign(
+            type: type, flags: flags, partition: record.id, seq: head.maxSeq + 1, prev: head.headID, hlc: hlc, body: body, by: identity)
+        switch try applyChecked(op, signatureVerified: true, nowMillis: nowMillis) {
+        case .applied:
+            self.clock = clock
+            try database.cachedStatement("INSERT OR REPLACE INTO settings(key, value) VALUES ('hlc', ?)")
+                .run(.integer(Int64(bitPattern: hlc.raw)))
+            return op
+        case .rejected(let reason):
+            throw StoreError.rejected(reason)
+        case let other:
+            throw StoreError.damaged("a local op was not applied: \(other)")
         }
     }
 

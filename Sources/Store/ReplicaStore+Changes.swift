@@ -27,6 +27,9 @@ extension ReplicaStore {
     public func refreshAfterExternalWrite() throws {
         partitionCache.removeAll()
         authorCache.removeAll()
+        epochKeyCache.removeAll()
+        carriedBytes.removeAll()
+        membershipCache.removeAll()
         let last: Int64? = try database.scalar("SELECT value FROM settings WHERE key = 'hlc'")
         let persisted = HLC(raw: UInt64(bitPattern: last ?? 0))
         if persisted > clock.last { clock = HybridClock(last: persisted) }

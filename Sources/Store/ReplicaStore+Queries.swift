@@ -42,7 +42,8 @@ public struct ProfileView: Hashable, Sendable {
 
 extension ReplicaStore {
     /// Messages of a partition in display order `(hlc, author, seq)`; the newest `limit` if given.
-    /// In a conversation, only messages by (ever) members are shown.
+    /// In a conversation, only messages this node can open are there at all, and only those by
+    /// members (see `isShown`).
     public func history(_ partition: PartitionID, limit: Int? = nil) throws -> [MessageView] {
         guard let record = try self.partition(partition) else { throw StoreError.unknownPartition(partition) }
         let statement = try database.prepare(
@@ -70,10 +71,6 @@ extension ReplicaStore {
         var byTarget: [OpID: [String: [UserID]]] = [:]
         for (target, emoji, reactor) in reactions { byTarget[target, default: [:]][emoji, default: []].append(reactor) }
         for i in messages.indices { messages[i].reactions = byTarget[messages[i].id] ?? [:] }
-        if record.descriptor.kind == .conversation {
-            let members = try everMembers(record.pid)
-            messages.removeAll { !members.contains($0.author) }
-        }
         return messages
     }
 
@@ -129,21 +126,21 @@ extension ReplicaStore {
         try profiles().first { $0.user == user }
     }
 
-    func everMembers(_ pid: Int64) throws -> Set<UserID> {
-        Set(try database.cachedStatement("SELECT user FROM members WHERE pid = ?").rows(.integer(pid)) { UserID(publicKey: $0.blob(0))! })
+    /// Whether a conversation's encrypted op by `author` at `hlc` takes effect on the views: by a
+    /// current member, or by a former member from before their removal or leave (a removed
+    /// member keeps old keys and could still write with them).
+    static func isShown(author: UserID, hlc: HLC, _ membership: Membership.State) -> Bool {
+        guard membership.everMember.contains(author) else { return false }
+        guard let removed = membership.removedAt[author], !membership.current.contains(author) else { return true }
+        return hlc < removed
     }
 
-    /// A conversation's name and members.
+    /// A conversation's name and members. The name is empty on a node that cannot read it
+    /// (a carrier); the members are plaintext, so every replica knows them.
     public func conversation(_ partition: PartitionID) throws -> (name: String, members: Membership.State)? {
         guard let record = try self.partition(partition), record.descriptor.kind == .conversation else { return nil }
         let name = try database.scalar("SELECT name FROM conversations WHERE pid = ?", .integer(record.pid), as: String.self) ?? ""
-        var state = Membership.State()
-        try database.prepare("SELECT user, current FROM members WHERE pid = ?").forEachRow([.integer(record.pid)]) { row in
-            let user = UserID(publicKey: row.blob(0))!
-            state.everMember.insert(user)
-            if row.int(1) != 0 { state.current.insert(user) }
-        }
-        return (name, state)
+        return (name, try membershipState(pid: record.pid))
     }
 
     /// The read marker `owner` keeps for a partition (HLC of the newest message read).

@@ -6,8 +6,9 @@ import Wire
 
 extension ReplicaStore {
     /// Every view row in a canonical text form, free of local row ids and arrival times: two
-    /// replicas with the same op set must give identical snapshots (convergence checks, tests,
-    /// and the check that a rebuild equals the live views).
+    /// replicas with the same op set and the same epoch keys must give identical snapshots
+    /// (convergence checks, tests, and the check that a rebuild equals the live views). Keys
+    /// themselves are never part of it.
     public func viewSnapshot() throws -> [String] {
         var lines: [String] = []
         func collect(_ sql: String) throws {
@@ -35,7 +36,9 @@ extension ReplicaStore {
             "SELECT 'reaction', p.id, r.target, a.key, r.emoji, r.on_ FROM reactions r JOIN partitions p ON p.pid = r.pid JOIN authors a ON a.aid = r.reactor")
         try collect("SELECT 'profile', a.key, f.nick, f.display_name, f.status, f.presence, f.avatar FROM profiles f JOIN authors a ON a.aid = f.aid")
         try collect("SELECT 'conversation', p.id, c.name, c.name_clock FROM conversations c JOIN partitions p ON p.pid = c.pid")
-        try collect("SELECT 'member', p.id, m.user, m.current FROM members m JOIN partitions p ON p.pid = m.pid")
+        try collect("SELECT 'member', p.id, m.user, m.current, m.removed_at FROM members m JOIN partitions p ON p.pid = m.pid")
+        try collect(
+            "SELECT 'grant', p.id, a.key, g.epoch, g.key_id, g.recipients FROM grants g JOIN partitions p ON p.pid = g.pid JOIN authors a ON a.aid = g.aid")
         try collect("SELECT 'task', p.id, t.task_id, t.state, t.created, t.deleted, t.created_hlc FROM tasks t JOIN partitions p ON p.pid = t.pid")
         try collect("SELECT 'read', owner, target, position FROM read_markers")
         try collect("SELECT 'fork', p.id, a.key, f.seq, f.proof FROM fork_proofs f JOIN partitions p ON p.pid = f.pid JOIN authors a ON a.aid = f.aid")

@@ -4,10 +4,33 @@ import SQLite
 import Wire
 
 /// The materialized views: each op's effect, and rebuilding them from the log.
+///
+/// Views are a function of the op set and of the epoch keys this node holds: an encrypted op
+/// takes effect only where a key for its epoch opens it, and rules that need its plaintext (an
+/// edit or delete must target the author's own earlier post) are checked here, not at
+/// acceptance. A rule-breaking encrypted op is therefore stored everywhere — carriers cannot
+/// tell — and has no effect on any member's views.
 extension ReplicaStore {
     /// Applies one stored op's effect on the views. Runs for live ops and during rebuilds, so a
     /// rebuild gives exactly the live views. `rebuilding` defers membership resolution to the end.
-    func applyViews(_ op: Operation, body: OperationBody, oid: Int64, record: PartitionRecord, aid: Int64, rebuilding: Bool) throws {
+    func applyViews(_ op: Operation, checked: CheckedBody, oid: Int64, record: PartitionRecord, aid: Int64, rebuilding: Bool) throws {
+        switch checked {
+        case .plain(let body):
+            try applyViews(op, body: body, oid: oid, record: record, aid: aid, rebuilding: rebuilding)
+        case .encrypted(let sealed):
+            // Nodes without a key for the epoch (carriers, removed members) store it unread. What
+            // a former member wrote at or after their removal (with a key they kept) is ignored,
+            // as is anything by an author whose add never took effect.
+            guard try Self.isShown(author: op.author, hlc: op.hlc, membershipState(pid: record.pid)),
+                let body = try openBody(op, sealed, pid: record.pid)
+            else { return }
+            try applyViews(op, body: body, oid: oid, record: record, aid: aid, rebuilding: rebuilding)
+        case .sealed:
+            break  // invites: their owner reads them with `processInbox`
+        }
+    }
+
+    private func applyViews(_ op: Operation, body: OperationBody, oid: Int64, record: PartitionRecord, aid: Int64, rebuilding: Bool) throws {
         let pid = record.pid
         switch body {
         case .post(let text, let attachments, let location, let replyTo):
@@ -21,21 +44,24 @@ extension ReplicaStore {
                 .blob(op.id.bytes), .text(text), attachments.isEmpty ? .null : .blob(encodeAttachments(attachments)),
                 location.map { .real($0.latitude) } ?? .null, location.map { .real($0.longitude) } ?? .null,
                 replyTo.map { .blob($0.bytes) } ?? .null)
-        case .edit(_, let targetSeq, let text):
-            // Same author, applied in seq order: the latest edit is the last one applied. The
-            // target was checked to be the author's post at `targetSeq` before this op was stored.
+        case .edit(let target, let targetSeq, let text):
+            // Same author, applied in seq order: the latest edit is the last one applied. Only
+            // the author's own earlier post (its seq and id) is touched, whatever the body says.
+            guard targetSeq < op.seq else { return }
             try database.cachedStatement(
                 """
-                UPDATE messages SET text = ?, edited = 1 WHERE oid = (SELECT oid FROM ops WHERE pid = ? AND aid = ? AND seq = ?) AND deleted = 0
+                UPDATE messages SET text = ?, edited = 1
+                WHERE oid = (SELECT oid FROM ops WHERE pid = ? AND aid = ? AND seq = ?) AND op_id = ? AND deleted = 0
                 """
-            ).run(.text(text), .integer(pid), .integer(aid), .integer(Int64(targetSeq)))
-        case .delete(_, let targetSeq):
+            ).run(.text(text), .integer(pid), .integer(aid), .integer(Int64(targetSeq)), .blob(target.bytes))
+        case .delete(let target, let targetSeq):
+            guard targetSeq < op.seq else { return }
             try database.cachedStatement(
                 """
                 UPDATE messages SET text = '', attachments = NULL, latitude = NULL, longitude = NULL, deleted = 1
-                WHERE oid = (SELECT oid FROM ops WHERE pid = ? AND aid = ? AND seq = ?)
+                WHERE oid = (SELECT oid FROM ops WHERE pid = ? AND aid = ? AND seq = ?) AND op_id = ?
                 """
-            ).run(.integer(pid), .integer(aid), .integer(Int64(targetSeq)))
+            ).run(.integer(pid), .integer(aid), .integer(Int64(targetSeq)), .blob(target.bytes))
         case .react(let target, let emoji, let on):
             try database.cachedStatement("INSERT OR REPLACE INTO reactions(pid, target, reactor, emoji, on_) VALUES (?, ?, ?, ?, ?)")
                 .run(.integer(pid), .blob(target.bytes), .integer(aid), .text(emoji), .integer(on ? 1 : 0))
@@ -61,6 +87,10 @@ extension ReplicaStore {
             if case .conversationCreate = body { try noteMembershipEvent(oid: oid, record: record, rebuilding: rebuilding) }
         case .memberAdd, .memberRemove, .memberLeave:
             try noteMembershipEvent(oid: oid, record: record, rebuilding: rebuilding)
+        case .keyGrant(let grant):
+            try noteGrant(grant, oid: oid, record: record, aid: aid, rebuilding: rebuilding)
+        case .invite:
+            break
         case .taskCreate, .taskUpdate(_, _, _, _), .taskDelete:
             let taskID: OpID
             switch body {
@@ -92,8 +122,10 @@ extension ReplicaStore {
         if !rebuilding { try resolveMembership(record) }
     }
 
-    /// Recomputes a conversation's members from all its membership ops (they are few).
-    func resolveMembership(_ record: PartitionRecord) throws {
+    /// Recomputes a conversation's members from all its membership ops (they are few). When
+    /// the result changes outside a rebuild, the partition's views are rebuilt at the end of the
+    /// transaction: which encrypted ops take effect depends on it.
+    func resolveMembership(_ record: PartitionRecord, rebuilding: Bool = false) throws {
         guard case .conversation(let creator, _) = record.descriptor else { return }
         let rows = try database.cachedStatement(
             """
@@ -110,80 +142,20 @@ extension ReplicaStore {
             case .memberLeave: action = .leave
             default: continue
             }
-            events.append(Membership.Event(author: op.author, hlc: op.hlc, action: action))
+            events.append(Membership.Event(author: op.author, hlc: op.hlc, action: action, seq: op.seq))
         }
         let state = Membership.resolve(creator: creator, events: events)
+        // Who may write when decides which encrypted ops take effect: a change rebuilds the views.
+        let before = try membershipState(pid: record.pid)
+        if !rebuilding, before.current != state.current || before.removedAt != state.removedAt { pendingRebuilds.insert(record.pid) }
+        membershipCache[record.pid] = state
         try database.cachedStatement("DELETE FROM members WHERE pid = ?").run(.integer(record.pid))
-        let insert = try database.cachedStatement("INSERT INTO members(pid, user, current) VALUES (?, ?, ?)")
+        let insert = try database.cachedStatement("INSERT INTO members(pid, user, current, removed_at) VALUES (?, ?, ?, ?)")
         for user in state.everMember.sorted() {
-            try insert.run(.integer(record.pid), .blob(user.publicKey), .integer(state.current.contains(user) ? 1 : 0))
+            try insert.run(
+                .integer(record.pid), .blob(user.publicKey), .integer(state.current.contains(user) ? 1 : 0),
+                state.removedAt[user].map { .integer(Int64(bitPattern: $0.raw)) } ?? .null)
         }
-    }
-
-    // MARK: Forks
-
-    /// Stores a fork proof and excludes the author's ops from the fork point on (DESIGN §3.3).
-    /// In a conversation, authors whose membership came only through excluded ops lose their
-    /// ops too, so every replica ends with the same set whatever it had received.
-    func recordFork(_ proof: ForkProof, record: PartitionRecord, aid: Int64) throws {
-        let pid = record.pid
-        let current = try head(pid: pid, aid: aid)
-        if let frozen = current.frozenAt, frozen <= proof.seq { return }
-        try database.cachedStatement("INSERT OR REPLACE INTO fork_proofs(pid, aid, seq, proof) VALUES (?, ?, ?, ?)")
-            .run(.integer(pid), .integer(aid), .integer(Int64(proof.seq)), .blob(proof.encoded))
-        try truncate(pid: pid, aid: aid, from: proof.seq, frozen: true)
-        if record.descriptor.kind == .conversation {
-            try database.execute("DELETE FROM membership_events WHERE pid = ? AND oid NOT IN (SELECT oid FROM ops WHERE pid = ?)", .integer(pid), .integer(pid))
-            while true {
-                try resolveMembership(record)
-                let outsiders = try database.prepare(
-                    """
-                    SELECT DISTINCT h.aid FROM heads h JOIN authors a ON a.aid = h.aid
-                    WHERE h.pid = ? AND h.max_seq > 0 AND a.key NOT IN (SELECT user FROM members WHERE pid = ?)
-                    """
-                ).rows(.integer(pid), .integer(pid)) { $0.int64(0) }
-                if outsiders.isEmpty { break }
-                for outsider in outsiders { try truncate(pid: pid, aid: outsider, from: 1, frozen: false) }
-                try database.execute(
-                    "DELETE FROM membership_events WHERE pid = ? AND oid NOT IN (SELECT oid FROM ops WHERE pid = ?)", .integer(pid), .integer(pid))
-            }
-        }
-        try rebuildViews(record)
-    }
-
-    /// Applies a fork proof received from a peer. Returns false if it changed nothing.
-    @discardableResult
-    public func apply(_ proof: ForkProof) throws -> Bool {
-        try database.transaction(.immediate) {
-            guard let record = try partition(proof.partition) else { return false }
-            let aid = try authorID(proof.author)
-            if let frozen = try head(pid: record.pid, aid: aid).frozenAt, frozen <= proof.seq { return false }
-            try recordFork(proof, record: record, aid: aid)
-            return true
-        }
-    }
-
-    /// Fork proofs held for a partition.
-    public func forkProofs(_ partition: PartitionID) throws -> [ForkProof] {
-        guard let record = try self.partition(partition) else { return [] }
-        return try database.prepare("SELECT proof FROM fork_proofs WHERE pid = ? ORDER BY seq").rows(.integer(record.pid)) {
-            try ForkProof(encoded: $0.blob(0))
-        }
-    }
-
-    private func truncate(pid: Int64, aid: Int64, from seq: UInt64, frozen: Bool) throws {
-        try database.execute("DELETE FROM ops WHERE pid = ? AND aid = ? AND seq >= ?", .integer(pid), .integer(aid), .integer(Int64(seq)))
-        let below = seq > 1 ? try storedOp(pid: pid, aid: aid, seq: seq - 1) : nil
-        if below == nil && !frozen {
-            try database.execute("DELETE FROM heads WHERE pid = ? AND aid = ?", .integer(pid), .integer(aid))
-            return
-        }
-        try database.execute(
-            """
-            INSERT INTO heads(pid, aid, max_seq, head_id, frozen_at) VALUES (?, ?, ?, ?, ?)
-            ON CONFLICT(pid, aid) DO UPDATE SET max_seq = excluded.max_seq, head_id = excluded.head_id, frozen_at = excluded.frozen_at
-            """, .integer(pid), .integer(aid), .integer(Int64(below == nil ? 0 : seq - 1)), .blob((below?.id ?? .zero).bytes),
-            frozen ? .integer(Int64(seq)) : .null)
     }
 
     // MARK: Rebuilding
@@ -192,16 +164,31 @@ extension ReplicaStore {
     public func rebuildViews() throws {
         try database.transaction(.immediate) {
             for table in Schema.viewTables { try database.execute("DELETE FROM \(table)") }
+            epochKeyCache.removeAll()
+            membershipCache.removeAll()
             for record in try partitions() { try replay(record) }
+            try flushPendingRebuilds()
+        }
+    }
+
+    /// Rebuilds the partitions for which a key arrived that opens ops already stored. Runs at the
+    /// end of every transaction that applies ops, so a batch with many grants rebuilds once.
+    func flushPendingRebuilds() throws {
+        while let pid = pendingRebuilds.first {
+            pendingRebuilds.remove(pid)
+            guard !isReadOnly, let descriptor = try descriptor(pid: pid), let record = try partition(descriptor.id) else { continue }
+            try rebuildViews(record)
         }
     }
 
     /// Rebuilds one partition's views from its ops.
     func rebuildViews(_ record: PartitionRecord) throws {
         let pid = SQLValue.integer(record.pid)
-        for table in ["messages", "reactions", "conversations", "membership_events", "members", "tasks"] {
+        for table in ["messages", "reactions", "conversations", "membership_events", "members", "tasks", "grants"] {
             try database.execute("DELETE FROM \(table) WHERE pid = ?", pid)
         }
+        epochKeyCache[record.pid] = nil
+        membershipCache[record.pid] = nil
         switch record.descriptor {
         case .directory: try database.execute("DELETE FROM profiles")
         case .ownData(let owner): try database.execute("DELETE FROM read_markers WHERE owner = ?", .blob(owner.publicKey))
@@ -210,17 +197,25 @@ extension ReplicaStore {
         try replay(record)
     }
 
+    /// Replays a partition's ops: membership ops and grants first, then the membership is
+    /// resolved (so every key a stored grant gives and everyone's membership are known before
+    /// any body is opened, as at the end of live application), then the rest in chain order per
+    /// author (so edits follow their posts).
     private func replay(_ record: PartitionRecord) throws {
         let rows = try database.prepare("SELECT oid, aid, header, body FROM ops WHERE pid = ? ORDER BY aid, seq").rows(.integer(record.pid)) {
             ($0.int64(0), $0.int64(1), try Operation(header: $0.blob(2), body: $0.blob(3)))
         }
-        for (oid, aid, op) in rows {
-            guard case .success(let body) = PartitionRules.check(op, in: record.descriptor) else {
+        let isContent = { (op: Operation) in OperationType(rawValue: op.type)?.isConversationContent ?? true }
+        func apply(_ row: (Int64, Int64, Operation)) throws {
+            let (oid, aid, op) = row
+            guard case .success(let checked) = PartitionRules.check(op, in: record.descriptor) else {
                 throw StoreError.damaged("stored op \(op.id) no longer passes its partition's rules")
             }
-            try applyViews(op, body: body, oid: oid, record: record, aid: aid, rebuilding: true)
+            try applyViews(op, checked: checked, oid: oid, record: record, aid: aid, rebuilding: true)
         }
-        try resolveMembership(record)
+        for row in rows where !isContent(row.2) { try apply(row) }
+        try resolveMembership(record, rebuilding: true)
+        for row in rows where isContent(row.2) { try apply(row) }
     }
 }
 

@@ -1,6 +1,7 @@
 import Identity
 import Replica
 import SQLite
+import Sodium
 import Wire
 
 /// A node's replicas of all its partitions, in one SQLite file: the op log, the heads (version
@@ -14,13 +15,33 @@ public final class ReplicaStore {
     /// The hybrid logical clock for ops this store authors; persisted with each local op.
     public internal(set) var clock: HybridClock
 
+    /// How many bytes of ops this node keeps for each partition it only carries for others (a
+    /// conversation none of its identities belongs to, someone else's inbox). Over it, such ops
+    /// are refused with `.rule(.quotaExceeded)` — the carrier stops carrying; members never
+    /// apply a quota, so they all keep the same op set.
+    public var carrierQuotaBytes: Int = 64 << 20
+
     var partitionCache: [PartitionID: PartitionRecord] = [:]
     var authorCache: [UserID: Int64] = [:]
+    /// The identities whose secret keys this store may use to open grants and invites.
+    var localIdentities: [UserID: LocalIdentity] = [:]
+    /// Epoch keys opened so far, by partition row id (loaded from `epoch_keys` on first use).
+    var epochKeyCache: [Int64: [EpochKey]] = [:]
+    /// Partitions whose views must be rebuilt before the transaction ends: a key arrived that
+    /// opens ops already stored.
+    var pendingRebuilds: Set<Int64> = []
+    /// Bytes held per carried partition (loaded on first use, then kept up to date).
+    var carriedBytes: [Int64: Int] = [:]
+    /// Conversations' resolved membership, by partition row id (dropped whenever it is resolved again).
+    var membershipCache: [Int64: Membership.State] = [:]
+    /// Opened with `init(readOnlyPath:)`: keys opened from grants stay in memory only.
+    let isReadOnly: Bool
 
     /// Opens (creating if needed) the store at `path` and brings its schema up to date.
     /// `":memory:"` gives a private in-memory store (tests).
     public init(path: String) throws {
         database = try Database(path: path)
+        isReadOnly = false
         // Checkpoint every ~16 MiB of WAL instead of ~4 MiB: each checkpoint costs two fsyncs,
         // which dominated the cost of small transactions (one per local post).
         try database.execute("PRAGMA wal_autocheckpoint = 4096")
@@ -34,6 +55,7 @@ public final class ReplicaStore {
     /// Opens an existing store read-only (commands that only read, while a node may be writing).
     public init(readOnlyPath path: String) throws {
         database = try Database(path: path, mode: .readOnly)
+        isReadOnly = true
         let last: Int64? = try database.scalar("SELECT value FROM settings WHERE key = 'hlc'")
         clock = HybridClock(last: HLC(raw: UInt64(bitPattern: last ?? 0)))
     }
@@ -43,6 +65,10 @@ public final class ReplicaStore {
         try database.onRollback { [unowned self] in
             partitionCache.removeAll()
             authorCache.removeAll()
+            epochKeyCache.removeAll()
+            pendingRebuilds.removeAll()
+            carriedBytes.removeAll()
+            membershipCache.removeAll()
         }
     }
 

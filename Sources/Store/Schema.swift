@@ -120,8 +120,47 @@ enum Schema {
                 PRIMARY KEY(owner, target)
             ) STRICT;
             """),
+        // Private conversations (DESIGN §3.5). `grants` is a view (carriers fill it too;
+        // `for_me` marks grants addressed to a local identity); `epoch_keys` holds the keys this
+        // node opened from such grants — local secrets, kept across rebuilds, never replicated,
+        // usable while a stored grant addressed to a local identity carries them; `blobs` holds
+        // attachment and avatar content by hash; `processed_invites` remembers which invites
+        // were acted on.
+        Migration(
+            "003-conversation-keys",
+            """
+            CREATE TABLE grants(
+                oid INTEGER PRIMARY KEY,
+                pid INTEGER NOT NULL,
+                aid INTEGER NOT NULL,
+                epoch INTEGER NOT NULL,
+                key_id BLOB NOT NULL,
+                recipients BLOB NOT NULL,
+                for_me INTEGER NOT NULL DEFAULT 0
+            ) STRICT;
+            CREATE INDEX grants_by_partition ON grants(pid);
+            CREATE TABLE epoch_keys(
+                pid INTEGER NOT NULL,
+                key_id BLOB NOT NULL,
+                epoch INTEGER NOT NULL,
+                key BLOB NOT NULL,
+                PRIMARY KEY(pid, key_id)
+            ) STRICT;
+            CREATE TABLE blobs(
+                hash BLOB PRIMARY KEY,
+                size INTEGER NOT NULL,
+                data BLOB NOT NULL,
+                stored_at INTEGER NOT NULL
+            ) STRICT;
+            CREATE TABLE processed_invites(
+                op_id BLOB PRIMARY KEY
+            ) STRICT, WITHOUT ROWID;
+            ALTER TABLE members ADD COLUMN removed_at INTEGER;
+            """),
     ]
 
     /// View tables, emptied before a rebuild from the log.
-    static let viewTables = ["messages", "reactions", "profiles", "conversations", "membership_events", "members", "tasks", "read_markers"]
+    static let viewTables = [
+        "messages", "reactions", "profiles", "conversations", "membership_events", "members", "tasks", "read_markers", "grants",
+    ]
 }

@@ -33,19 +33,33 @@ public struct OpFactory {
 
     /// The next op in `author`'s chain in `partition`.
     public mutating func make(_ body: OperationBody, in partition: PartitionID, by author: Identity, hlcOffset: Int64 = 0) -> Operation {
+        make(type: body.type, flags: [], body: body.encoded, in: partition, by: author, hlcOffset: hlcOffset)
+    }
+
+    /// The next op in `author`'s chain with a body given as bytes (encrypted or sealed bodies).
+    public mutating func make(
+        type: OperationType, flags: Operation.Flags, body: [UInt8], in partition: PartitionID, by author: Identity, hlcOffset: Int64 = 0
+    ) -> Operation {
         let key = ChainKey(partition: partition, author: author.id)
         let head = heads[key] ?? (0, .zero)
         hlc += 1 << 16
         let stamp = HLC(raw: UInt64(Int64(hlc) + hlcOffset << 16))
-        let op = Operation.sign(type: body.type, partition: partition, seq: head.seq + 1, prev: head.id, hlc: stamp, body: body.encoded, by: author)
+        let op = Operation.sign(type: type, flags: flags, partition: partition, seq: head.seq + 1, prev: head.id, hlc: stamp, body: body, by: author)
         heads[key] = (op.seq, op.id)
         return op
     }
 
     /// An op at an explicit position, ignoring (and not advancing) the chain: forks and gaps.
     public mutating func make(_ body: OperationBody, in partition: PartitionID, by author: Identity, seq: UInt64, prev: OpID) -> Operation {
+        make(type: body.type, flags: [], body: body.encoded, in: partition, by: author, seq: seq, prev: prev)
+    }
+
+    /// An op with a body given as bytes at an explicit position (forks of encrypted chains).
+    public mutating func make(
+        type: OperationType, flags: Operation.Flags, body: [UInt8], in partition: PartitionID, by author: Identity, seq: UInt64, prev: OpID
+    ) -> Operation {
         hlc += 1 << 16
-        return Operation.sign(type: body.type, partition: partition, seq: seq, prev: prev, hlc: HLC(raw: hlc), body: body.encoded, by: author)
+        return Operation.sign(type: type, flags: flags, partition: partition, seq: seq, prev: prev, hlc: HLC(raw: hlc), body: body, by: author)
     }
 
     /// Moves a chain's head (to continue a forked branch).

@@ -90,6 +90,7 @@ import Wire
         let conversation = PartitionDescriptor.conversation(creator: alice.id, nonce: Bytes32(w0: 9, w1: 9, w2: 9, w3: 9))
         let storeA = try Fixtures.store(partitions: [lobby, kitchen, conversation])
         let storeB = try Fixtures.store(partitions: [lobby])
+        try storeB.useIdentity(bob)  // B reads the conversation with bob's key (DESIGN §3.5)
         try storeA.author(.conversationCreate(name: "plans", members: [alice.id, bob.id]), in: conversation.id, by: alice, nowMillis: Fixtures.now())
         try storeA.author(post("secret plans"), in: conversation.id, by: alice, nowMillis: Fixtures.now())
         try storeA.author(post("soup"), in: kitchen.id, by: alice, nowMillis: Fixtures.now())
@@ -98,8 +99,9 @@ import Wire
         link.b.policy.conversationMembers = [conversation.id: [alice.id, bob.id]]
         try link.connect()
 
-        // B learns the conversation (it is a member) and fetches it; the kitchen is never named.
-        #expect(link.b.learned == [conversation])
+        // B learns the conversation (it is a member) and its own inbox (with the invite to it),
+        // and fetches them; the kitchen is never named.
+        #expect(Set(link.b.learned) == [conversation, .inbox(owner: bob.id)])
         #expect(try storeB.history(conversation.id).map(\.text) == ["secret plans"])
         #expect(try storeA.digest(conversation.id) == storeB.digest(conversation.id))
         #expect(try storeB.partition(kitchen.id) == nil)

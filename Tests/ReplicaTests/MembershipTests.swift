@@ -72,4 +72,43 @@ import Testing
         let state = Membership.resolve(creator: creator, events: [event(bob, 10, .create(members: [carol]))])
         #expect(state.everMember.isEmpty)
     }
+
+    @Test func removedMember_cannotAddAnyoneBack_withALaterClock() {
+        let state = Membership.resolve(
+            creator: creator,
+            events: [
+                event(creator, 10, .create(members: [bob, carol])),
+                event(creator, 20, .remove(bob)),
+                event(bob, 30, .add(bob)),
+                event(bob, 31, .add(dave)),
+            ])
+        #expect(state.current == [creator, carol])
+        #expect(state.everMember == [creator, bob, carol, dave])
+        #expect(state.removedAt[bob] == HLC(wallMillis: 20, counter: 0))
+        #expect(state.removedAt[dave] == HLC(raw: 0))  // never effectively added: nothing of theirs is shown
+    }
+
+    @Test func theCreateComesFirst_evenWithALaterClock() {
+        // The creator's clock runs ahead: bob's add, written after he saw the create, carries an
+        // earlier HLC. The create is the root of the conversation and is replayed first.
+        let state = Membership.resolve(
+            creator: creator,
+            events: [
+                event(creator, 500, .create(members: [bob])),
+                event(bob, 100, .add(carol)),
+            ])
+        #expect(state.current == [creator, bob, carol])
+    }
+
+    @Test func leaveAndReadd_clearTheRemovalTime() {
+        let state = Membership.resolve(
+            creator: creator,
+            events: [
+                event(creator, 10, .create(members: [bob])),
+                event(bob, 20, .leave),
+                event(creator, 30, .add(bob)),
+            ])
+        #expect(state.current == [creator, bob])
+        #expect(state.removedAt.isEmpty)
+    }
 }

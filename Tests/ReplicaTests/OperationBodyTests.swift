@@ -25,6 +25,8 @@ import Wire
         .taskUpdate(target: target, title: nil, status: nil, owner: .set(alice)),
         .taskDelete(target: target),
         .readMarker(partition: PartitionID(Bytes32(w0: 5, w1: 5, w2: 5, w3: 5)), position: HLC(raw: 99)),
+        .keyGrant(try! KeyGrant(granting: Fixtures.epochKey(PartitionID(Bytes32(w0: 5, w1: 5, w2: 5, w3: 5)), epoch: 3, seed: 1), to: [alice])),
+        .invite(conversation: .conversation(creator: alice, nonce: Bytes32(w0: 1, w1: 1, w2: 1, w3: 1))),
     ]
 
     @Test(arguments: samples)
@@ -67,5 +69,9 @@ import Wire
         #expect(OperationBody.post(text: long, attachments: [], location: nil, replyTo: nil).validate() != nil)
         #expect(OperationBody.taskCreate(title: "", owner: nil).validate() == "task title is empty")
         #expect(OperationBody.post(text: "ok", attachments: [], location: nil, replyTo: nil).validate() == nil)
+        let longName = Attachment(name: String(repeating: "n", count: 300), size: 1, mime: "x", hash: .zero)
+        #expect(OperationBody.post(text: "", attachments: [longName], location: nil, replyTo: nil).validate() != nil)
+        #expect(OperationBody.keyGrant(KeyGrant(epoch: 0, keyID: .zero, boxes: [])).validate() == "a key grant names no member")
+        #expect(OperationBody.invite(conversation: .directory).validate() == "an invite must name a conversation")
     }
 }

@@ -111,11 +111,14 @@ import Wire
     @Test func postByNonMember_isRejected_untilTheirAddArrives() throws {
         var factory = OpFactory()
         let conversation = PartitionDescriptor.conversation(creator: alice.id, nonce: Bytes32(w0: 7, w1: 7, w2: 7, w3: 7))
-        let create = factory.make(.conversationCreate(name: "pair", members: [bob.id]), in: conversation.id, by: alice)
-        let intruder = factory.make(post("let me in"), in: conversation.id, by: carol)
+        let key = Fixtures.epochKey(conversation.id, epoch: 0, seed: 7)
+        let create = factory.make(.conversationCreate(name: "", members: [bob.id]), in: conversation.id, by: alice)
+        let grant = factory.makeGrant(key, to: [alice.id, bob.id], by: alice)
+        let intruder = factory.makeEncrypted(post("let me in"), with: key, by: carol)
         let add = factory.make(.memberAdd(carol.id), in: conversation.id, by: bob)
         let store = try Fixtures.store(partitions: [conversation])
-        #expect(try store.apply(create, nowMillis: Fixtures.now()) == .applied)
+        try store.useIdentity(alice)
+        #expect(try store.apply([create, grant], nowMillis: Fixtures.now()) == [.applied, .applied])
         #expect(try store.apply(intruder, nowMillis: Fixtures.now()) == .rejected(.rule(.notMember)))
         #expect(try store.history(conversation.id).isEmpty)
         #expect(try store.apply(add, nowMillis: Fixtures.now()) == .applied)
@@ -126,14 +129,49 @@ import Wire
     @Test func onlyTheCreator_createsAndRemoves() throws {
         var factory = OpFactory()
         let conversation = PartitionDescriptor.conversation(creator: alice.id, nonce: Bytes32(w0: 1, w1: 2, w2: 3, w3: 4))
-        let fakeCreate = factory.make(.conversationCreate(name: "mine", members: []), in: conversation.id, by: bob)
-        let create = factory.make(.conversationCreate(name: "team", members: [bob.id, carol.id]), in: conversation.id, by: alice)
+        let fakeCreate = factory.make(.conversationCreate(name: "", members: []), in: conversation.id, by: bob)
+        let create = factory.make(.conversationCreate(name: "", members: [bob.id, carol.id]), in: conversation.id, by: alice)
         let remove = factory.make(.memberRemove(carol.id), in: conversation.id, by: bob)
         let store = try Fixtures.store(partitions: [conversation])
         #expect(try store.apply(fakeCreate, nowMillis: Fixtures.now()) == .rejected(.rule(.creatorOnly)))
         #expect(try store.apply(create, nowMillis: Fixtures.now()) == .applied)
         #expect(try store.apply(remove, nowMillis: Fixtures.now()) == .rejected(.rule(.creatorOnly)))
         #expect(try store.conversation(conversation.id)?.members.current == [alice.id, bob.id, carol.id])
+    }
+
+    @Test func conversationBodies_mustBeEncrypted_andMembershipPlain_andTheNamePrivate() throws {
+        var factory = OpFactory()
+        let conversation = PartitionDescriptor.conversation(creator: alice.id, nonce: Bytes32(w0: 3, w1: 3, w2: 3, w3: 3))
+        let key = Fixtures.epochKey(conversation.id, epoch: 0, seed: 3)
+        let named = factory.make(.conversationCreate(name: "secret plans", members: [bob.id]), in: conversation.id, by: alice, seq: 1, prev: .zero)
+        let create = factory.make(.conversationCreate(name: "", members: [bob.id]), in: conversation.id, by: alice)
+        let plainPost = factory.make(post("readable by carriers"), in: conversation.id, by: bob, seq: 1, prev: .zero)
+        let sealedAddBody = try EncryptedBody.seal(OperationBody.memberAdd(carol.id).encoded, with: key, type: .memberAdd, author: bob.id)
+        let sealedAdd = factory.make(type: .memberAdd, flags: .bodyEncrypted, body: sealedAddBody, in: conversation.id, by: bob, seq: 1, prev: .zero)
+        let short = factory.make(type: .post, flags: .bodyEncrypted, body: [0, 0, 0, 0, 1], in: conversation.id, by: bob, seq: 1, prev: .zero)
+        let store = try Fixtures.store(partitions: [conversation])
+        #expect(try store.apply(named, nowMillis: Fixtures.now()) == .rejected(.rule(.nameInPlaintext)))
+        #expect(try store.apply(create, nowMillis: Fixtures.now()) == .applied)
+        #expect(try store.apply(plainPost, nowMillis: Fixtures.now()) == .rejected(.rule(.mustBeEncrypted)))
+        #expect(try store.apply(sealedAdd, nowMillis: Fixtures.now()) == .rejected(.rule(.mustBePlaintext)))
+        guard case .rejected(.rule(.invalidBody)) = try store.apply(short, nowMillis: Fixtures.now()) else {
+            Issue.record("a 5-byte encrypted body was not refused as invalid")
+            return
+        }
+        #expect(try store.opCount(conversation.id) == 1)
+    }
+
+    @Test func inbox_acceptsOnlySealedInvites_fromAnyone() throws {
+        var factory = OpFactory()
+        let inbox = PartitionDescriptor.inbox(owner: bob.id)
+        let conversation = Fixtures.conversation(creator: alice, seed: 4)
+        let invite = factory.makeInvite(to: bob.id, conversation: conversation, by: carol)
+        let plain = factory.make(type: .invite, flags: [], body: OperationBody.invite(conversation: conversation).encoded, in: inbox.id, by: alice)
+        let stray = factory.make(post("hi"), in: inbox.id, by: alice, seq: 1, prev: .zero)
+        let store = try Fixtures.store(partitions: [inbox])
+        #expect(try store.apply(invite, nowMillis: Fixtures.now()) == .applied)
+        #expect(try store.apply(plain, nowMillis: Fixtures.now()) == .rejected(.rule(.mustBeEncrypted)))
+        #expect(try store.apply(stray, nowMillis: Fixtures.now()) == .rejected(.rule(.typeNotAllowed(.post, .inbox))))
     }
 
     @Test func writeIntoSomeoneElsesSelfPartition_isRejected() throws {

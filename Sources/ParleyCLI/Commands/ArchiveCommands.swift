@@ -7,24 +7,28 @@ import Store
 struct ExportCommand: Command {
     let name = "export"
     let summary = "write signed ops to a file, to carry to nodes that never meet (USB stick)"
-    let usage = ["export --out FILE [--room NAME]"]
+    let usage = ["export --out FILE [--room NAME | --conversation ID]"]
     let options: [OptionSpec] = [
         .value("out", "FILE", "the file to write (refused if it exists, unless --force)"),
         .value("room", "NAME", "only this room and the directory (default: every partition this node holds)"),
-        .value("conversation", "ID", "(not yet supported) only this conversation"),
+        .value("conversation", "ID", "only this conversation, the directory and its members' inboxes (with their invites)"),
         .flag("force", "replace FILE if it exists"),
     ]
     let details = [
         "The file holds each partition's descriptor, its ops in chain order and any fork proofs, with a checksum at the end. "
             + "Import it on another node with `parley import FILE`; both then show the same digest for those partitions.",
+        "A conversation travels as ciphertext: the file holds nothing its members have not encrypted but the member list; "
+            + "a member who imports it reads it, anyone else only carries it.",
         "Prints the number of ops written.",
     ]
-    let examples = ["export --out /media/usb/lobby.parley --room lobby", "export --out everything.parley"]
+    let examples = ["export --out /media/usb/lobby.parley --room lobby", "export --out plans.parley --conversation 3fkq7zxa", "export --out everything.parley"]
 
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
         try expectPositionals(arguments, 0...0, names: [])
-        try refuseUnsupported(arguments, ["conversation"])
         let path = try required(arguments, "out")
+        if arguments.has("room") && arguments.has("conversation") {
+            throw CLIError.usage("give --room or --conversation, not both", command: name)
+        }
         let store = try context.store()
         var partitions: [PartitionID]?
         if let room = arguments.value("room") {
@@ -35,6 +39,10 @@ struct ExportCommand: Command {
             }
             // The directory comes along, so the authors' names travel with their messages.
             partitions = [id, PartitionDescriptor.directory.id]
+        }
+        if let text = arguments.value("conversation") {
+            let conversation = try Lookup.conversation(text, context: context, command: name)
+            partitions = try context.storeCall { try store.exportSet(forConversation: conversation.id) }
         }
         if FileManager.default.fileExists(atPath: path) && !arguments.has("force") {
             throw CLIError.failure("\(path) already exists; choose another file or pass --force to replace it")
@@ -73,8 +81,8 @@ struct ImportCommand: Command {
     let options: [OptionSpec] = [.flag("json", "print one JSON array with {partitions, applied, already_present, refused, fork_proofs}")]
     let details = [
         "Every op is checked (signature, chain, partition rules) as if it came from a peer; nothing is trusted because it "
-            + "is in a file. Rooms in the file are joined. A damaged or cut-short file is reported after importing the ops "
-            + "it held intact.",
+            + "is in a file. Rooms in the file are joined, and so are conversations an invite in your inbox names. A damaged "
+            + "or cut-short file is reported after importing the ops it held intact.",
     ]
     let examples = ["import /media/usb/lobby.parley"]
 
@@ -94,7 +102,9 @@ struct ImportCommand: Command {
             throw CLIError.failure("cannot import \(path): \(error); check that it was written by `parley export`")
         }
         let summary = try context.storeCall(command: name) {
-            try store.importArchive(reader, me: identity.id, nowMillis: context.nowMillis)
+            let summary = try store.importArchive(reader, me: identity.id, nowMillis: context.nowMillis)
+            try store.processInbox(me: identity)  // invites that came in the file
+            return summary
         }
         if arguments.has("json") {
             context.output.json([

@@ -2,36 +2,34 @@ import Identity
 import Replica
 import Store
 
-/// `parley history`: a room's messages, oldest first, in the order every replica agrees on
-/// (hlc, author, seq).
+/// `parley history`: a room's or conversation's messages, oldest first, in the order every
+/// replica agrees on (hlc, author, seq).
 struct HistoryCommand: Command {
     let name = "history"
-    let summary = "show a room's messages (--json for scripts)"
-    let usage = ["history --room NAME [--limit N] [--ids] [--json]"]
+    let summary = "show a room's or conversation's messages (--json for scripts)"
+    let usage = ["history (--room NAME | --conversation ID) [--limit N] [--ids] [--json]"]
     let options: [OptionSpec] = [
         .value("room", "NAME", "the room (you must have joined it)"),
+        .value("conversation", "ID", "a private conversation you are (or were) in"),
         .value("limit", "N", "only the newest N messages (text output shows the newest 50 unless given)"),
         .flag("ids", "start each line with the message's short id (accepted by edit, delete, react)"),
         .flag("json", "print one JSON array of message objects (all messages unless --limit)"),
-        .value("conversation", "ID", "(not yet supported) a private conversation's history"),
     ]
     let details = [
         "JSON fields of each message: id, author (user id), nick (or null), time (ISO 8601 UTC with milliseconds), "
             + "hlc (integer), seq, text, edited, deleted, reactions (object: emoji -> array of user ids), "
             + "attachments (array of {name, size, mime, hash}), location (null or {lat, lon}), reply_to (id or null).",
     ]
-    let examples = ["history --room lobby", "history --room lobby --limit 10 --ids", "history --room lobby --json"]
+    let examples = ["history --room lobby", "history --room lobby --limit 10 --ids", "history --conversation 3fkq7zxa --json"]
 
     /// How many messages text output shows when no --limit is given: a screenful, not a flood.
     static let defaultTextLimit = 50
 
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
-        try refuseUnsupported(arguments, ["conversation"])
-        let roomText = try required(arguments, "room")
         try expectPositionals(arguments, 0...0, names: [])
         let limit = try arguments.value("limit").map { value throws(CLIError) in try Lookup.positiveInteger(value, option: "limit", command: name) }
         let json = arguments.has("json")
-        let room = try context.joinedRoom(roomText, command: name)
+        let room = try context.target(arguments, command: name)
         let store = try context.store()
 
         if json {
@@ -43,7 +41,7 @@ struct HistoryCommand: Command {
         let shown = limit ?? Self.defaultTextLimit
         var messages = try context.storeCall { try store.history(room.id, limit: shown < Int.max ? shown + 1 : shown) }
         guard !messages.isEmpty else {
-            context.output.line("No messages in \(room.name) yet; write one with `parley send --room \(room.name.value) TEXT`.")
+            context.output.line("No messages in \(room.label) yet; write one with `parley send \(room.option) TEXT`.")
             return 0
         }
         if messages.count > shown {
@@ -74,12 +72,7 @@ struct HistoryCommand: Command {
             "edited": .bool(message.edited),
             "deleted": .bool(message.deleted),
             "reactions": .object(reactions),
-            "attachments": .array(message.attachments.map { attachment in
-                .object([
-                    "name": .string(attachment.name), "size": .unsigned(attachment.size),
-                    "mime": .string(attachment.mime), "hash": .string(attachment.hash.bytes.map(hexByte).joined()),
-                ])
-            }),
+            "attachments": .array(message.attachments.map(AttachmentJSON.object)),
             "location": message.location.map { .object(["lat": .number($0.latitude), "lon": .number($0.longitude)]) } ?? .null,
             "reply_to": message.replyTo.map { .string($0.text) } ?? .null,
         ])
@@ -98,7 +91,7 @@ struct HistoryCommand: Command {
             body = Format.safe(message.text).split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n" + indent)
             if message.edited { body += " (edited)" }
             for attachment in message.attachments {
-                body += " [\(Format.safe(attachment.name, keepNewlines: false)), \(Format.byteCount(attachment.size))]"
+                body += (body.isEmpty ? "" : " ") + "[\(Format.safe(attachment.name, keepNewlines: false)), \(Format.byteCount(attachment.size))]"
             }
             if let location = message.location { body += " (at \(location.latitude),\(location.longitude))" }
         }

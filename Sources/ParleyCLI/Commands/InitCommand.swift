@@ -47,6 +47,7 @@ struct InitCommand: Command {
             if try store.setting(Self.initializedSetting) == nil {
                 try store.ensurePartition(.room(RoomName("lobby")!), joined: true)
                 try store.ensurePartition(.ownData(owner: identity.id), joined: true)
+                try store.ensurePartition(.inbox(owner: identity.id), joined: true)
                 try store.setSetting(Self.initializedSetting, .integer(1))
             }
         }

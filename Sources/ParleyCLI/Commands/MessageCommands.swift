@@ -73,23 +73,22 @@ struct ReactCommand: Command {
     }
 }
 
-/// `parley read`: mark everything in a room as read. The marker is a max register in your own
-/// `self` partition, so unread counts are computed locally and every node of yours agrees.
+/// `parley read`: mark everything in a room or conversation as read. The marker is a max
+/// register in your own `self` partition, so unread counts are computed locally and every node
+/// of yours agrees.
 struct ReadCommand: Command {
     let name = "read"
-    let summary = "mark a room as read (clears its unread count)"
-    let usage = ["read --room NAME"]
+    let summary = "mark a room or conversation as read (clears its unread count)"
+    let usage = ["read (--room NAME | --conversation ID)"]
     let options: [OptionSpec] = [
         .value("room", "NAME", "the room (you must have joined it)"),
-        .value("conversation", "ID", "(not yet supported) a private conversation"),
+        .value("conversation", "ID", "a private conversation you are in"),
     ]
-    let examples = ["read --room lobby"]
+    let examples = ["read --room lobby", "read --conversation 3fkq7zxa"]
 
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
-        try refuseUnsupported(arguments, ["conversation"])
-        let roomText = try required(arguments, "room")
         try expectPositionals(arguments, 0...0, names: [])
-        let room = try context.joinedRoom(roomText, command: name)
+        let room = try context.target(arguments, command: name)
         let me = try context.identity().id
         let store = try context.store()
         let (newest, marker) = try context.storeCall {

@@ -3,26 +3,30 @@ import Replica
 import Store
 
 /// `parley profile`: your entry in the directory (RChat's profile): nickname, display name,
-/// status text and presence mode. Each field is its own register, so setting one leaves the
-/// others as they are.
+/// status text, presence mode and avatar. Each field is its own register, so setting one
+/// leaves the others as they are.
 struct ProfileCommand: Command {
     let name = "profile"
-    let summary = "show your profile, or set its display name, status or presence"
-    let usage = ["profile [--display-name NAME] [--status TEXT] [--presence online|away|hidden] [--nick NAME] [--json]"]
+    let summary = "show your profile, or set its display name, status, presence or avatar"
+    let usage = ["profile [--display-name NAME] [--status TEXT] [--presence online|away|hidden] [--avatar FILE] [--nick NAME] [--json]"]
     let options: [OptionSpec] = [
         .value("display-name", "NAME", "your full name as others see it (\"\" clears it)"),
         .value("status", "TEXT", "a short status line, e.g. \"in the lab until 5\" (\"\" clears it)"),
         .value("presence", "MODE", "online, away or hidden"),
         .value("nick", "NAME", "your nickname (as `parley init --nick`)"),
-        .flag("json", "print one JSON array with one object: id, nick, display_name, status, presence"),
-        .value("avatar", "FILE", "(not yet supported) a profile photo"),
+        .value("avatar", "FILE", "a profile photo (at most 8 MiB)"),
+        .flag("json", "print one JSON array with one object: id, nick, display_name, status, presence, avatar"),
     ]
-    let details = ["Without options it shows your profile; with options it changes those fields and then shows the result."]
+    let details = [
+        "Without options it shows your profile; with options it changes those fields and then shows the result.",
+        "--avatar records the file's name, size, type and hash in your directory entry and keeps its content on this node; "
+            + "peers fetch the picture by its hash from a running node.",
+    ]
     let examples = ["profile", "profile --display-name \"Alice Liddell\" --status \"at the tea party\"", "profile --presence away"]
 
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
-        try refuseUnsupported(arguments, ["avatar"])
         try expectPositionals(arguments, 0...0, names: [])
+        let avatarFile = try arguments.value("avatar").map { path throws(CLIError) in try FileInput.read(path, option: "avatar") }
         let presence = try arguments.value("presence").map { value throws(CLIError) in
             guard let mode = PresenceMode.allCases.first(where: { $0.description == value.trimmingWhitespace().lowercased() }) else {
                 throw CLIError.usage("--presence must be online, away or hidden, not '\(value)'", command: name)
@@ -33,12 +37,16 @@ struct ProfileCommand: Command {
         let displayName = arguments.value("display-name").map { $0.trimmingWhitespace() }
         let status = arguments.value("status").map { $0.trimmingWhitespace() }
         let identity = try context.identity()
+        let store = try context.store()
+        let avatar = try avatarFile.map { file throws(CLIError) in
+            let hash = try context.storeCall(command: name) { try store.storeBlob(file.bytes, nowMillis: context.nowMillis) }
+            return Attachment(name: file.name, size: UInt64(file.bytes.count), mime: file.mime, hash: hash)
+        }
 
-        if nick != nil || displayName != nil || status != nil || presence != nil {
-            try context.author(.profile(subject: identity.id, nick: nick, displayName: displayName, status: status, presence: presence, avatar: nil),
+        if nick != nil || displayName != nil || status != nil || presence != nil || avatar != nil {
+            try context.author(.profile(subject: identity.id, nick: nick, displayName: displayName, status: status, presence: presence, avatar: avatar),
                                in: PartitionDescriptor.directory.id, command: name)
         }
-        let store = try context.store()
         let profile = try context.storeCall { try store.profile(identity.id) }
         func present(_ text: String?) -> String? { text.flatMap { $0.isEmpty ? nil : $0 } }
         let fields = (nick: present(profile?.nick), displayName: present(profile?.displayName), status: present(profile?.status),
@@ -47,6 +55,7 @@ struct ProfileCommand: Command {
             context.output.json([.object([
                 "id": .string(identity.id.text), "nick": .optional(fields.nick), "display_name": .optional(fields.displayName),
                 "status": .optional(fields.status), "presence": .optional(fields.presence?.description),
+                "avatar": profile?.avatar.map(AttachmentJSON.object) ?? .null,
             ])])
             return 0
         }
@@ -54,6 +63,8 @@ struct ProfileCommand: Command {
         context.output.line("display name  \(fields.displayName.map { Format.safe($0, keepNewlines: false) } ?? "(not set)")")
         context.output.line("status        \(fields.status.map { Format.safe($0, keepNewlines: false) } ?? "(not set)")")
         context.output.line("presence      \(fields.presence?.description ?? "online (default)")")
+        let avatarLine = profile?.avatar.map { "\(Format.safe($0.name, keepNewlines: false)) (\($0.mime), \(Format.byteCount($0.size)))" }
+        context.output.line("avatar        \(avatarLine ?? "(not set)")")
         return 0
     }
 }

@@ -2,24 +2,23 @@ import Identity
 import Replica
 import Store
 
-/// `parley tasks`: a room's task board (the Task Tracker's Open / In progress / Complete).
+/// `parley tasks`: a room's or conversation's task board (the Task Tracker's Open / In
+/// progress / Complete); a conversation's members are its team.
 struct TasksCommand: Command {
     let name = "tasks"
-    let summary = "show a room's task board"
-    let usage = ["tasks --room NAME [--json]"]
+    let summary = "show a room's or conversation's task board"
+    let usage = ["tasks (--room NAME | --conversation ID) [--json]"]
     let options: [OptionSpec] = [
         .value("room", "NAME", "the room (you must have joined it)"),
+        .value("conversation", "ID", "a private conversation you are (or were) in"),
         .flag("json", "print one JSON array of {id, title, status, owner, creator}"),
-        .value("conversation", "ID", "(not yet supported) a private conversation's tasks"),
     ]
     let details = ["status is open, in-progress or complete; owner is a user id or null. Text output shows each task's short id."]
-    let examples = ["tasks --room lobby", "tasks --room lobby --json"]
+    let examples = ["tasks --room lobby", "tasks --conversation 3fkq7zxa --json"]
 
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
-        try refuseUnsupported(arguments, ["conversation"])
-        let roomText = try required(arguments, "room")
         try expectPositionals(arguments, 0...0, names: [])
-        let room = try context.joinedRoom(roomText, command: name)
+        let room = try context.target(arguments, command: name)
         let store = try context.store()
         let tasks = try context.storeCall { try store.tasks(room.id) }
         if arguments.has("json") {
@@ -32,7 +31,7 @@ struct TasksCommand: Command {
             return 0
         }
         guard !tasks.isEmpty else {
-            context.output.line("No tasks in \(room.name) yet; add one with `parley task add --room \(room.name.value) TITLE`.")
+            context.output.line("No tasks in \(room.label) yet; add one with `parley task add \(room.option) TITLE`.")
             return 0
         }
         let nicks = try context.storeCall { Dictionary(try store.profiles().map { ($0.user, $0.nick) }, uniquingKeysWith: { a, _ in a }) }
@@ -54,25 +53,23 @@ struct TasksCommand: Command {
 /// `parley task add`: create a task; prints its id.
 struct TaskAddCommand: Command {
     let name = "task add"
-    let summary = "add a task to a room's board; prints the task id"
-    let usage = ["task add --room NAME TITLE [--owner USER_ID]"]
+    let summary = "add a task to a room's or conversation's board; prints the task id"
+    let usage = ["task add (--room NAME | --conversation ID) TITLE [--owner USER_ID]"]
     let options: [OptionSpec] = [
         .value("room", "NAME", "the room (you must have joined it)"),
+        .value("conversation", "ID", "a private conversation you are in (its tasks are encrypted like its messages)"),
         .value("owner", "USER_ID", "who does it: a user id, or `me`"),
-        .value("conversation", "ID", "(not yet supported) a private conversation's board"),
     ]
     let details = ["The task starts open. Prints the new task's id (52 characters) on stdout."]
-    let examples = ["task add --room lobby \"order pizza\" --owner me"]
+    let examples = ["task add --room lobby \"order pizza\" --owner me", "task add --conversation 3fkq7zxa \"book the van\""]
 
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
-        try refuseUnsupported(arguments, ["conversation"])
-        let roomText = try required(arguments, "room")
         try expectPositionals(arguments, 1...Int.max, names: ["TITLE"])
         let title = try Lookup.text(arguments.positionals, what: "task title", command: name)
         let owner = try arguments.value("owner").map { value throws(CLIError) in
             try Lookup.user(value, option: "owner", context: context, command: name)
         }
-        let room = try context.joinedRoom(roomText, command: name)
+        let room = try context.target(arguments, command: name)
         let op = try context.author(.taskCreate(title: title, owner: owner), in: room.id, command: name)
         context.output.line(op.id.text)
         return 0

@@ -1,0 +1,109 @@
+import Identity
+import Replica
+import Store
+
+/// `parley conversations`: the private conversations you take part in, with unread counts
+/// (computed locally from your read markers, never replicated).
+struct ConversationsCommand: Command {
+    let name = "conversations"
+    let summary = "list your private conversations, with members and unread counts"
+    let usage = ["conversations [--json]"]
+    let options: [OptionSpec] = [
+        .flag("json", "print one JSON array of {id, name, members, unread, creator, member}")
+    ]
+    let details = [
+        "members is the array of current members' user ids; member says whether you still are one; name is empty until its "
+            + "encrypted name has reached this node. Conversations you left are not listed."
+    ]
+    let examples = ["conversations", "conversations --json"]
+
+    func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
+        try expectPositionals(arguments, 0...0, names: [])
+        let me = try context.identity().id
+        let store = try context.store()
+        let conversations = try context.storeCall { try store.conversations(reader: me) }
+        if arguments.has("json") {
+            context.output.json(
+                conversations.map { conversation in
+                    .object([
+                        "id": .string(conversation.id.text), "name": .string(conversation.name),
+                        "members": .array(conversation.members.map { .string($0.text) }), "unread": .integer(Int64(conversation.unread)),
+                        "creator": .string(conversation.creator.text), "member": .bool(conversation.isMember),
+                    ])
+                })
+            return 0
+        }
+        guard !conversations.isEmpty else {
+            context.output.line("You are in no conversation yet; start one with `parley conversation create --name NAME --members ID`.")
+            return 0
+        }
+        let nicks = try context.storeCall { Dictionary(try store.profiles().map { ($0.user, $0.nick) }, uniquingKeysWith: { a, _ in a }) }
+        for conversation in conversations {
+            let title = conversation.name.isEmpty ? "(name not received yet)" : Format.safe(conversation.name, keepNewlines: false)
+            let others = conversation.members.filter { $0 != me }.map { Format.person($0, nick: nicks[$0] ?? nil) }
+            var line = "\(Format.shortID(conversation.id))  \(title)  with " + (others.isEmpty ? "nobody else" : others.joined(separator: ", "))
+            if conversation.unread > 0 { line += "  (\(conversation.unread) unread)" }
+            if !conversation.isMember { line += "  (you are no longer a member)" }
+            context.output.line(line)
+        }
+        return 0
+    }
+}
+
+/// `parley people`: everyone in the directory (RChat's Chatster), with presence.
+struct PeopleCommand: Command {
+    let name = "people"
+    let summary = "list the people in the directory, with presence"
+    let usage = ["people [--search TEXT] [--json]"]
+    let options: [OptionSpec] = [
+        .value("search", "TEXT", "only people whose nick, display name or status contains TEXT, or whose id starts with it"),
+        .flag("json", "print one JSON array of {id, nick, display_name, status, presence, last_seen, me, avatar}"),
+    ]
+    let details = [
+        "presence is online, away or offline. Without a running node (`parley run`) you show your chosen mode (hidden shows as "
+            + "offline) and everyone else shows as offline; last_seen is null until a node has seen them."
+    ]
+    let examples = ["people", "people --search ali", "people --json"]
+
+    func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
+        try expectPositionals(arguments, 0...0, names: [])
+        let me = try context.identity().id
+        let store = try context.store()
+        // The seam for live presence: a running node will pass what its links tell it.
+        let people = try context.storeCall { try store.people(me: me, search: arguments.value("search")?.trimmingWhitespace(), live: [:]) }
+        if arguments.has("json") {
+            context.output.json(
+                people.map { person in
+                    .object([
+                        "id": .string(person.user.text), "nick": .optional(person.nick), "display_name": .optional(person.displayName),
+                        "status": .optional(person.status), "presence": .string(person.presence.rawValue),
+                        "last_seen": person.lastSeenMillis.map { .string(Format.isoTime(millis: $0)) } ?? .null, "me": .bool(person.isMe),
+                        "avatar": person.avatar.map(AttachmentJSON.object) ?? .null,
+                    ])
+                })
+            return 0
+        }
+        guard !people.isEmpty else {
+            context.output.line("Nobody matches \(arguments.value("search").map { "'\(Format.safe($0, keepNewlines: false))'" } ?? "").")
+            return 0
+        }
+        for person in people {
+            var line = HelpText.padded(Format.person(person.user, nick: person.nick), 24) + "  " + HelpText.padded(person.presence.rawValue, 7)
+            if let displayName = person.displayName { line += "  \(Format.safe(displayName, keepNewlines: false))" }
+            if let status = person.status { line += "  \"\(Format.safe(status, keepNewlines: false))\"" }
+            if person.isMe { line += "  (you)" }
+            context.output.line(line)
+        }
+        return 0
+    }
+}
+
+/// The JSON of an attachment (history, people, profile): name, size, mime, hash (hex).
+enum AttachmentJSON {
+    static func object(_ attachment: Attachment) -> JSON {
+        .object([
+            "name": .string(attachment.name), "size": .unsigned(attachment.size), "mime": .string(attachment.mime),
+            "hash": .string(attachment.hash.bytes.map(hexByte).joined()),
+        ])
+    }
+}

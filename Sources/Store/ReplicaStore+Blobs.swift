@@ -1,0 +1,81 @@
+import Identity
+import Replica
+import SQLite
+import Sodium
+import Wire
+
+/// What a node can do with an attachment named by a message.
+public enum AttachmentContent: Equatable, Sendable {
+    /// The file's content.
+    case content([UInt8])
+    /// Its blob is not in this store yet (fetching from peers comes with the network).
+    case notFetched
+    /// The blob is here but no key this node holds opens it.
+    case cannotOpen
+}
+
+/// Blobs: the content of attachments and avatars, kept by hash in the local `blobs` table (not
+/// replicated as ops; peers will fetch them by hash). In a conversation the blob is the file
+/// encrypted with the epoch key (`EncryptedBlob`) and the attachment's hash is the hash of those
+/// bytes, so a carrier can hold and serve it and anyone can check it, but only members open it.
+extension ReplicaStore {
+    /// The largest attachment or avatar (DESIGN §7).
+    public static let maxBlobBytes = 8 << 20
+
+    /// Keeps `data` under its BLAKE2b-256 hash (idempotent); returns the hash. Throws
+    /// `StoreError.invalidInput` over `maxBlobBytes` (plus an encryption's overhead).
+    @discardableResult
+    public func storeBlob(_ data: [UInt8], nowMillis: UInt64) throws -> Bytes32 {
+        guard data.count <= Self.maxBlobBytes + EncryptedBody.overheadBytes else {
+            throw StoreError.invalidInput("the file is \(data.count) bytes, over the limit of \(Self.maxBlobBytes) (8 MiB)")
+        }
+        let hash = Bytes32(GenericHash.hash(data))!
+        try database.cachedStatement("INSERT OR IGNORE INTO blobs(hash, size, data, stored_at) VALUES (?, ?, ?, ?)")
+            .run(.blob(hash.bytes), .integer(Int64(data.count)), .blob(data), .integer(Int64(nowMillis)))
+        return hash
+    }
+
+    /// The blob with this hash, if it is here.
+    public func blob(_ hash: Bytes32) throws -> [UInt8]? {
+        try database.cachedStatement("SELECT data FROM blobs WHERE hash = ?").rows(.blob(hash.bytes)) { $0.blob(0) }.first
+    }
+
+    /// Stores a file to attach to a message `identity` will post in `partition`, and returns the
+    /// attachment to put in the post. In a conversation the content is encrypted with the key
+    /// `identity` writes with (rotating first if the key plan says so); `size` stays the file's
+    /// own size. Throws `.invalidInput` for a file over 8 MiB, `.notMember` outside a
+    /// conversation `identity` belongs to.
+    public func attach(
+        _ content: [UInt8], name: String, mime: String, in partition: PartitionID, by identity: Identity, nowMillis: UInt64
+    ) throws
+        -> Attachment
+    {
+        guard content.count <= Self.maxBlobBytes else {
+            throw StoreError.invalidInput("the file is \(content.count) bytes, over the limit of \(Self.maxBlobBytes) (8 MiB)")
+        }
+        try useIdentity(identity)
+        return try database.transaction(.immediate) {
+            guard let record = try self.partition(partition) else { throw StoreError.unknownPartition(partition) }
+            var stored = content
+            if record.descriptor.kind == .conversation, let local = localIdentity(identity.id) {
+                stored = try EncryptedBlob.seal(content, with: try prepareWriteKey(record, by: local, nowMillis: nowMillis))
+            }
+            let hash = try storeBlob(stored, nowMillis: nowMillis)
+            try flushPendingRebuilds()
+            let attachment = Attachment(name: name, size: UInt64(content.count), mime: mime, hash: hash)
+            if let problem = attachment.problem { throw StoreError.invalidInput(problem) }
+            return attachment
+        }
+    }
+
+    /// The content of an attachment of a message in `partition`.
+    public func attachmentContent(_ attachment: Attachment, in partition: PartitionID) throws -> AttachmentContent {
+        guard let stored = try blob(attachment.hash) else { return .notFetched }
+        guard let record = try self.partition(partition), record.descriptor.kind == .conversation else { return .content(stored) }
+        guard let epoch = EncryptedBlob.epoch(of: stored) else { return .cannotOpen }
+        for key in try epochKeys(pid: record.pid) where key.epoch == epoch {
+            if let content = EncryptedBlob.open(stored, with: key) { return .content(content) }
+        }
+        return .cannotOpen
+    }
+}

@@ -1,0 +1,57 @@
+import Identity
+import Replica
+import SQLite
+
+/// Carrying partitions for others (DESIGN §3.5: "a node's quota bounds what it carries").
+///
+/// A node carries a conversation it does not belong to (store and forward for offline members)
+/// and other users' inboxes. It keeps at most `carrierQuotaBytes` of ops for each; past that it
+/// refuses further ops with `.rule(.quotaExceeded)`, which may resolve later, so gossip stops
+/// fetching that chain without counting the peer as misbehaving. The carrier's digest then
+/// differs from the members' — it simply stopped carrying. Members never apply a quota, so
+/// among members the op set, and therefore every view, stays the same.
+extension ReplicaStore {
+    /// Whether this node only carries the partition: a conversation not joined and of which no
+    /// local identity is (ever) a member, or an inbox that is not a local identity's.
+    public func isCarried(_ partition: PartitionID) throws -> Bool {
+        guard let record = try self.partition(partition) else { return false }
+        return try isCarried(record)
+    }
+
+    func isCarried(_ record: PartitionRecord) throws -> Bool {
+        switch record.descriptor {
+        case .conversation:
+            if record.joined { return false }
+            for user in localIdentities.keys where try isEverMember(user, pid: record.pid) { return false }
+            return true
+        case .inbox(let owner):
+            return !record.joined && localIdentities[owner] == nil
+        case .room, .directory, .ownData:
+            return false
+        }
+    }
+
+    /// Bytes of ops (headers and bodies) held for a partition.
+    public func storedBytes(_ partition: PartitionID) throws -> Int {
+        guard let record = try self.partition(partition) else { return 0 }
+        return try storedBytes(pid: record.pid)
+    }
+
+    func storedBytes(pid: Int64) throws -> Int {
+        if let known = carriedBytes[pid] { return known }
+        let total: Int = try database.scalar("SELECT coalesce(sum(length(header) + length(body)), 0) FROM ops WHERE pid = ?", .integer(pid)) ?? 0
+        carriedBytes[pid] = total
+        return total
+    }
+
+    /// Whether storing `op` would take a carried partition over the quota.
+    func exceedsCarrierQuota(_ op: Operation, record: PartitionRecord) throws -> Bool {
+        guard record.descriptor.kind == .conversation || record.descriptor.kind == .inbox, try isCarried(record) else { return false }
+        return try storedBytes(pid: record.pid) + op.header.count + op.body.count > carrierQuotaBytes
+    }
+
+    /// Keeps the byte count of a partition up to date after an insert (if it is being tracked).
+    func noteStored(_ op: Operation, pid: Int64) {
+        if let known = carriedBytes[pid] { carriedBytes[pid] = known + op.header.count + op.body.count }
+    }
+}

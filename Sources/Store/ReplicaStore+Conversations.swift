@@ -1,0 +1,160 @@
+import Identity
+import Replica
+import SQLite
+import Sodium
+import Wire
+
+/// A conversation as listed for one reader.
+public struct ConversationSummary: Hashable, Sendable {
+    public var id: PartitionID
+    public var creator: UserID
+    /// Empty until the reader can open the (encrypted) name, or when it was never set.
+    public var name: String
+    /// Current members, by id.
+    public var members: [UserID]
+    /// Whether the reader is a current member.
+    public var isMember: Bool
+    public var joined: Bool
+    public var unread: Int
+}
+
+/// Private conversations (DESIGN §3.5): creating them, writing membership changes with their
+/// keys and invites, learning about them from the inbox, and listing them.
+extension ReplicaStore {
+    /// Creates a conversation named `name` with `members` (the creator is always one) and joins
+    /// it; returns its descriptor. Its id is self-certifying: BLAKE2b over the creator's key and
+    /// a random nonce. The name travels encrypted; each member gets an invite in their inbox.
+    public func createConversation(name: String, members: [UserID], by identity: Identity, nowMillis: UInt64) throws -> PartitionDescriptor {
+        let descriptor = PartitionDescriptor.conversation(creator: identity.id, nonce: Bytes32(Sodium.randomBytes(32))!)
+        let others = Array(Set(members).subtracting([identity.id])).sorted()
+        try database.transaction(.immediate) {
+            try ensurePartition(descriptor, joined: true)
+            try author(.conversationCreate(name: name, members: others), in: descriptor.id, by: identity, nowMillis: nowMillis)
+        }
+        return descriptor
+    }
+
+    /// Authors `body` in a conversation with everything a member's write entails (see
+    /// `author(_:in:by:nowMillis:)`). Must run inside a transaction.
+    func authorInConversation(_ body: OperationBody, record: PartitionRecord, by local: LocalIdentity, nowMillis: UInt64) throws -> Operation {
+        let identity = local.identity
+        if body.type.isConversationContent {
+            let key = try prepareWriteKey(record, by: local, nowMillis: nowMillis)
+            let sealed = try EncryptedBody.seal(body.encoded, with: key, type: body.type, author: identity.id)
+            return try signAndApply(body.type, flags: .bodyEncrypted, body: sealed, record: record, by: identity, nowMillis: nowMillis)
+        }
+        func plain(_ body: OperationBody) throws -> Operation {
+            try signAndApply(body.type, flags: [], body: body.encoded, record: record, by: identity, nowMillis: nowMillis)
+        }
+        switch body {
+        case .conversationCreate(let name, let members):
+            try requireSealable(members)
+            let op = try plain(.conversationCreate(name: "", members: members))
+            _ = try prepareWriteKey(record, by: local, nowMillis: nowMillis)
+            if !name.isEmpty { _ = try authorInConversation(.conversationRename(name: name), record: record, by: local, nowMillis: nowMillis) }
+            try sendInvites(to: members, conversation: record.descriptor, by: identity, nowMillis: nowMillis)
+            return op
+        case .memberAdd(let user):
+            try requireSealable([user])
+            try requireCurrentMember(identity.id, record)
+            let op = try plain(body)
+            _ = try prepareWriteKey(record, by: local, nowMillis: nowMillis)  // shares the key with the new member
+            try sendInvites(to: [user], conversation: record.descriptor, by: identity, nowMillis: nowMillis)
+            return op
+        case .memberRemove:
+            try requireCurrentMember(identity.id, record)
+            let op = try plain(body)
+            _ = try prepareWriteKey(record, by: local, nowMillis: nowMillis)  // a new epoch without them
+            return op
+        case .memberLeave:
+            try requireCurrentMember(identity.id, record)
+            return try plain(body)
+        default:
+            return try plain(body)
+        }
+    }
+
+    private func requireCurrentMember(_ user: UserID, _ record: PartitionRecord) throws {
+        guard try membershipState(pid: record.pid).current.contains(user) else { throw StoreError.notMember(record.id) }
+    }
+
+    private func requireSealable(_ users: [UserID]) throws {
+        if let bad = users.first(where: { !$0.canReceiveSealedBoxes }) {
+            throw StoreError.invalidInput("\(bad.text) is not a valid user id (not a public key)")
+        }
+    }
+
+    /// Writes an invite to `conversation` into each user's inbox (carried for them from now on).
+    private func sendInvites(to users: [UserID], conversation: PartitionDescriptor, by identity: Identity, nowMillis: UInt64) throws {
+        for user in Set(users).subtracting([identity.id]).sorted() {
+            let inbox = try ensurePartition(.inbox(owner: user), joined: false)
+            try signAndApply(
+                .invite, flags: .bodyEncrypted, body: try Invite.seal(conversation, to: user), record: inbox, by: identity, nowMillis: nowMillis)
+        }
+    }
+
+    // MARK: The inbox
+
+    /// Reads `me`'s inbox and joins each conversation an invite names, once per invite
+    /// (idempotent). A conversation whose ops are already held is joined only while `me` is a
+    /// current member, so an old invite never undoes a leave. Returns the newly joined
+    /// conversations (for a node to start syncing them). Invites that do not open are skipped.
+    @discardableResult
+    public func processInbox(me identity: Identity) throws -> [PartitionDescriptor] {
+        try useIdentity(identity)
+        guard let local = localIdentity(identity.id) else { return [] }
+        let inboxID = PartitionDescriptor.inbox(owner: identity.id).id
+        // Read first: most calls find nothing new and need no write transaction.
+        let processed = Set(try database.prepare("SELECT op_id FROM processed_invites").rows { OpID(bytes: $0.blob(0)) }.compactMap { $0 })
+        let fresh = try allOps(in: inboxID).filter { !processed.contains($0.id) }
+        let inboxKnown = try partition(inboxID)?.joined == true
+        guard !fresh.isEmpty || !inboxKnown, !isReadOnly else { return [] }
+        return try database.transaction(.immediate) {
+            try ensurePartition(.inbox(owner: identity.id), joined: true)
+            var joined: [PartitionDescriptor] = []
+            for op in fresh {
+                try database.cachedStatement("INSERT OR IGNORE INTO processed_invites(op_id) VALUES (?)").run(.blob(op.id.bytes))
+                guard let descriptor = Invite.open(op.body, with: local.boxKeyPair), descriptor.kind == .conversation else { continue }
+                if let record = try partition(descriptor.id) {
+                    guard !record.joined else { continue }
+                    let membership = try membershipState(pid: record.pid)
+                    guard membership.everMember.isEmpty || membership.current.contains(identity.id) else { continue }
+                    try setJoined(descriptor.id, true)
+                } else {
+                    try ensurePartition(descriptor, joined: true)
+                }
+                joined.append(descriptor)
+            }
+            return joined
+        }
+    }
+
+    // MARK: Listing
+
+    /// The conversations `reader` takes part in — joined ones, and any it is a current member of
+    /// (ops can arrive before the invite does); every known one with `includeCarried` — the
+    /// most recently learned first.
+    public func conversations(reader: UserID, includeCarried: Bool = false) throws -> [ConversationSummary] {
+        var summaries: [ConversationSummary] = []
+        for record in try partitions().reversed() {
+            guard case .conversation(let creator, _) = record.descriptor else { continue }
+            let membership = try membershipState(pid: record.pid)
+            guard includeCarried || record.joined || membership.current.contains(reader) else { continue }
+            let name = try database.scalar("SELECT name FROM conversations WHERE pid = ?", .integer(record.pid), as: String.self) ?? ""
+            summaries.append(
+                ConversationSummary(
+                    id: record.id, creator: creator, name: name, members: membership.current.sorted(),
+                    isMember: membership.current.contains(reader), joined: record.joined, unread: try unreadCount(record.id, reader: reader)))
+        }
+        return summaries
+    }
+
+    /// Partitions to export with a conversation: itself, the directory (names travel with
+    /// messages) and the inboxes of its ever-members held here (invites travel too).
+    public func exportSet(forConversation partition: PartitionID) throws -> [PartitionID] {
+        guard let record = try self.partition(partition), record.descriptor.kind == .conversation else { return [] }
+        let members = try membershipState(pid: record.pid).everMember
+        let inboxes = try partitions().filter { if case .inbox(let owner) = $0.descriptor { members.contains(owner) } else { false } }
+        return [partition, PartitionDescriptor.directory.id] + inboxes.map(\.id)
+    }
+}

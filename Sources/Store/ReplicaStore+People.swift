@@ -1,0 +1,76 @@
+import Identity
+import Replica
+
+/// Whether someone is reachable now, as `people` shows it (DESIGN §6.1).
+public enum Presence: String, Sendable, CaseIterable {
+    case online, away, offline
+}
+
+/// What a running node knows about a peer from its live links (DESIGN §3.4: presence is
+/// ephemeral, never an op). The store has no network: callers without a node pass nothing and
+/// everyone else shows as offline; the node passes what its links tell it.
+public struct PeerPresence: Hashable, Sendable {
+    /// A link to one of the user's nodes is up (or presence frames arrived within their TTL).
+    public var linked: Bool
+    /// When the user was last seen on a link (Unix milliseconds), kept locally per peer.
+    public var lastSeenMillis: UInt64?
+    public init(linked: Bool, lastSeenMillis: UInt64? = nil) { (self.linked, self.lastSeenMillis) = (linked, lastSeenMillis) }
+}
+
+/// One person in the directory, as `people` lists them.
+public struct PersonView: Hashable, Sendable {
+    public var user: UserID
+    public var nick: String?
+    public var displayName: String?
+    public var status: String?
+    /// The mode they chose in their profile (nil: never set, which means online).
+    public var presenceMode: PresenceMode?
+    public var presence: Presence
+    public var lastSeenMillis: UInt64?
+    public var avatar: Attachment?
+    public var isMe: Bool
+}
+
+extension ReplicaStore {
+    /// Everyone in the directory (and `me`, even without an entry): `me` first, then by nick or
+    /// display name, then id. `search` keeps those whose nick, display name or status contains
+    /// it (case-insensitive) or whose id starts with it.
+    ///
+    /// Presence: `me` shows the chosen mode (hidden shows as offline, as others see it). Anyone
+    /// else is offline unless `live` says a link is up; then away if they chose away, offline if
+    /// they chose hidden, online otherwise. `live` is the seam for the node's link state.
+    public func people(me: UserID, search: String? = nil, live: [UserID: PeerPresence] = [:]) throws -> [PersonView] {
+        var profiles = try profiles()
+        if !profiles.contains(where: { $0.user == me }) {
+            profiles.append(ProfileView(user: me, nick: nil, displayName: nil, status: nil, presence: nil, avatar: nil))
+        }
+        func shown(_ mode: PresenceMode?) -> Presence {
+            switch mode {
+            case .away: .away
+            case .hidden: .offline
+            case .online, nil: .online
+            }
+        }
+        var people = profiles.map { profile -> PersonView in
+            let isMe = profile.user == me
+            let link = live[profile.user]
+            let presence: Presence = isMe ? shown(profile.presence) : (link?.linked == true ? shown(profile.presence) : .offline)
+            return PersonView(
+                user: profile.user, nick: profile.nick.flatMap { $0.isEmpty ? nil : $0 }, displayName: profile.displayName.flatMap { $0.isEmpty ? nil : $0 },
+                status: profile.status.flatMap { $0.isEmpty ? nil : $0 }, presenceMode: profile.presence, presence: presence,
+                lastSeenMillis: isMe ? nil : link?.lastSeenMillis, avatar: profile.avatar, isMe: isMe)
+        }
+        if let search = search?.lowercased(), !search.isEmpty {
+            people = people.filter { person in
+                [person.nick, person.displayName, person.status].contains { $0?.lowercased().contains(search) == true }
+                    || person.user.text.hasPrefix(search)
+            }
+        }
+        return people.sorted { a, b in
+            if a.isMe != b.isMe { return a.isMe }
+            let nameA = (a.nick ?? a.displayName ?? "").lowercased(), nameB = (b.nick ?? b.displayName ?? "").lowercased()
+            if nameA != nameB { return nameB.isEmpty || (!nameA.isEmpty && nameA < nameB) }
+            return a.user < b.user
+        }
+    }
+}

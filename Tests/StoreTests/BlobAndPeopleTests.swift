@@ -1,0 +1,62 @@
+import Foundation
+import Identity
+import Replica
+import Store
+import TestSupport
+import Testing
+import Wire
+
+/// Attachment blobs (encrypted in conversations) and the people directory with its presence seam.
+@Suite struct BlobAndPeopleTests {
+    let alice = Fixtures.identity(0)
+    let bob = Fixtures.identity(1)
+    let carol = Fixtures.identity(2)
+    let dave = Fixtures.identity(3)
+    let now = Fixtures.now()
+
+    @Test func attachments_inAConversation_areKeptEncrypted_andOpenForMembersOnly() throws {
+        let a = try Nodes.store(alice), b = try Nodes.store(bob), d = try Nodes.store(dave)
+        let conversation = try a.createConversation(name: "maps", members: [bob.id], by: alice, nowMillis: now)
+        let content = Array("GRID 41-17, the cave behind the waterfall".utf8)
+        let attachment = try a.attach(content, name: "map.txt", mime: "text/plain", in: conversation.id, by: alice, nowMillis: now)
+        #expect(attachment.size == UInt64(content.count))
+        let stored = try #require(try a.blob(attachment.hash))
+        #expect(stored != content && Data(stored).range(of: Data("waterfall".utf8)) == nil)
+        try a.author(.post(text: "", attachments: [attachment], location: nil, replyTo: nil), in: conversation.id, by: alice, nowMillis: now + 1)
+        try Nodes.sync([a, b, d])
+        #expect(try b.history(conversation.id).first?.attachments == [attachment])
+        #expect(try a.attachmentContent(attachment, in: conversation.id) == .content(content))
+        #expect(try b.attachmentContent(attachment, in: conversation.id) == .notFetched)
+        // Blobs travel later (by hash, from peers); simulate the fetch.
+        try b.storeBlob(stored, nowMillis: now)
+        try d.storeBlob(stored, nowMillis: now)
+        #expect(try b.attachmentContent(attachment, in: conversation.id) == .content(content))
+        #expect(try d.attachmentContent(attachment, in: conversation.id) == .cannotOpen)
+        #expect(throws: StoreError.self) {
+            try a.attach([UInt8](repeating: 0, count: ReplicaStore.maxBlobBytes + 1), name: "big", mime: "x", in: conversation.id, by: alice, nowMillis: now)
+        }
+    }
+
+    @Test func people_listsTheDirectory_withPresenceFromTheSeam() throws {
+        let store = try Nodes.store(alice)
+        let directory = PartitionDescriptor.directory.id
+        try store.author(
+            .profile(subject: alice.id, nick: "alice", displayName: "Alice", status: nil, presence: .hidden, avatar: nil), in: directory, by: alice,
+            nowMillis: now)
+        try store.author(
+            .profile(subject: bob.id, nick: "bob", displayName: "Bob B", status: "fishing", presence: .away, avatar: nil), in: directory, by: bob,
+            nowMillis: now)
+        try store.author(
+            .profile(subject: carol.id, nick: "carol", displayName: nil, status: nil, presence: nil, avatar: nil), in: directory, by: carol, nowMillis: now)
+        var people = try store.people(me: alice.id)
+        #expect(people.map(\.nick) == ["alice", "bob", "carol"])
+        #expect(people.map(\.presence) == [.offline, .offline, .offline])  // hidden shows as offline; no node: others offline
+        people = try store.people(me: alice.id, live: [bob.id: PeerPresence(linked: true, lastSeenMillis: now), carol.id: PeerPresence(linked: true)])
+        #expect(people.map(\.presence) == [.offline, .away, .online])
+        #expect(people[1].lastSeenMillis == now)
+        #expect(try store.people(me: alice.id, search: "FISH").map(\.user) == [bob.id])
+        #expect(try store.people(me: alice.id, search: String(carol.id.text.prefix(6))).map(\.user) == [carol.id])
+        let stranger = try Nodes.store(dave)
+        #expect(try stranger.people(me: dave.id).map(\.isMe) == [true])
+    }
+}
