@@ -97,7 +97,6 @@ extension GossipSession {
                 let upper = min(chain.peerSeq ?? 0, chain.pending.first.map { $0.seq - 1 } ?? .max)
                 let count = Int(min(UInt64(configuration.wantCredit), upper - localSeq))
                 want = OutstandingWant(from: localSeq + 1, count: count, isProbe: false)
-                wanted += count
             }
             chain.want = want
             outstandingWants += 1
@@ -119,10 +118,12 @@ extension GossipSession {
             return close(.creditExceeded(key.partition, author: key.author))
         }
         want.received += batch.ops.count
+        statistics.opsReceived += batch.ops.count
         if !want.isProbe { fetched += batch.ops.count }
         if let last = batch.ops.last { chain.peerSeq = max(chain.peerSeq ?? 0, last.seq) }
         if !batch.ops.isEmpty {
             chain.applying += 1
+            if !want.isProbe { chain.fetchedUnapplied += batch.ops.count }
             emit(.apply(batch.ops))
         }
         if batch.isLast {
@@ -154,6 +155,7 @@ extension GossipSession {
         let key = ChainKey(partition: first.partition, author: first.author)
         guard var chain = chain(key) else { return finish() }
         chain.applying = max(0, chain.applying - 1)
+        chain.fetchedUnapplied = max(0, chain.fetchedUnapplied - ops.count)
         let probe = chain.probe?.sent == true ? chain.probe : nil
         if probe != nil { chain.probe = nil }
         var proofsMissing = false

@@ -11,17 +11,16 @@ import Wire
 @Suite struct GossipSessionTests {
     let mallory = Fixtures.identity(3)
 
-    @Test func start_sendsHelloThenSummary_andAsksForATick() {
+    @Test func start_sendsTheSummary_andAsksForTheAntiEntropyTick() {
         var session = GossipSession()
         let summaries = [
             PartitionSummary(descriptor: .directory, digest: .empty, sharing: .offer),
             PartitionSummary(descriptor: lobby, digest: .empty, sharing: .ifPeerHolds),
             PartitionSummary(descriptor: .ownData(owner: mallory.id), digest: .empty, sharing: .never),
         ]
-        let directives = session.start(local: summaries, now: 1_000)
+        let directives = session.start(local: summaries, peer: standardHello, now: 1_000)
         #expect(
             directives == [
-                .send(.hello(protocolVersion: 1, maxFrame: UInt32(SyncMessage.maxBytes), features: 0)),
                 .send(
                     .summary(
                         more: false,
@@ -29,14 +28,15 @@ import Wire
                             SummaryEntry(.directory, digest: .empty, revealDescriptor: true),
                             SummaryEntry(lobby, digest: .empty, revealDescriptor: false),
                         ])),
-                .scheduleTick(after: 15_000),
+                .scheduleTick(after: 30_000),
             ])
     }
 
     @Test func summary_ofManyPartitions_isPagedWithinAFrame() {
         var session = GossipSession()
         let summaries = (0..<5_000).map { PartitionSummary(descriptor: .room(RoomName("room-\($0)")!), digest: .empty, sharing: .offer) }
-        let pages = messages(session.start(local: summaries, now: 0)).compactMap { message -> (Bool, [SummaryEntry], Int)? in
+        let smallFrames = SyncHello(protocolVersion: 1, maxFrame: UInt32(GossipConfiguration.minimumFrameBytes), features: 0)
+        let pages = messages(session.start(local: summaries, peer: smallFrames, now: 0)).compactMap { message -> (Bool, [SummaryEntry], Int)? in
             if case .summary(let more, let entries) = message { (more, entries, message.encode().count) } else { nil }
         }
         #expect(pages.count > 1)
@@ -85,7 +85,6 @@ import Wire
         let me = Fixtures.identity(10)
         let node = TestNode("B", identity: me, store: try Fixtures.store(partitions: [lobby]), peer: Fixtures.identity(11).id)
         try node.start()
-        try node.receive(SyncMessage.hello(protocolVersion: 1, maxFrame: UInt32(SyncMessage.maxBytes), features: 0).encode())
         try node.receive(
             SyncMessage.summary(more: false, entries: [SummaryEntry(lobby, digest: try node.store.digest(lobby.id), revealDescriptor: false)]).encode())
         var factory = OpFactory()
@@ -106,17 +105,15 @@ import Wire
         #expect(node.sentCount(.newOp) == 0)
     }
 
-    @Test func ticks_pingWhenQuiet_refreshSummaries_andCloseWhenIdle() {
+    @Test func ticks_refreshSummariesEveryInterval_andNeverPingOrTimeOut() {
         var session = GossipSession()
-        #expect(session.start(local: [], now: 0).last == .scheduleTick(after: 15_000))
-        _ = session.onMessage(.hello(protocolVersion: 1, maxFrame: 1 << 20, features: 0), now: 1_000)
-        #expect(session.onTick(now: 15_000) == [.send(.ping(nonce: 1)), .scheduleTick(after: 15_000)])
-        #expect(session.onMessage(.ping(nonce: 9), now: 20_000) == [.send(.pong(nonce: 9))])
-        #expect(session.onTick(now: 30_000) == [.refreshSummaries, .scheduleTick(after: 5_000)])
+        #expect(session.start(local: [], peer: standardHello, now: 0).last == .scheduleTick(after: 30_000))
+        #expect(session.onTick(now: 12_000) == [.scheduleTick(after: 18_000)], "an early tick only re-arms")
+        #expect(session.onTick(now: 30_000) == [.refreshSummaries, .scheduleTick(after: 30_000)])
         #expect(session.onLocalSummaries([], now: 30_000) == [])
-        #expect(session.onTick(now: 35_000) == [.send(.ping(nonce: 2)), .scheduleTick(after: 15_000)])
-        #expect(session.onTick(now: 65_000) == [.send(.bye(reason: .idle)), .close(reason: .idle)])
-        #expect(session.onTick(now: 70_000) == [])
+        // Hours of silence: the link's keepalive decides about idleness, not the session.
+        #expect(session.onTick(now: 10_000_000) == [.refreshSummaries, .scheduleTick(after: 30_000)])
+        #expect(!session.isClosed)
     }
 
     @Test func newPartition_isListedAtOnce_changedDigestsOnlyAtAntiEntropy() {
