@@ -141,7 +141,8 @@ public struct StatusReport: Codable, Sendable, Equatable {
 public struct SyncStatus: Codable, Sendable, Equatable {
     /// Ops fetched from peers (answers to this node's WANTs) since start.
     public var fetched: UInt64 = 0
-    /// `fetched` plus the ops known to be missing now: equal when nothing is left to fetch, so
+    /// `fetched` plus the ops known to be missing now (counted once, as the most any one peer
+    /// shows: peers usually offer the same ones): equal when nothing is left to fetch, so
     /// `fetched / wanted` reads as progress on long work.
     public var wanted: UInt64 = 0
     /// Ops received from peers in any sync message (fetched or pushed), and sent to them.

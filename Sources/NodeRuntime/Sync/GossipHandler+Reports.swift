@@ -10,14 +10,16 @@ extension GossipHandler {
     public func syncStatus(node: isolated Node) -> SyncStatus {
         var status = SyncStatus()
         status.fetched = UInt64(closedTotals.fetched)
-        status.wanted = UInt64(closedTotals.fetched)
         status.opsReceived = UInt64(closedTotals.opsReceived)
         status.opsSent = UInt64(closedTotals.opsSent)
+        // Several peers usually offer the same missing ops: they count once, as the most any
+        // one peer shows.
+        var missing = 0
         for (peer, entry) in sessions.sorted(by: { $0.key < $1.key }) {
             let statistics = entry.session.statistics
             let link = node.linkTraffic(of: peer)
             status.fetched += UInt64(entry.progress.fetched)
-            status.wanted += UInt64(entry.progress.wanted)
+            missing = max(missing, entry.progress.wanted - entry.progress.fetched)
             status.opsReceived += UInt64(statistics.opsReceived)
             status.opsSent += UInt64(statistics.opsSent)
             status.peers.append(SyncPeerStatus(
@@ -25,6 +27,7 @@ extension GossipHandler {
                 wanted: UInt64(entry.progress.wanted), opsReceived: UInt64(statistics.opsReceived),
                 opsSent: UInt64(statistics.opsSent), traffic: link?.traffic ?? LinkTraffic(), since: link?.since ?? 0))
         }
+        status.wanted = status.fetched + UInt64(missing)
         return status
     }
 
