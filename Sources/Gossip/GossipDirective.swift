@@ -31,6 +31,12 @@ public enum GossipDirective: Hashable, Sendable {
     /// Ops fetched from this peer so far, and that number plus the ops known to be missing
     /// (equal when nothing is left to fetch): for `parley status` and logs.
     case progress(fetched: Int, wanted: Int)
+    /// This session would fetch the chain: answer with `onChainClaim(granted:)` — granted unless
+    /// another session of the node holds the chain (then call this one's `onChainReleased` when
+    /// that session releases it or its link ends).
+    case claimChain(PartitionID, author: UserID)
+    /// This session is done fetching the chain (it holds no claim on it any more).
+    case releaseChain(PartitionID, author: UserID)
     /// Call `onTick` after this many milliseconds (replacing any earlier request).
     case scheduleTick(after: UInt64)
 }

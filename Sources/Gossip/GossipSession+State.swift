@@ -61,13 +61,31 @@ struct Chain: Sendable {
     var blocked = false
     /// Waiting in `wantQueue`.
     var queued = false
-    /// A fork probe to send: the peer's op at this seq, to compare with ours.
+    /// Where a session stands on fetching one chain: the node lets one session at a time fetch a
+/// chain (`.claimChain`), so a node behind by k ops receives them once, not once per peer.
+enum Claim: Hashable, Sendable {
+    /// Not asked for.
+    case none
+    /// `.claimChain` went out; the answer has not come.
+    case asked
+    /// This session fetches the chain; it says `.releaseChain` when done.
+    case held
+    /// Another session fetches it; `onChainReleased` says when it is done.
+    case refused
+}
+
+/// A fork probe to send: the peer's op at this seq, to compare with ours.
     var probe: Probe?
     var want: OutstandingWant?
     /// `.apply` directives not yet answered by `onApplied`.
     var applying = 0
     /// Ops fetched (OPS) and handed to `.apply`, whose outcomes have not come back yet.
     var fetchedUnapplied = 0
+    /// Whether this session may fetch the chain (one session of the node at a time does).
+    var claim = Claim.none
+    /// When the WANT outstanding was sent (a claim held past an anti-entropy interval on one
+    /// unanswered WANT is given up, so a stalling peer cannot hold a chain).
+    var wantSentAt: UInt64 = 0
     /// Out-of-order NEW_OPs, sorted by seq, at most `maxPendingPerChain`.
     var pending: [Operation] = []
 
@@ -84,7 +102,7 @@ struct Chain: Sendable {
     var nextSeq: UInt64 { (localSeq ?? 0) + 1 }
 
     /// A NEW_OP or OPS entry that tells nothing the baseline does not: safe to forget.
-    var isForgettable: Bool { isIdle && !queued && pending.isEmpty && probe == nil && !frozen && !blocked }
+    var isForgettable: Bool { isIdle && !queued && pending.isEmpty && probe == nil && !frozen && !blocked && claim == .none }
 }
 
 /// A request for the peer's op at one seq, to compare with ours: when it differs, the store

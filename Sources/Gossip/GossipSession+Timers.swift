@@ -10,6 +10,7 @@ extension GossipSession {
             nextAntiEntropy = now + configuration.antiEntropyInterval
             antiEntropyDue = true
             dropStaleExchanges()
+            releaseStaleClaims()
             emit(.refreshSummaries)
         }
         emit(.scheduleTick(after: nextAntiEntropy - now))

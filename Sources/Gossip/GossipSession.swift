@@ -22,6 +22,8 @@ import Wire
 /// - For each author where the peer is ahead, the session sends WANT(from = local max + 1,
 ///   credit ≤ 256) and the next WANT only after the ops of the last one were applied, so a node
 ///   behind by k ops receives exactly k. At most `maxOutstandingWants` chains are fetched at once.
+///   Before its first WANT for a chain the session asks the node (`.claimChain`), which lets
+///   one session at a time fetch a chain, so ops several peers offer arrive once.
 /// - A WANT is answered with OPS batches read from the store in steps of `loadBatch`, each batch
 ///   within the peer's frame; the last batch of the answer says so (`OpBatch.isLast`).
 /// - Different head ids at an equal seq, or a peer op that does not link to our head, lead to a
@@ -48,7 +50,10 @@ import Wire
 ///   outcome is `.applied`, in order; likewise after writing a local op; and pass each new fork
 ///   proof (from `.forkDetected` or a `.applyForkProof` that changed something) to
 ///   `onLocalForkProof` of every session;
-/// - keep one timer, re-armed by each `.scheduleTick(after:)`, and call `onTick` when it fires.
+/// - keep one timer, re-armed by each `.scheduleTick(after:)`, and call `onTick` when it fires;
+/// - grant each `.claimChain` unless another session holds that chain, remembering who was
+///   refused; on `.releaseChain`, or when the holder's link ends, call `onChainReleased` of
+///   each session refused meanwhile.
 public struct GossipSession: Sendable {
     enum Phase: Sendable { case idle, running, closed }
 
@@ -257,6 +262,7 @@ public struct GossipSession: Sendable {
                 removeChain(key)
             } else {
                 setChain(key, chain)
+                releaseIfDone(key)
             }
         }
     }

@@ -133,6 +133,32 @@ import Wire
             ])
     }
 
+    @Test func aChainAnotherSessionFetches_waitsForTheRelease_thenOnlyWhatIsLeftIsFetched() throws {
+        var factory = OpFactory()
+        let ops = (0..<10).map { factory.make(post("\($0)"), in: lobby.id, by: mallory) }
+        let summary = PartitionSummary(descriptor: lobby, digest: .empty, sharing: .ifPeerHolds)
+        var session = startedSession([summary])
+        let theirs = PartitionDigest(heads: [Head(author: mallory.id, maxSeq: 10, headID: ops[9].id)])
+        _ = session.onMessage(.summary(more: false, entries: [SummaryEntry(lobby, digest: theirs, revealDescriptor: false)]), now: 0)
+        _ = session.onLocalVector(lobby.id, heads: [], now: 0)
+        let planned = session.onMessage(.vector(partition: lobby.id, more: false, heads: [Head(author: mallory.id, maxSeq: 10, headID: ops[9].id)]), now: 0)
+        #expect(planned.contains(.claimChain(lobby.id, author: mallory.id)))
+        #expect(messages(planned).isEmpty, "no WANT before the claim is granted")
+
+        // Another session holds the chain and fetches six ops meanwhile.
+        #expect(messages(session.onChainClaim(lobby.id, author: mallory.id, granted: false, now: 1)).isEmpty)
+        for op in ops[0..<6] { #expect(messages(session.onNewLocalOp(op, now: 2)).isEmpty) }
+        #expect(session.onChainReleased(lobby.id, author: mallory.id, now: 3).contains(.claimChain(lobby.id, author: mallory.id)))
+        let granted = session.onChainClaim(lobby.id, author: mallory.id, granted: true, now: 4)
+        #expect(messages(granted) == [.want(partition: lobby.id, author: mallory.id, fromSeq: 7, maxCount: 4)])
+
+        let batch = OpBatch(partition: lobby.id, author: mallory.id, ops: Array(ops[6...]), isLast: true)
+        #expect(session.onMessage(.ops(batch), now: 5).contains(.apply(Array(ops[6...]))))
+        let applied = session.onApplied(Array(ops[6...]), outcomes: Array(repeating: .applied, count: 4), now: 6)
+        #expect(applied.contains(.releaseChain(lobby.id, author: mallory.id)), "done: the chain goes back")
+        #expect(session.progress == (4, 4))
+    }
+
     @Test func vectorRound_thePeerNeverAnswers_isDropped_andTheEntryResent() {
         let summary = PartitionSummary(descriptor: lobby, digest: .empty, sharing: .ifPeerHolds)
         var session = startedSession([summary])

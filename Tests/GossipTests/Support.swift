@@ -53,6 +53,9 @@ final class TestNode {
     var closedWith: GossipError?
     var learned: [PartitionDescriptor] = []
     var progress: (fetched: Int, wanted: Int) = (0, 0)
+    /// Claims asked for and released (the node grants every one: there is one link).
+    var claims = 0
+    var releases = 0
     /// Every progress report, in order.
     var progressReports: [(fetched: Int, wanted: Int)] = []
     var appliedOps = 0
@@ -146,6 +149,12 @@ final class TestNode {
             progressReports.append((fetched, wanted))
         case .scheduleTick:
             break
+        case .claimChain(let partition, let author):
+            // One link: the chain is always free.
+            claims += 1
+            try run(session.onChainClaim(partition, author: author, granted: true, now: now))
+        case .releaseChain:
+            releases += 1
         }
     }
 

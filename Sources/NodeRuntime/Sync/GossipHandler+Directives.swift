@@ -63,6 +63,19 @@ extension GossipHandler {
         case .progress(let fetched, let wanted):
             noteProgress(fetched: fetched, wanted: wanted, from: peer, node: node)
 
+        case .claimChain(let partition, let author):
+            let key = ChainKey(partition: partition, author: author)
+            let granted = claims[key] == nil || claims[key] == peer
+            if granted {
+                claims[key] = peer
+            } else {
+                refused[key, default: []].insert(peer)
+            }
+            feed(peer, node: node) { session, now in session.onChainClaim(partition, author: author, granted: granted, now: now) }
+
+        case .releaseChain(let partition, let author):
+            release(ChainKey(partition: partition, author: author), by: peer, node: node)
+
         case .scheduleTick(let after):
             guard let link = sessions[peer]?.link else { return }
             sessions[peer]?.timer?.cancel()

@@ -43,7 +43,16 @@ public final class GossipHandler: LinkMessageHandler {
         let directive: GossipDirective
     }
 
+    /// A chain (partition, author) as the key of a claim.
+    struct ChainKey: Hashable {
+        let partition: PartitionID
+        let author: UserID
+    }
+
     var sessions: [UserID: PeerSession] = [:]
+    /// Which session fetches each chain, and the sessions refused it meanwhile.
+    var claims: [ChainKey: UserID] = [:]
+    var refused: [ChainKey: Set<UserID>] = [:]
     private var queue: [Work] = []
     private var draining = false
     /// Counts of links that have ended, for `status`.
@@ -91,6 +100,17 @@ public final class GossipHandler: LinkMessageHandler {
         closedTotals.opsReceived += entry.session.statistics.opsReceived
         closedTotals.opsSent += entry.session.statistics.opsSent
         sessions[peer.id] = nil
+        for key in refused.keys { refused[key]?.remove(peer.id) }
+        for (key, holder) in claims where holder == peer.id { release(key, by: peer.id, node: node) }
+    }
+
+    /// Ends `peer`'s claim on a chain; the sessions refused it meanwhile may try again.
+    func release(_ key: ChainKey, by peer: UserID, node: isolated Node) {
+        guard claims[key] == peer else { return }
+        claims[key] = nil
+        for waiting in (refused.removeValue(forKey: key) ?? []).sorted() {
+            feed(waiting, node: node) { session, now in session.onChainReleased(key.partition, author: key.author, now: now) }
+        }
     }
 
     // MARK: - Feeding sessions
