@@ -12,8 +12,10 @@ import Transport
 ///
 /// It makes no protocol decisions: Discovery decides whom to dial and what each peer's state
 /// is, `Handshake` and the frame codec decide what bytes mean, `Admission` decides who may
-/// connect, `Keepalive` when to ping. The node interprets their outputs in flat switches and
-/// keeps the bookkeeping that only a shell can (which TCP connection is which peer's link).
+/// connect, `Keepalive` when to ping, `RateLimit` when a peer floods, and each link's
+/// `GossipSession` what to sync (carried out by the `GossipHandler`). The node interprets their
+/// outputs in flat switches and keeps the bookkeeping that only a shell can (which TCP
+/// connection is which peer's link).
 ///
 /// Use: `start()` (binds everything, or throws a `NodeError` naming the fix), then
 /// `waitUntilStopped()`; `stop()` from a signal handler leaves gracefully (leaving beacons,

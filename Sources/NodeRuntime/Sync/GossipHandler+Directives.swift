@@ -95,7 +95,7 @@ extension GossipHandler {
     /// and every new fork proof to every session (this one included), in order.
     private func apply(_ ops: [Operation], from peer: UserID, node: isolated Node) {
         let store = node.store!
-        guard let outcomes = storeCall(node, peer, "applying \(ops.count) ops", { try store.apply(ops, nowMillis: node.wallMillis) })
+        guard let outcomes = storeCall(node, peer, "applying \(ops.count) ops", { try store.applyUnlessHeld(ops, nowMillis: node.wallMillis) })
         else { return }
         feed(peer, node: node) { session, now in session.onApplied(ops, outcomes: outcomes, now: now) }
         for (op, outcome) in zip(ops, outcomes) {
