@@ -109,14 +109,15 @@ public final class Context {
 
     /// Tells the node running for this data directory, if any, that this process wrote the store
     /// (ops, a room joined or left), so it pushes the news to its peers now rather than at its
-    /// next `PRAGMA data_version` check. Quiet when nothing was written, when no node runs, or
-    /// when the node does not answer within a second: the node notices by itself anyway.
+    /// next `PRAGMA data_version` check. Does not wait for the node to act (a busy node would
+    /// hold the command up), and is quiet when nothing was written or no node runs: the node
+    /// notices by itself anyway.
     func notifyNodeOfWrites() {
         guard let store = openedStore, store.database.totalChanges > 0, let directory = resolvedDirectory?.path else { return }
         _ = try? NodeConnection.wait {
             let client = try ControlClient.connect(dataDirectory: directory)
             defer { client.close() }
-            return try await client.send(ControlRequest(.poke), timeout: .seconds(1)).ok
+            try await client.notify(ControlRequest(.poke))
         }
     }
 
