@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A `parley` (or any) process started in the background, with stdout and stderr captured in
@@ -24,8 +25,10 @@ public final class ChildProcess: @unchecked Sendable {
     private var status: Int32?
 
     /// Starts `executable arguments` with `environment` (merged over a minimal clean one).
-    public init(executable: String, arguments: [String], environment: [String: String], captureIn directory: String,
-                name: String) throws {
+    public init(
+        executable: String, arguments: [String], environment: [String: String], captureIn directory: String,
+        name: String
+    ) throws {
         self.arguments = arguments
         stdoutPath = directory + "/\(name).stdout"
         stderrPath = directory + "/\(name).stderr"
@@ -99,8 +102,10 @@ public final class ChildProcess: @unchecked Sendable {
     private static let closeFrom: CloseFrom? = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np")
         .map { unsafeBitCast($0, to: CloseFrom.self) }
 
-    private static func spawn(_ executable: String, arguments: [String], environment: [String: String], stdout: String,
-                              stderr: String) throws -> Int32 {
+    private static func spawn(
+        _ executable: String, arguments: [String], environment: [String: String], stdout: String,
+        stderr: String
+    ) throws -> Int32 {
         let outFD = open(stdout, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         let errFD = open(stderr, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         defer {

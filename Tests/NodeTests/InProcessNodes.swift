@@ -1,13 +1,14 @@
 import Discovery
 import Foundation
 import Identity
-@testable import NodeRuntime
 import Replica
 import Store
 import Synchronization
 import TestSupport
 import Testing
 import Transport
+
+@testable import NodeRuntime
 
 /// Nodes in this process, on loopback without discovery (static peers only), each with a data
 /// directory under one temporary root. The test reads and writes a node's store through its own
@@ -40,9 +41,10 @@ final class InProcessNodes: @unchecked Sendable {
     }
 
     /// Starts a node; returns it and its link address.
-    func start(_ configuration: NodeConfiguration, identity: Identity, log: NodeLog = .silent,
-               handler: sending (any LinkMessageHandler)? = nil) async throws -> (node: Node, address: SocketAddress)
-    {
+    func start(
+        _ configuration: NodeConfiguration, identity: Identity, log: NodeLog = .silent,
+        handler: sending (any LinkMessageHandler)? = nil
+    ) async throws -> (node: Node, address: SocketAddress) {
         let node = Node(configuration: configuration, identity: identity, log: log, handler: handler)
         let address = try await node.start()
         nodes.append(node)

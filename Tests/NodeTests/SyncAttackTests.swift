@@ -1,12 +1,13 @@
 import Foundation
 import Gossip
 import Identity
-@testable import NodeRuntime
 import Replica
 import Store
 import TestSupport
 import Testing
 import Wire
+
+@testable import NodeRuntime
 
 /// DESIGN §4.2, §8 (adversarial), in process: a peer that sends malformed or forged ops, ops
 /// where it may not write, or a flood, loses its link and is banned; nothing it sent is
@@ -97,8 +98,9 @@ import Wire
             _ = nodes.configuration(name)
             try nodes.withStore(name) { store in
                 try store.ensurePartition(lobby, joined: true)
-                try store.author(.profile(subject: identity.id, nick: name, displayName: nil, status: nil, presence: nil, avatar: nil),
-                                 in: PartitionDescriptor.directory.id, by: identity, nowMillis: Fixtures.now())
+                try store.author(
+                    .profile(subject: identity.id, nick: name, displayName: nil, status: nil, presence: nil, avatar: nil),
+                    in: PartitionDescriptor.directory.id, by: identity, nowMillis: Fixtures.now())
             }
         }
         try nodes.withStore("honest") { store in
@@ -125,8 +127,9 @@ import Wire
 
         var hostileConfiguration = nodes.configuration("hostile")
         hostileConfiguration.staticPeers = [InProcessNodes.peer(victim, at: victimAddress)]
-        let (hostileNode, _) = try await nodes.start(hostileConfiguration, identity: hostile,
-                                                     handler: HostileHandler(attack, victim: victim.id))
+        let (hostileNode, _) = try await nodes.start(
+            hostileConfiguration, identity: hostile,
+            handler: HostileHandler(attack, victim: victim.id))
 
         let banned = await eventually { await victimNode.doctor().admission.bannedPeers.contains(hostile.id.text) }
         #expect(banned, "\(attack): the hostile peer is not banned")

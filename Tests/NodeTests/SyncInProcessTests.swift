@@ -1,11 +1,12 @@
 import Foundation
 import Gossip
 import Identity
-@testable import NodeRuntime
 import Replica
 import Store
 import TestSupport
 import Testing
+
+@testable import NodeRuntime
 
 /// The Gossip shell in two `Node` actors linked over loopback: what was written before the link
 /// arrives at link-up, a poked write is pushed live, a bulk write goes by WANT, a room joined

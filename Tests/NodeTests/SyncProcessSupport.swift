@@ -16,7 +16,8 @@ extension TestNode {
     func json(_ arguments: [String]) async -> [[String: Any]] {
         let result = await parley(arguments)
         guard result.exitCode == 0, let data = result.stdout.data(using: .utf8),
-              let array = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] else { return [] }
+            let array = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]]
+        else { return [] }
         return array
     }
 

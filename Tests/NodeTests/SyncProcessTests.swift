@@ -69,9 +69,10 @@ extension NodeProcessTests {
             let tasks = await nodes[4].json(["tasks", "--room", "lobby", "--json"])
             #expect(tasks.count == 20 && tasks.allSatisfy { $0["status"] as? String == "in-progress" })
             let received = await nodes.asyncMap { await $0.syncStatus()?["ops_received"] as? Int ?? 0 }.reduce(0, +)
-            print("measured: five nodes wrote 1,000 messages and \(written - 1_000) other ops concurrently in \(posted) ms; "
-                + "every replica equal \(lag) ms after the last write; each op arrived \(Double(received * 10 / (written * 4)) / 10) "
-                + "times per receiving node (live push reaches a node from every peer that holds it)")
+            print(
+                "measured: five nodes wrote 1,000 messages and \(written - 1_000) other ops concurrently in \(posted) ms; "
+                    + "every replica equal \(lag) ms after the last write; each op arrived \(Double(received * 10 / (written * 4)) / 10) "
+                    + "times per receiving node (live push reaches a node from every peer that holds it)")
         }
 
         @Test func aStoppedNode_catchesUp_aKill9MidFetch_losesNothing_andOfflineWritesAreDelivered() async throws {
@@ -124,9 +125,10 @@ extension NodeProcessTests {
             #expect(c.process?.stderr.contains("fetching: ") == true || left < 100, "long fetches are logged")
             let received = await c.syncStatus()?["ops_received"] as? Int ?? 0
             #expect(received == left, "two peers offer the same ops; each arrives once")
-            print("measured: after kill -9 at \(seen.fetched) / \(seen.wanted), the restarted node fetched the \(left) ops left "
-                + "in \(catchUp) ms (process start included), "
-                + "receiving \(received) ops from its two peers")
+            print(
+                "measured: after kill -9 at \(seen.fetched) / \(seen.wanted), the restarted node fetched the \(left) ops left "
+                    + "in \(catchUp) ms (process start included), "
+                    + "receiving \(received) ops from its two peers")
         }
 
         @Test func sixNodes_splitInTwoGroups_keepPosting_andConvergeAfterTheyRejoin() async throws {
@@ -172,8 +174,9 @@ extension NodeProcessTests {
             let counts = await nodes.asyncMap { await $0.lobbyOps() }
             #expect(converged, "\(counts)\n\(cluster.logs)")
             #expect(Set(await nodes.asyncMap { await $0.lobbyHistory() }).count == 1)
-            print("measured: two groups of three, 60 ops apart each way, equal \(millis(since: heal)) ms after the heal began "
-                + "(three restarts included)")
+            print(
+                "measured: two groups of three, 60 ops apart each way, equal \(millis(since: heal)) ms after the heal began "
+                    + "(three restarts included)")
         }
 
         @Test func syncCost_inSyncOn10000Ops_onlySummaries_andBehindBy1000_receivesExactly1000() async throws {
@@ -229,9 +232,10 @@ extension NodeProcessTests {
             #expect(caughtUp, "\(cluster.logs)")
             let sync = try #require(await y.syncStatus())
             #expect(sync["ops_received"] as? Int == 1_000 && sync["fetched"] as? Int == 1_000 && sync["wanted"] as? Int == 1_000, "\(sync)")
-            print("measured: in sync on \(ops.count) ops (\(opBytes) bytes), the link carried \(exchanged) bytes in "
-                + "300 ms (summaries and pings); behind by 1,000 ops: received exactly 1,000, equal \(catchUp) ms after "
-                + "`parley run` was started")
+            print(
+                "measured: in sync on \(ops.count) ops (\(opBytes) bytes), the link carried \(exchanged) bytes in "
+                    + "300 ms (summaries and pings); behind by 1,000 ops: received exactly 1,000, equal \(catchUp) ms after "
+                    + "`parley run` was started")
         }
     }
 }
