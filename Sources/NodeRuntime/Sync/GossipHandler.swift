@@ -9,7 +9,8 @@ import Store
 /// It makes no protocol decisions. Each session's directives are queued and carried out in
 /// order by one flat switch (`perform`); loads and applies are answered at once from the store
 /// with their matching event; what an apply accepted is handed to every session
-/// (`onNewLocalOp`, `onLocalForkProof`). What only a shell can notice it reports as events:
+/// (`onNewLocalOp`, `onLocalForkProof`); chain claims are granted to one session at a time (the
+/// others hear when it is released). What only a shell can notice it reports as events:
 /// ops another process wrote (`PRAGMA data_version` every `pollInterval`, or a `poke`), a
 /// partition newly held (summaries for every session), a timer that fired.
 ///
