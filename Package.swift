@@ -62,7 +62,7 @@ let package = Package(
         .testTarget(name: "GossipTests", dependencies: ["Gossip", "Store", "TestSupport"]),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "TestSupport"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestSupport"]),
-        .testTarget(name: "NodeTests", dependencies: ["NodeRuntime", "TestSupport", "SecureLink", "Discovery", "Transport", "Identity", "Sodium", "Wire"]),
+        .testTarget(name: "NodeTests", dependencies: ["NodeRuntime", "Gossip", "Store", "Replica", "SQLite", "TestSupport", "SecureLink", "Discovery", "Transport", "Identity", "Sodium", "Wire"]),
         .testTarget(name: "CLITests", dependencies: ["ParleyCLI", "Store", "Replica", "Identity", "TestSupport"]),
     ]
 )

@@ -8,7 +8,7 @@ public struct GossipConfiguration: Hashable, Sendable {
     /// The smallest frame a peer may announce: one OPS message must hold one largest op.
     public static let minimumFrameBytes = SyncMessage.opsPrefixBytes + SyncMessage.opLengthBytes + SyncMessage.maxOpBytes
 
-    /// The largest frame this node accepts (announced in HELLO).
+    /// The largest frame this node accepts (announced in the link's HELLO, `hello`).
     public var maxFrameBytes = SyncMessage.maxBytes
     /// Ops asked for in one WANT (the credit), 1…256.
     public var wantCredit = SyncMessage.maxWantCount
@@ -27,19 +27,43 @@ public struct GossipConfiguration: Hashable, Sendable {
     /// Partitions the peer listed that this node does not (yet) share, remembered per link.
     public var maxPeerPartitions = 16_384
     /// Milliseconds between anti-entropy rounds (re-sent summaries of changed partitions).
+    /// Keepalive and the idle timeout are the link's (DESIGN §4.2), not the session's.
     public var antiEntropyInterval: UInt64 = 30_000
-    /// Send a PING after this many milliseconds without sending anything.
-    public var pingInterval: UInt64 = 15_000
-    /// Close the link after this many milliseconds without receiving anything.
-    public var idleTimeout: UInt64 = 45_000
 
     public init() {}
+
+    /// What this node announces in the sync fields of its link HELLO.
+    public var hello: SyncHello {
+        SyncHello(protocolVersion: Self.protocolVersion, maxFrame: UInt32(maxFrameBytes), features: 0)
+    }
 
     func validate() {
         precondition(maxFrameBytes >= Self.minimumFrameBytes && maxFrameBytes <= SyncMessage.maxBytes, "frame size out of range")
         precondition((1...SyncMessage.maxWantCount).contains(wantCredit), "WANT credit must be 1...\(SyncMessage.maxWantCount)")
         precondition(maxOutstandingWants >= 1 && maxQueuedPeerWants >= 1 && loadBatch >= 1, "limits must be positive")
-        precondition(pingInterval > 0 && idleTimeout > pingInterval && antiEntropyInterval > 0, "timings out of order")
+        precondition(antiEntropyInterval > 0, "the anti-entropy interval must be positive")
+    }
+}
+
+/// The sync protocol's part of a link HELLO: what each side tells the other before any sync
+/// message. The link layer carries it (one HELLO on the wire); the node passes the peer's to
+/// `GossipSession.start`.
+///
+/// | len | field |
+/// |---:|---|
+/// | 2 | protocol version (≥ 1) |
+/// | 4 | the largest frame the sender accepts |
+/// | 4 | feature bits (none defined yet: 0) |
+public struct SyncHello: Hashable, Sendable {
+    /// Bytes of the fields on the wire.
+    public static let encodedBytes = 10
+
+    public var protocolVersion: UInt16
+    public var maxFrame: UInt32
+    public var features: UInt32
+
+    public init(protocolVersion: UInt16, maxFrame: UInt32, features: UInt32) {
+        (self.protocolVersion, self.maxFrame, self.features) = (protocolVersion, maxFrame, features)
     }
 }
 

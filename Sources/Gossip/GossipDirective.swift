@@ -24,22 +24,29 @@ public enum GossipDirective: Hashable, Sendable {
     /// The peer offers a partition this node does not hold: decide with `SyncPolicy.shouldCarry`
     /// whether to carry it; if so, record it and call `onLocalSummaries` of every session.
     case learnPartition(PartitionDescriptor)
-    /// End the link: the peer broke the protocol, said BYE, or went silent. The session ignores
-    /// every later event.
+    /// End the link (the link layer says BYE): the peer broke the protocol, or cannot speak it.
+    /// Count a violation towards a ban when `reason.isViolation`. The session ignores every
+    /// later event.
     case close(reason: GossipError)
-    /// Ops fetched from this peer so far, of those asked for (for `parley status` and logs).
+    /// Ops fetched from this peer so far, and that number plus the ops known to be missing
+    /// (equal when nothing is left to fetch): for `parley status` and logs.
     case progress(fetched: Int, wanted: Int)
+    /// This session would fetch the chain: answer with `onChainClaim(granted:)` — granted unless
+    /// another session of the node holds the chain (then call this one's `onChainReleased` when
+    /// that session releases it or its link ends).
+    case claimChain(PartitionID, author: UserID)
+    /// This session is done fetching the chain (it holds no claim on it any more).
+    case releaseChain(PartitionID, author: UserID)
     /// Call `onTick` after this many milliseconds (replacing any earlier request).
     case scheduleTick(after: UInt64)
 }
 
-/// Why a session ended its link. Each case but `peerSaidBye` and `idle` is a protocol violation:
-/// the node MAY ban the peer for a while after repeated ones (PROTOCOL-RESEARCH §6.2).
+/// Why a session ended its link. Each case but `incompatiblePeer` is a protocol violation
+/// (`isViolation`): the node MAY ban the peer for a while after repeated ones
+/// (PROTOCOL-RESEARCH §6.2).
 public enum GossipError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A frame that does not decode.
     case malformedMessage(SyncDecodingError)
-    /// A message that may not come now (anything before HELLO, a second HELLO).
-    case unexpectedMessage(SyncMessageType)
     /// The peer speaks no protocol version this build does, or accepts frames too small for one op.
     case incompatiblePeer(String)
     /// A WANT, OPS or NEW_OP for a partition this node never offered the peer (a non-member
@@ -53,33 +60,22 @@ public enum GossipError: Error, Hashable, Sendable, CustomStringConvertible {
     case tooManyWants
     /// More ops from this peer failed validation (signatures, chains, rules) than allowed.
     case tooManyInvalidOps(Int)
-    /// The peer said BYE.
-    case peerSaidBye(ByeReason)
-    /// Nothing arrived for the idle timeout.
-    case idle
 
     public var description: String {
         switch self {
         case .malformedMessage(let error): "malformed message: \(error)"
-        case .unexpectedMessage(let type): "unexpected \(type) message"
         case .incompatiblePeer(let why): "incompatible peer: \(why)"
         case .partitionNotOffered(let id): "the peer used partition \(id.text), which was not offered to it"
         case .unrequestedOps(let id, let author): "ops of \(author.short) in \(id.text) that were never asked for"
         case .creditExceeded(let id, let author): "more ops of \(author.short) in \(id.text) than asked for"
         case .tooManyWants: "too many WANTs outstanding"
         case .tooManyInvalidOps(let count): "\(count) invalid ops"
-        case .peerSaidBye(let reason): "the peer closed the link (\(reason))"
-        case .idle: "nothing received for too long"
         }
     }
 
-    /// The reason sent in BYE when this error closes the link.
-    var byeReason: ByeReason {
-        switch self {
-        case .incompatiblePeer: .incompatible
-        case .tooManyInvalidOps: .invalidOps
-        case .idle: .idle
-        default: .protocolViolation
-        }
+    /// Whether the peer misbehaved (as opposed to speaking a protocol this build cannot).
+    public var isViolation: Bool {
+        if case .incompatiblePeer = self { return false }
+        return true
     }
 }

@@ -77,6 +77,15 @@ extension GossipSession {
             wantQueue.append(key)
         }
         setChain(key, chain)
+        releaseIfDone(key)
+    }
+
+    /// Gives the chain back to the node once this session has nothing more to fetch of it.
+    mutating func releaseIfDone(_ key: ChainKey) {
+        guard var chain = chain(key), chain.claim == .held, chain.isIdle, !chain.queued, !needsWant(chain) else { return }
+        chain.claim = .none
+        setChain(key, chain)
+        emit(.releaseChain(key.partition, author: key.author))
     }
 
     /// Sends queued WANTs while fewer than `maxOutstandingWants` are outstanding.
@@ -85,6 +94,17 @@ extension GossipSession {
             guard var chain = chain(key) else { continue }
             chain.queued = false
             guard needsWant(chain), let localSeq = chain.localSeq else {
+                setChain(key, chain)
+                releaseIfDone(key)
+                continue
+            }
+            let isProbe = chain.probe.map { !$0.sent } ?? false
+            if !isProbe, chain.claim != .held {
+                // Fetching waits for the node's word that no other session fetches this chain.
+                if chain.claim == .none {
+                    chain.claim = .asked
+                    emit(.claimChain(key.partition, author: key.author))
+                }
                 setChain(key, chain)
                 continue
             }
@@ -97,12 +117,59 @@ extension GossipSession {
                 let upper = min(chain.peerSeq ?? 0, chain.pending.first.map { $0.seq - 1 } ?? .max)
                 let count = Int(min(UInt64(configuration.wantCredit), upper - localSeq))
                 want = OutstandingWant(from: localSeq + 1, count: count, isProbe: false)
-                wanted += count
             }
             chain.want = want
+            chain.wantSentAt = now
             outstandingWants += 1
             setChain(key, chain)
             send(.want(partition: key.partition, author: key.author, fromSeq: want.from, maxCount: UInt16(want.count)))
+        }
+    }
+
+    // MARK: - Claims
+
+    /// The node's answer to `.claimChain`: granted, this session fetches the chain now;
+    /// refused, it waits for `onChainReleased`.
+    public mutating func onChainClaim(_ partition: PartitionID, author: UserID, granted: Bool, now: UInt64) -> [GossipDirective] {
+        guard begin(now) else { return [] }
+        let key = ChainKey(partition: partition, author: author)
+        guard var chain = chain(key), chain.claim == .asked else {
+            // Forgotten meanwhile: a grant goes straight back.
+            if granted { emit(.releaseChain(partition, author: author)) }
+            return finish()
+        }
+        chain.claim = granted ? .held : .refused
+        setChain(key, chain)
+        if granted {
+            advance(key)
+            pumpWants()
+        }
+        return finish()
+    }
+
+    /// The session that fetched a chain this one was refused is done (or its link ended): what
+    /// is still missing, this session may fetch now.
+    public mutating func onChainReleased(_ partition: PartitionID, author: UserID, now: UInt64) -> [GossipDirective] {
+        guard begin(now) else { return [] }
+        let key = ChainKey(partition: partition, author: author)
+        guard var chain = chain(key), chain.claim == .refused else { return finish() }
+        chain.claim = .none
+        setChain(key, chain)
+        advance(key)
+        pumpWants()
+        return finish()
+    }
+
+    /// Gives up claims held on one WANT unanswered for a whole anti-entropy interval (the WANT
+    /// stays outstanding): a peer that stalls cannot keep the node from fetching elsewhere.
+    mutating func releaseStaleClaims() {
+        for (id, partition) in shared {
+            for (author, var chain) in partition.chains where chain.claim == .held && chain.want != nil {
+                guard chain.wantSentAt + configuration.antiEntropyInterval <= now else { continue }
+                chain.claim = .none
+                setChain(ChainKey(partition: id, author: author), chain)
+                emit(.releaseChain(id, author: author))
+            }
         }
     }
 
@@ -119,10 +186,12 @@ extension GossipSession {
             return close(.creditExceeded(key.partition, author: key.author))
         }
         want.received += batch.ops.count
+        statistics.opsReceived += batch.ops.count
         if !want.isProbe { fetched += batch.ops.count }
         if let last = batch.ops.last { chain.peerSeq = max(chain.peerSeq ?? 0, last.seq) }
         if !batch.ops.isEmpty {
             chain.applying += 1
+            if !want.isProbe { chain.fetchedUnapplied += batch.ops.count }
             emit(.apply(batch.ops))
         }
         if batch.isLast {
@@ -154,6 +223,7 @@ extension GossipSession {
         let key = ChainKey(partition: first.partition, author: first.author)
         guard var chain = chain(key) else { return finish() }
         chain.applying = max(0, chain.applying - 1)
+        chain.fetchedUnapplied = max(0, chain.fetchedUnapplied - ops.count)
         let probe = chain.probe?.sent == true ? chain.probe : nil
         if probe != nil { chain.probe = nil }
         var proofsMissing = false

@@ -2,18 +2,17 @@ import Identity
 import Replica
 import Wire
 
-/// Received messages: HELLO, SUMMARY, VECTOR, FORK, PING, PONG, BYE here; WANT and OPS in
-/// `+Serve` and `+Fetch`; NEW_OP in `+Push`.
+/// Received messages: SUMMARY, VECTOR, FORK here; WANT and OPS in `+Serve` and `+Fetch`;
+/// NEW_OP in `+Push`.
 extension GossipSession {
     /// A frame received on the link: decodes it and handles the message. A reserved type (a
     /// later feature) is ignored; any other decoding error closes the link.
     public mutating func onFrame(_ bytes: [UInt8], now: UInt64) -> [GossipDirective] {
         guard begin(now) else { return [] }
-        lastReceived = self.now
         do {
             handle(try SyncMessage.decode(bytes))
         } catch .reservedType {
-            // Presence, typing, blobs, addresses: not this session's business.
+            // Presence, typing, blobs: not this session's business.
         } catch {
             close(.malformedMessage(error))
         }
@@ -23,18 +22,12 @@ extension GossipSession {
     /// A message received on the link (already decoded).
     public mutating func onMessage(_ message: SyncMessage, now: UInt64) -> [GossipDirective] {
         guard begin(now) else { return [] }
-        lastReceived = self.now
         handle(message)
         return finish()
     }
 
     mutating func handle(_ message: SyncMessage) {
-        if phase == .awaitingHello {
-            guard case .hello(let version, let maxFrame, _) = message else { return close(.unexpectedMessage(message.type)) }
-            return receiveHello(version: version, maxFrame: maxFrame)
-        }
         switch message {
-        case .hello: close(.unexpectedMessage(.hello))
         case .summary(_, let entries): receiveSummary(entries)
         case .vector(let partition, let more, let heads): receiveVector(partition, more: more, heads: heads)
         case .want(let partition, let author, let from, let count):
@@ -42,22 +35,7 @@ extension GossipSession {
         case .ops(let batch): receiveOps(batch)
         case .newOp(let op): receiveNewOp(op)
         case .fork(let proof): receiveFork(proof)
-        case .ping(let nonce): send(.pong(nonce: nonce))
-        case .pong: break
-        case .bye(let reason): close(.peerSaidBye(reason))
         }
-    }
-
-    // MARK: - HELLO
-
-    /// The peer MUST speak version 1 (any later version is expected to speak down to 1) and
-    /// accept frames that hold one largest op.
-    mutating func receiveHello(version: UInt16, maxFrame: UInt32) {
-        guard Int(maxFrame) >= GossipConfiguration.minimumFrameBytes else {
-            return close(.incompatiblePeer("frames of \(maxFrame) bytes cannot hold one op"))
-        }
-        peerMaxFrame = min(Int(maxFrame), configuration.maxFrameBytes)
-        phase = .running
     }
 
     // MARK: - SUMMARY

@@ -35,6 +35,7 @@ extension GossipSession {
         let key = ChainKey(partition: op.partition, author: op.author)
         guard sentDigests[key.partition] != nil else { return close(.partitionNotOffered(key.partition)) }
         guard isServable(key.partition) else { return }
+        statistics.opsReceived += 1
         var chain = self.chain(key) ?? Chain()
         chain.peerSeq = max(chain.peerSeq ?? 0, op.seq)
         if chain.frozen || chain.blocked {

@@ -61,19 +61,48 @@ struct Chain: Sendable {
     var blocked = false
     /// Waiting in `wantQueue`.
     var queued = false
-    /// A fork probe to send: the peer's op at this seq, to compare with ours.
+    /// Where a session stands on fetching one chain: the node lets one session at a time fetch a
+/// chain (`.claimChain`), so a node behind by k ops receives them once, not once per peer.
+enum Claim: Hashable, Sendable {
+    /// Not asked for.
+    case none
+    /// `.claimChain` went out; the answer has not come.
+    case asked
+    /// This session fetches the chain; it says `.releaseChain` when done.
+    case held
+    /// Another session fetches it; `onChainReleased` says when it is done.
+    case refused
+}
+
+/// A fork probe to send: the peer's op at this seq, to compare with ours.
     var probe: Probe?
     var want: OutstandingWant?
     /// `.apply` directives not yet answered by `onApplied`.
     var applying = 0
+    /// Ops fetched (OPS) and handed to `.apply`, whose outcomes have not come back yet.
+    var fetchedUnapplied = 0
+    /// Whether this session may fetch the chain (one session of the node at a time does).
+    var claim = Claim.none
+    /// When the WANT outstanding was sent (a claim held past an anti-entropy interval on one
+    /// unanswered WANT is given up, so a stalling peer cannot hold a chain).
+    var wantSentAt: UInt64 = 0
     /// Out-of-order NEW_OPs, sorted by seq, at most `maxPendingPerChain`.
     var pending: [Operation] = []
 
     var isIdle: Bool { want == nil && applying == 0 }
+
+    /// Ops of this chain known to be missing here and not yet fetched: how far the peer's head
+    /// is past ours and past what is being applied (0 for a chain that is not fetched now:
+    /// frozen, blocked, or never compared).
+    var gap: Int {
+        guard !frozen, !blocked, let peerSeq, let localSeq else { return 0 }
+        let have = localSeq + UInt64(fetchedUnapplied)
+        return peerSeq > have ? Int(clamping: peerSeq - have) : 0
+    }
     var nextSeq: UInt64 { (localSeq ?? 0) + 1 }
 
     /// A NEW_OP or OPS entry that tells nothing the baseline does not: safe to forget.
-    var isForgettable: Bool { isIdle && !queued && pending.isEmpty && probe == nil && !frozen && !blocked }
+    var isForgettable: Bool { isIdle && !queued && pending.isEmpty && probe == nil && !frozen && !blocked && claim == .none }
 }
 
 /// A request for the peer's op at one seq, to compare with ours: when it differs, the store
@@ -121,21 +150,26 @@ extension GossipSession {
     /// The chain's state, if remembered.
     func chain(_ key: ChainKey) -> Chain? { shared[key.partition]?.chains[key.author] }
 
-    /// Stores a chain's state; a new chain is remembered only under `maxChains`.
+    /// Stores a chain's state; a new chain is remembered only under `maxChains`. Every change
+    /// of a remembered chain goes through here (or `removeChain`), which keeps `missing` exact.
     mutating func setChain(_ key: ChainKey, _ chain: Chain) {
         guard var partition = shared[key.partition] else { return }
-        if partition.chains[key.author] == nil {
+        if let old = partition.chains[key.author] {
+            missing -= old.gap
+        } else {
             guard chainCount < configuration.maxChains else { return }
             chainCount += 1
         }
+        missing += chain.gap
         partition.chains[key.author] = chain
         shared[key.partition] = partition
     }
 
     /// Forgets a chain (its knowledge is covered by the partition's baseline).
     mutating func removeChain(_ key: ChainKey) {
-        guard shared[key.partition]?.chains.removeValue(forKey: key.author) != nil else { return }
+        guard let old = shared[key.partition]?.chains.removeValue(forKey: key.author) else { return }
         chainCount -= 1
+        missing -= old.gap
     }
 
     /// What the peer holds of a chain, from its own entry or the partition's baseline, given

@@ -1,27 +1,19 @@
-/// The clock: keepalive pings, the idle timeout and periodic anti-entropy.
+/// The clock: periodic anti-entropy. (Keepalive pings and the idle timeout are the link's.)
 extension GossipSession {
-    /// The timer fired. Sends a PING after `pingInterval` of sending nothing, closes the link
-    /// after `idleTimeout` of receiving nothing, and every `antiEntropyInterval` asks for fresh
-    /// summaries (`.refreshSummaries`), so entries that changed are re-sent and a missed push is
-    /// repaired. Always ends with the next `.scheduleTick`.
+    /// The timer fired. Every `antiEntropyInterval` asks for fresh summaries
+    /// (`.refreshSummaries`), so entries that changed are re-sent and a missed push is repaired.
+    /// Always ends with the next `.scheduleTick`.
     public mutating func onTick(now: UInt64) -> [GossipDirective] {
         guard begin(now) else { return [] }
         let now = self.now
-        if now >= lastReceived + configuration.idleTimeout {
-            close(.idle)
-            return finish()
-        }
-        if now >= lastSent + configuration.pingInterval {
-            pingNonce += 1
-            send(.ping(nonce: pingNonce))
-        }
         if now >= nextAntiEntropy {
             nextAntiEntropy = now + configuration.antiEntropyInterval
             antiEntropyDue = true
             dropStaleExchanges()
+            releaseStaleClaims()
             emit(.refreshSummaries)
         }
-        emit(.scheduleTick(after: nextDeadline() - now))
+        emit(.scheduleTick(after: nextAntiEntropy - now))
         return finish()
     }
 

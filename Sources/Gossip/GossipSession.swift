@@ -10,14 +10,20 @@ import Wire
 /// `onLocalForkProof`, `onTick` — each with the shell's monotonic clock in milliseconds, and
 /// carries out the returned `GossipDirective`s in order.
 ///
+/// The session starts when the link is ready: HELLO, keepalive and BYE are the link's
+/// (NodeRuntime's `LinkMessage`); the peer's `SyncHello` rides at the end of the link's HELLO and
+/// is handed to `start`, so no sync message precedes SUMMARY and the session keeps no idle timer.
+///
 /// Protocol rules it follows:
-/// - Both sides send HELLO and SUMMARY at once. Nothing but HELLO may come first.
+/// - Both sides send SUMMARY at once.
 /// - A partition is synced on the link when both sides list it. For each entry received whose
 ///   digest equals ours, nothing more is sent (in sync: one SUMMARY each way). Where digests
 ///   differ, both sides exchange VECTORs.
 /// - For each author where the peer is ahead, the session sends WANT(from = local max + 1,
 ///   credit ≤ 256) and the next WANT only after the ops of the last one were applied, so a node
 ///   behind by k ops receives exactly k. At most `maxOutstandingWants` chains are fetched at once.
+///   Before its first WANT for a chain the session asks the node (`.claimChain`), which lets
+///   one session at a time fetch a chain, so ops several peers offer arrive once.
 /// - A WANT is answered with OPS batches read from the store in steps of `loadBatch`, each batch
 ///   within the peer's frame; the last batch of the answer says so (`OpBatch.isLast`).
 /// - Different head ids at an equal seq, or a peer op that does not link to our head, lead to a
@@ -29,12 +35,13 @@ import Wire
 ///   ahead of the chain is kept (at most `maxPendingPerChain` per chain) while a WANT fills the gap.
 /// - Every `antiEntropyInterval` the session asks for fresh summaries and re-sends the entries
 ///   whose digest changed since it last sent them, or that still differ from the peer's.
-/// - The peer's link closes (BYE, then `.close`) for: a malformed frame; anything before HELLO;
-///   a WANT, OPS or NEW_OP in a partition never offered to it; OPS not asked for or beyond the
-///   credit; too many WANTs queued; more than `maxInvalidOps` ops that fail validation; silence
-///   for `idleTimeout`.
+/// - The peer's link closes (`.close`) for: a malformed frame; a WANT, OPS or NEW_OP in a
+///   partition never offered to it; OPS not asked for or beyond the credit; too many WANTs
+///   queued; more than `maxInvalidOps` ops that fail validation. A peer whose `SyncHello` this
+///   build cannot speak is closed at `start` (`incompatiblePeer`, not a violation).
 ///
 /// What the shell MUST do:
+/// - start the session when the link is ready, with the peer's `SyncHello`;
 /// - compute each partition's `Sharing` for this peer with `SyncPolicy`, for `start` and for
 ///   every `.refreshSummaries` (and call `onLocalSummaries` when the node carries a new partition);
 /// - answer every `.loadVector`, `.loadOps`, `.loadForkProofs`, `.refreshSummaries` and
@@ -43,9 +50,12 @@ import Wire
 ///   outcome is `.applied`, in order; likewise after writing a local op; and pass each new fork
 ///   proof (from `.forkDetected` or a `.applyForkProof` that changed something) to
 ///   `onLocalForkProof` of every session;
-/// - keep one timer, re-armed by each `.scheduleTick(after:)`, and call `onTick` when it fires.
+/// - keep one timer, re-armed by each `.scheduleTick(after:)`, and call `onTick` when it fires;
+/// - grant each `.claimChain` unless another session holds that chain, remembering who was
+///   refused; on `.releaseChain`, or when the holder's link ends, call `onChainReleased` of
+///   each session refused meanwhile.
 public struct GossipSession: Sendable {
-    enum Phase: Sendable { case idle, awaitingHello, running, closed }
+    enum Phase: Sendable { case idle, running, closed }
 
     public let configuration: GossipConfiguration
     var phase = Phase.idle
@@ -76,8 +86,12 @@ public struct GossipSession: Sendable {
     var outstandingWants = 0
     var invalidOps = 0
     var fetched = 0
-    var wanted = 0
+    /// Ops known to be missing: the sum of every remembered chain's `Chain.gap`, kept by
+    /// `setChain` and `removeChain`.
+    var missing = 0
     var reportedProgress = (fetched: 0, wanted: 0)
+    /// Counters for the shell's reports.
+    public internal(set) var statistics = GossipStatistics()
 
     // Serving the peer.
     var peerWants = Queue<PeerWant>()
@@ -87,10 +101,7 @@ public struct GossipSession: Sendable {
     var forksKnownByPeer: Set<ForkPoint> = []
 
     // Timers.
-    var lastSent: UInt64 = 0
-    var lastReceived: UInt64 = 0
     var nextAntiEntropy: UInt64 = 0
-    var pingNonce: UInt64 = 0
 
     public init(configuration: GossipConfiguration = GossipConfiguration()) {
         configuration.validate()
@@ -100,30 +111,45 @@ public struct GossipSession: Sendable {
     /// Whether the link is over (closed by either side); later events return nothing.
     public var isClosed: Bool { phase == .closed }
 
-    /// Ops fetched from this peer so far, of those asked for.
-    public var progress: (fetched: Int, wanted: Int) { (fetched, wanted) }
+    /// Ops fetched from this peer so far, and that number plus the ops known to be missing.
+    public var progress: (fetched: Int, wanted: Int) { (fetched, fetched + missing) }
 
     // MARK: - Start
 
-    /// Starts the session on a new link: sends HELLO and the SUMMARY of `summaries` (every
-    /// partition with its sharing for this peer; `.never` ones are not listed).
-    public mutating func start(local summaries: [PartitionSummary], now: UInt64) -> [GossipDirective] {
+    /// Starts the session on a ready link, given the peer's `SyncHello` (from its link HELLO):
+    /// sends the SUMMARY of `summaries` (every partition with its sharing for this peer; `.never`
+    /// ones are not listed). The peer MUST speak version 1 (a later version is expected to speak
+    /// down to 1) and accept frames that hold one largest op; otherwise the link closes.
+    public mutating func start(local summaries: [PartitionSummary], peer: SyncHello, now: UInt64) -> [GossipDirective] {
         guard phase == .idle else { preconditionFailure("invalid state \(phase): start called twice") }
-        phase = .awaitingHello
+        phase = .running
         self.now = now
-        (lastSent, lastReceived, nextAntiEntropy) = (now, now, now + configuration.antiEntropyInterval)
+        nextAntiEntropy = now + configuration.antiEntropyInterval
+        guard peer.protocolVersion >= 1 else {
+            close(.incompatiblePeer("sync protocol version \(peer.protocolVersion)"))
+            return finish()
+        }
+        guard Int(peer.maxFrame) >= GossipConfiguration.minimumFrameBytes else {
+            close(.incompatiblePeer("frames of \(peer.maxFrame) bytes cannot hold one op"))
+            return finish()
+        }
+        peerMaxFrame = min(Int(peer.maxFrame), configuration.maxFrameBytes)
         for summary in summaries { local[summary.id] = summary }
-        send(.hello(protocolVersion: GossipConfiguration.protocolVersion, maxFrame: UInt32(configuration.maxFrameBytes), features: 0))
         sendSummary(of: summaries.map(\.id), evenIfEmpty: true)
-        emit(.scheduleTick(after: nextDeadline() - now))
+        emit(.scheduleTick(after: nextAntiEntropy - now))
         return finish()
     }
 
     /// The node's current summaries for this peer (the answer to `.refreshSummaries`, or news:
     /// a partition newly carried, a sharing changed). New partitions are listed at once; after
-    /// `.refreshSummaries`, entries whose digest changed are re-sent too.
-    public mutating func onLocalSummaries(_ summaries: [PartitionSummary], now: UInt64) -> [GossipDirective] {
+    /// `.refreshSummaries`, entries whose digest changed are re-sent too. `resendChanged` does
+    /// the same at once: for a bulk local change (an import) whose ops were not handed over one
+    /// by one with `onNewLocalOp`, so the peer fetches them with WANTs.
+    public mutating func onLocalSummaries(_ summaries: [PartitionSummary], resendChanged: Bool = false, now: UInt64)
+        -> [GossipDirective]
+    {
         guard begin(now) else { return [] }
+        if resendChanged { antiEntropyDue = true }
         local = Dictionary(summaries.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
         var toSend: [PartitionID] = []
         for summary in summaries where summary.sharing != .never {
@@ -148,7 +174,7 @@ public struct GossipSession: Sendable {
         switch phase {
         case .idle: preconditionFailure("invalid state \(phase): an event before start")
         case .closed: return false
-        case .awaitingHello, .running:
+        case .running:
             self.now = max(self.now, now)
             return true
         }
@@ -156,9 +182,9 @@ public struct GossipSession: Sendable {
 
     /// Ends an event: reports progress if it moved, and hands over the directives.
     mutating func finish() -> [GossipDirective] {
-        if phase != .closed, (fetched, wanted) != reportedProgress {
-            reportedProgress = (fetched, wanted)
-            outbox.append(.progress(fetched: fetched, wanted: wanted))
+        if phase != .closed, progress != reportedProgress {
+            reportedProgress = progress
+            outbox.append(.progress(fetched: progress.fetched, wanted: progress.wanted))
         }
         defer { outbox = [] }
         return outbox
@@ -172,13 +198,16 @@ public struct GossipSession: Sendable {
     mutating func send(_ message: SyncMessage) {
         guard phase != .closed else { return }
         outbox.append(.send(message))
-        lastSent = now
+        switch message {
+        case .ops(let batch): statistics.opsSent += batch.ops.count
+        case .newOp: statistics.opsSent += 1
+        default: break
+        }
     }
 
-    /// Ends the link: BYE (unless the peer said it), then `.close`.
+    /// Ends the link (the link layer says BYE).
     mutating func close(_ error: GossipError) {
         guard phase != .closed else { return }
-        if case .peerSaidBye = error {} else { send(.bye(reason: error.byeReason)) }
         outbox.append(.close(reason: error))
         phase = .closed
     }
@@ -224,17 +253,27 @@ public struct GossipSession: Sendable {
     mutating func markInSync(_ id: PartitionID) {
         guard var partition = shared[id] else { return }
         partition.baseline = .sameAsLocal
+        shared[id] = partition
         for (author, var chain) in partition.chains {
+            let key = ChainKey(partition: id, author: author)
             chain.peerSeq = nil
             chain.blocked = false
-            partition.chains[author] = chain
+            if chain.isForgettable {
+                removeChain(key)
+            } else {
+                setChain(key, chain)
+                releaseIfDone(key)
+            }
         }
-        shared[id] = partition
-        for (author, chain) in partition.chains where chain.isForgettable { removeChain(ChainKey(partition: id, author: author)) }
     }
+}
 
-    /// The earliest time `onTick` has work.
-    func nextDeadline() -> UInt64 {
-        min(lastSent + configuration.pingInterval, lastReceived + configuration.idleTimeout, nextAntiEntropy)
-    }
+/// What a session counted on its link, for the shell's reports (`parley status`).
+public struct GossipStatistics: Hashable, Sendable {
+    /// Ops received in OPS and NEW_OP messages (valid or not, new or not).
+    public var opsReceived = 0
+    /// Ops sent in OPS and NEW_OP messages.
+    public var opsSent = 0
+
+    public init() {}
 }

@@ -8,7 +8,7 @@ public enum SyncDecodingError: Error, Hashable, Sendable, CustomStringConvertibl
     case empty
     /// The type byte is not one this build knows.
     case unknownType(UInt8)
-    /// The type is reserved for a later feature (presence, typing, blobs, addresses): not an
+    /// The type is reserved for a later feature (presence, typing, blobs): not an
     /// error of the peer, but nothing this decoder reads.
     case reservedType(SyncMessageType)
     /// The message is larger than one frame (`SyncMessage.maxBytes`).

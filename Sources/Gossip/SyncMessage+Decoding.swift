@@ -32,10 +32,6 @@ extension SyncMessage {
 
     private static func decodeFields(_ type: SyncMessageType, _ reader: inout ByteReader) throws -> SyncMessage {
         switch type {
-        case .hello:
-            let version = try reader.u16("protocol version")
-            guard version >= 1 else { throw SyncDecodingError.invalidValue(field: "protocol version") }
-            return .hello(protocolVersion: version, maxFrame: try reader.u32("max frame"), features: try reader.u32("features"))
         case .summary:
             let more = try reader.u8("summary flags") & 1 != 0
             let count = try boundedCount(&reader, "summary entries", limit: maxSummaryEntries)
@@ -73,13 +69,7 @@ extension SyncMessage {
             } catch {
                 throw SyncDecodingError.invalidForkProof(error)
             }
-        case .ping:
-            return .ping(nonce: try reader.u64("ping nonce"))
-        case .pong:
-            return .pong(nonce: try reader.u64("pong nonce"))
-        case .bye:
-            return .bye(reason: ByeReason(rawValue: try reader.u8("bye reason")))
-        case .presence, .typing, .blobWant, .blob, .addresses:
+        case .presence, .typing, .blobWant, .blob:
             throw SyncDecodingError.reservedType(type)
         }
     }

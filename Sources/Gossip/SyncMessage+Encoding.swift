@@ -12,10 +12,6 @@ extension SyncMessage {
         var writer = ByteWriter(capacity: encodedSizeHint)
         writer.u8(type.rawValue)
         switch self {
-        case .hello(let version, let maxFrame, let features):
-            writer.u16(version)
-            writer.u32(maxFrame)
-            writer.u32(features)
         case .summary(let more, let entries):
             precondition(entries.count <= Self.maxSummaryEntries, "at most \(Self.maxSummaryEntries) summary entries")
             writer.u8(more ? 1 : 0)
@@ -62,10 +58,6 @@ extension SyncMessage {
             writer.raw(op.body)
         case .fork(let proof):
             writer.raw(proof.encoded)
-        case .ping(let nonce), .pong(let nonce):
-            writer.u64(nonce)
-        case .bye(let reason):
-            writer.u8(reason.rawValue)
         }
         precondition(writer.bytes.count <= Self.maxBytes, "a \(type) message of \(writer.bytes.count) bytes is over one frame")
         return writer.bytes
@@ -78,7 +70,7 @@ extension SyncMessage {
         case .ops(let batch): batch.encodedSize
         case .newOp(let op): 1 + op.header.count + op.body.count
         case .fork: 1 + 2 * Operation.headerBytes
-        default: 80
+        case .want: 1 + 32 + 32 + 8 + 2
         }
     }
 

@@ -11,7 +11,6 @@ import Wire
 ///
 /// | type | name | fields |
 /// |---:|---|---|
-/// | 0x01 | HELLO | `protocol u16` (≥ 1) ‖ `max frame u32` ‖ `features u32` |
 /// | 0x02 | SUMMARY | `flags u8` (bit0 more) ‖ `count u16` (≤ 4,096) ‖ count × `SummaryEntry` |
 /// | 0x03 | VECTOR | `partition [32]` ‖ `flags u8` (bit0 more) ‖ `count u16` (≤ 1,024) ‖ count × head |
 /// | 0x04 | WANT | `partition [32]` ‖ `author [32]` ‖ `from seq u64` (≥ 1) ‖ `max count u16` (1…256) |
@@ -19,13 +18,14 @@ import Wire
 /// | 0x06 | NEW_OP | one op: `header [216]` ‖ body (the rest of the message) |
 /// | 0x07 | FORK | `ForkProof.encoded`: two signed headers `[216]` ‖ `[216]` |
 /// | 0x08 | PRESENCE | reserved |
-/// | 0x09 | PING | `nonce u64` |
-/// | 0x0A | PONG | `nonce u64` (the ping's) |
-/// | 0x0B | BYE | `reason u8` (`ByeReason`) |
 /// | 0x0C | TYPING | reserved |
 /// | 0x0D | BLOB_WANT | reserved |
 /// | 0x0E | BLOB | reserved |
-/// | 0x0F | ADDRESSES | reserved |
+///
+/// The link layer owns HELLO 0x01, PING 0x09, PONG 0x0A, BYE 0x0B and ADDRESSES 0x11
+/// (NodeRuntime's `LinkMessage`): there is one HELLO on the wire, the link's, and it carries
+/// this protocol's `SyncHello` at its end; keepalive and goodbye are the link's too. A sync
+/// message never uses those numbers.
 ///
 /// A head in VECTOR is 80 bytes: `author [32]` ‖ `max seq u64` ‖ `head id [32]` ‖
 /// `frozen at u64` (0 = not frozen); max seq is 0 exactly when the head id is zero, and a
@@ -33,12 +33,9 @@ import Wire
 /// length between 216 and 216 + 64 KiB, and MUST belong to the batch's partition and author.
 /// Flag bits not named here MUST be 0 when sent and are ignored when read.
 ///
-/// Reserved types are for later features (negotiated through HELLO's `features`): a decoder
+/// Reserved types are for later features (negotiated through `SyncHello.features`): a decoder
 /// reports them as `SyncDecodingError.reservedType` so the shell can route or ignore them.
 public enum SyncMessage: Hashable, Sendable {
-    /// The first message each way: the sender's protocol version, the largest frame it accepts,
-    /// and feature bits (none defined yet: 0).
-    case hello(protocolVersion: UInt16, maxFrame: UInt32, features: UInt32)
     /// The partitions the sender offers, with their digests; `more` says another page follows.
     case summary(more: Bool, entries: [SummaryEntry])
     /// The sender's heads of one partition, one page; `more` says another page follows.
@@ -51,10 +48,6 @@ public enum SyncMessage: Hashable, Sendable {
     case newOp(Operation)
     /// Proof that an author forked a partition.
     case fork(ForkProof)
-    case ping(nonce: UInt64)
-    case pong(nonce: UInt64)
-    /// The sender closes the link.
-    case bye(reason: ByeReason)
 
     /// The largest message: one frame (DESIGN §4.2).
     public static let maxBytes = 1 << 20
@@ -83,23 +76,18 @@ public enum SyncMessage: Hashable, Sendable {
     /// The type byte of this message.
     public var type: SyncMessageType {
         switch self {
-        case .hello: .hello
         case .summary: .summary
         case .vector: .vector
         case .want: .want
         case .ops: .ops
         case .newOp: .newOp
         case .fork: .fork
-        case .ping: .ping
-        case .pong: .pong
-        case .bye: .bye
         }
     }
 }
 
 /// The type byte of a sync message, including the types reserved for later features.
 public enum SyncMessageType: UInt8, Sendable, CaseIterable {
-    case hello = 0x01
     case summary = 0x02
     case vector = 0x03
     case want = 0x04
@@ -107,18 +95,14 @@ public enum SyncMessageType: UInt8, Sendable, CaseIterable {
     case newOp = 0x06
     case fork = 0x07
     case presence = 0x08
-    case ping = 0x09
-    case pong = 0x0A
-    case bye = 0x0B
     case typing = 0x0C
     case blobWant = 0x0D
     case blob = 0x0E
-    case addresses = 0x0F
 
-    /// Types that have a number but no codec yet (presence, typing, blobs, address lists).
+    /// Types that have a number but no codec yet (presence, typing, blobs).
     public var isReserved: Bool {
         switch self {
-        case .presence, .typing, .blobWant, .blob, .addresses: true
+        case .presence, .typing, .blobWant, .blob: true
         default: false
         }
     }
@@ -165,34 +149,5 @@ public struct OpBatch: Hashable, Sendable {
     /// Bytes of this batch as an OPS message.
     public var encodedSize: Int {
         ops.reduce(SyncMessage.opsPrefixBytes) { $0 + SyncMessage.opLengthBytes + $1.header.count + $1.body.count }
-    }
-}
-
-/// Why a peer closes the link (BYE). Unknown codes are kept, so a newer peer's reason still
-/// shows in logs.
-public struct ByeReason: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-    public let rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
-
-    /// The node shuts down or drops the link on purpose.
-    public static let shutdown = ByeReason(rawValue: 0)
-    /// The receiver broke the protocol (see the sender's log).
-    public static let protocolViolation = ByeReason(rawValue: 1)
-    /// The receiver sent too many ops that failed validation.
-    public static let invalidOps = ByeReason(rawValue: 2)
-    /// The protocol versions or frame sizes do not fit together.
-    public static let incompatible = ByeReason(rawValue: 3)
-    /// Nothing was received for too long.
-    public static let idle = ByeReason(rawValue: 4)
-
-    public var description: String {
-        switch self {
-        case .shutdown: "shutdown"
-        case .protocolViolation: "protocol violation"
-        case .invalidOps: "invalid ops"
-        case .incompatible: "incompatible peer"
-        case .idle: "idle"
-        default: "reason \(rawValue)"
-        }
     }
 }

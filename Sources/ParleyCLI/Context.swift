@@ -1,5 +1,6 @@
 import Foundation
 import Identity
+import NodeRuntime
 import Replica
 import Store
 
@@ -107,6 +108,20 @@ public final class Context {
             return store
         } catch {
             throw ErrorReport.cliError(for: error, databasePath: directory.databasePath, command: nil)
+        }
+    }
+
+    /// Tells the node running for this data directory, if any, that this process wrote the store
+    /// (ops, a room joined or left), so it pushes the news to its peers now rather than at its
+    /// next `PRAGMA data_version` check. Does not wait for the node to act (a busy node would
+    /// hold the command up), and is quiet when nothing was written or no node runs: the node
+    /// notices by itself anyway.
+    func notifyNodeOfWrites() {
+        guard let store = openedStore, store.database.totalChanges > 0, let directory = resolvedDirectory?.path else { return }
+        _ = try? NodeConnection.wait {
+            let client = try ControlClient.connect(dataDirectory: directory)
+            defer { client.close() }
+            try await client.notify(ControlRequest(.poke))
         }
     }
 

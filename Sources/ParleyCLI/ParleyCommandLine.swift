@@ -57,6 +57,8 @@ public enum ParleyCommandLine {
                 passphraseFile: (ownsPassphrase ? nil : parsed.value(GlobalOptions.passphraseFile.name))
                     ?? globals.value(GlobalOptions.passphraseFile.name))
             context = runContext
+            // Whatever the command wrote — also before failing — the running node learns at once.
+            defer { runContext.notifyNodeOfWrites() }
             return try command.run(runContext, parsed)
         } catch {
             let report = ErrorReport.cliError(for: error, databasePath: context?.databasePathIfKnown, command: commandName)

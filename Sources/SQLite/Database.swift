@@ -128,6 +128,12 @@ public final class Database {
         connection.map { Int(sqlite3_changes64($0)) } ?? 0
     }
 
+    /// Rows changed by every `INSERT`, `UPDATE` and `DELETE` on this connection since it was
+    /// opened (whether this process wrote anything at all).
+    public var totalChanges: Int {
+        connection.map { Int(sqlite3_total_changes64($0)) } ?? 0
+    }
+
     /// Whether a transaction is open (between `BEGIN` and `COMMIT`/`ROLLBACK`).
     public var isInTransaction: Bool {
         connection.map { sqlite3_get_autocommit($0) == 0 } ?? false

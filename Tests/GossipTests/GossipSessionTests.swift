@@ -11,17 +11,16 @@ import Wire
 @Suite struct GossipSessionTests {
     let mallory = Fixtures.identity(3)
 
-    @Test func start_sendsHelloThenSummary_andAsksForATick() {
+    @Test func start_sendsTheSummary_andAsksForTheAntiEntropyTick() {
         var session = GossipSession()
         let summaries = [
             PartitionSummary(descriptor: .directory, digest: .empty, sharing: .offer),
             PartitionSummary(descriptor: lobby, digest: .empty, sharing: .ifPeerHolds),
             PartitionSummary(descriptor: .ownData(owner: mallory.id), digest: .empty, sharing: .never),
         ]
-        let directives = session.start(local: summaries, now: 1_000)
+        let directives = session.start(local: summaries, peer: standardHello, now: 1_000)
         #expect(
             directives == [
-                .send(.hello(protocolVersion: 1, maxFrame: UInt32(SyncMessage.maxBytes), features: 0)),
                 .send(
                     .summary(
                         more: false,
@@ -29,14 +28,15 @@ import Wire
                             SummaryEntry(.directory, digest: .empty, revealDescriptor: true),
                             SummaryEntry(lobby, digest: .empty, revealDescriptor: false),
                         ])),
-                .scheduleTick(after: 15_000),
+                .scheduleTick(after: 30_000),
             ])
     }
 
     @Test func summary_ofManyPartitions_isPagedWithinAFrame() {
         var session = GossipSession()
         let summaries = (0..<5_000).map { PartitionSummary(descriptor: .room(RoomName("room-\($0)")!), digest: .empty, sharing: .offer) }
-        let pages = messages(session.start(local: summaries, now: 0)).compactMap { message -> (Bool, [SummaryEntry], Int)? in
+        let smallFrames = SyncHello(protocolVersion: 1, maxFrame: UInt32(GossipConfiguration.minimumFrameBytes), features: 0)
+        let pages = messages(session.start(local: summaries, peer: smallFrames, now: 0)).compactMap { message -> (Bool, [SummaryEntry], Int)? in
             if case .summary(let more, let entries) = message { (more, entries, message.encode().count) } else { nil }
         }
         #expect(pages.count > 1)
@@ -85,7 +85,6 @@ import Wire
         let me = Fixtures.identity(10)
         let node = TestNode("B", identity: me, store: try Fixtures.store(partitions: [lobby]), peer: Fixtures.identity(11).id)
         try node.start()
-        try node.receive(SyncMessage.hello(protocolVersion: 1, maxFrame: UInt32(SyncMessage.maxBytes), features: 0).encode())
         try node.receive(
             SyncMessage.summary(more: false, entries: [SummaryEntry(lobby, digest: try node.store.digest(lobby.id), revealDescriptor: false)]).encode())
         var factory = OpFactory()
@@ -106,17 +105,15 @@ import Wire
         #expect(node.sentCount(.newOp) == 0)
     }
 
-    @Test func ticks_pingWhenQuiet_refreshSummaries_andCloseWhenIdle() {
+    @Test func ticks_refreshSummariesEveryInterval_andNeverPingOrTimeOut() {
         var session = GossipSession()
-        #expect(session.start(local: [], now: 0).last == .scheduleTick(after: 15_000))
-        _ = session.onMessage(.hello(protocolVersion: 1, maxFrame: 1 << 20, features: 0), now: 1_000)
-        #expect(session.onTick(now: 15_000) == [.send(.ping(nonce: 1)), .scheduleTick(after: 15_000)])
-        #expect(session.onMessage(.ping(nonce: 9), now: 20_000) == [.send(.pong(nonce: 9))])
-        #expect(session.onTick(now: 30_000) == [.refreshSummaries, .scheduleTick(after: 5_000)])
+        #expect(session.start(local: [], peer: standardHello, now: 0).last == .scheduleTick(after: 30_000))
+        #expect(session.onTick(now: 12_000) == [.scheduleTick(after: 18_000)], "an early tick only re-arms")
+        #expect(session.onTick(now: 30_000) == [.refreshSummaries, .scheduleTick(after: 30_000)])
         #expect(session.onLocalSummaries([], now: 30_000) == [])
-        #expect(session.onTick(now: 35_000) == [.send(.ping(nonce: 2)), .scheduleTick(after: 15_000)])
-        #expect(session.onTick(now: 65_000) == [.send(.bye(reason: .idle)), .close(reason: .idle)])
-        #expect(session.onTick(now: 70_000) == [])
+        // Hours of silence: the link's keepalive decides about idleness, not the session.
+        #expect(session.onTick(now: 10_000_000) == [.refreshSummaries, .scheduleTick(after: 30_000)])
+        #expect(!session.isClosed)
     }
 
     @Test func newPartition_isListedAtOnce_changedDigestsOnlyAtAntiEntropy() {
@@ -134,6 +131,32 @@ import Wire
             messages(session.onLocalSummaries([changed, directory], now: 30_000)) == [
                 .summary(more: false, entries: [SummaryEntry(lobby, digest: changed.digest, revealDescriptor: false)])
             ])
+    }
+
+    @Test func aChainAnotherSessionFetches_waitsForTheRelease_thenOnlyWhatIsLeftIsFetched() throws {
+        var factory = OpFactory()
+        let ops = (0..<10).map { factory.make(post("\($0)"), in: lobby.id, by: mallory) }
+        let summary = PartitionSummary(descriptor: lobby, digest: .empty, sharing: .ifPeerHolds)
+        var session = startedSession([summary])
+        let theirs = PartitionDigest(heads: [Head(author: mallory.id, maxSeq: 10, headID: ops[9].id)])
+        _ = session.onMessage(.summary(more: false, entries: [SummaryEntry(lobby, digest: theirs, revealDescriptor: false)]), now: 0)
+        _ = session.onLocalVector(lobby.id, heads: [], now: 0)
+        let planned = session.onMessage(.vector(partition: lobby.id, more: false, heads: [Head(author: mallory.id, maxSeq: 10, headID: ops[9].id)]), now: 0)
+        #expect(planned.contains(.claimChain(lobby.id, author: mallory.id)))
+        #expect(messages(planned).isEmpty, "no WANT before the claim is granted")
+
+        // Another session holds the chain and fetches six ops meanwhile.
+        #expect(messages(session.onChainClaim(lobby.id, author: mallory.id, granted: false, now: 1)).isEmpty)
+        for op in ops[0..<6] { #expect(messages(session.onNewLocalOp(op, now: 2)).isEmpty) }
+        #expect(session.onChainReleased(lobby.id, author: mallory.id, now: 3).contains(.claimChain(lobby.id, author: mallory.id)))
+        let granted = session.onChainClaim(lobby.id, author: mallory.id, granted: true, now: 4)
+        #expect(messages(granted) == [.want(partition: lobby.id, author: mallory.id, fromSeq: 7, maxCount: 4)])
+
+        let batch = OpBatch(partition: lobby.id, author: mallory.id, ops: Array(ops[6...]), isLast: true)
+        #expect(session.onMessage(.ops(batch), now: 5).contains(.apply(Array(ops[6...]))))
+        let applied = session.onApplied(Array(ops[6...]), outcomes: Array(repeating: .applied, count: 4), now: 6)
+        #expect(applied.contains(.releaseChain(lobby.id, author: mallory.id)), "done: the chain goes back")
+        #expect(session.progress == (4, 4))
     }
 
     @Test func vectorRound_thePeerNeverAnswers_isDropped_andTheEntryResent() {

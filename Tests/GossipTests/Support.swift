@@ -42,6 +42,8 @@ final class TestNode {
     var peer: UserID
     var session: GossipSession
     var now = Fixtures.now()
+    /// The sync fields of the peer's link HELLO, handed to `start`.
+    var peerHello = GossipConfiguration().hello
 
     /// Frames waiting to be delivered to the peer.
     var outgoing: [[UInt8]] = []
@@ -51,6 +53,11 @@ final class TestNode {
     var closedWith: GossipError?
     var learned: [PartitionDescriptor] = []
     var progress: (fetched: Int, wanted: Int) = (0, 0)
+    /// Claims asked for and released (the node grants every one: there is one link).
+    var claims = 0
+    var releases = 0
+    /// Every progress report, in order.
+    var progressReports: [(fetched: Int, wanted: Int)] = []
     var appliedOps = 0
     /// When false, `.learnPartition` is only recorded.
     var carriesLearnedPartitions = true
@@ -69,7 +76,7 @@ final class TestNode {
         try policy.summaries(of: store.partitions().map { ($0.descriptor, try store.digest($0.id)) }, for: peer)
     }
 
-    func start() throws { try run(session.start(local: summaries(), now: now)) }
+    func start() throws { try run(session.start(local: summaries(), peer: peerHello, now: now)) }
 
     func receive(_ frame: [UInt8]) throws { try run(session.onFrame(frame, now: now)) }
 
@@ -81,46 +88,73 @@ final class TestNode {
         return op
     }
 
-    /// Carries out directives in order; answers to loads and applies are fed back at once.
+    /// Directives waiting to be carried out, and whether a `run` is carrying them out.
+    private var queue: [GossipDirective] = []
+    private var draining = false
+
+    /// Carries out directives in order, as the node's `GossipHandler` does: answers to loads and
+    /// applies are fed back at once, and what they return is queued behind the directives
+    /// already waiting.
     func run(_ directives: [GossipDirective]) throws {
-        for directive in directives {
-            switch directive {
-            case .send(let message):
-                let frame = message.encode()
-                sent.append(message)
-                bytesSent += frame.count
-                outgoing.append(frame)
-            case .loadVector(let id):
-                try run(session.onLocalVector(id, heads: store.heads(id), now: now))
-            case .loadOps(let id, let author, let from, let limit):
-                try run(session.onOpsLoaded(id, author: author, ops: store.ops(in: id, author: author, fromSeq: from, limit: limit), now: now))
-            case .loadForkProofs(let id):
-                try run(session.onForkProofsLoaded(id, proofs: store.forkProofs(id), now: now))
-            case .refreshSummaries:
+        queue += directives
+        guard !draining else { return }
+        draining = true
+        defer {
+            draining = false
+            queue = []
+        }
+        var next = 0
+        while next < queue.count {
+            let directive = queue[next]
+            next += 1
+            try perform(directive)
+        }
+    }
+
+    private func perform(_ directive: GossipDirective) throws {
+        switch directive {
+        case .send(let message):
+            let frame = message.encode()
+            sent.append(message)
+            bytesSent += frame.count
+            outgoing.append(frame)
+        case .loadVector(let id):
+            try run(session.onLocalVector(id, heads: store.heads(id), now: now))
+        case .loadOps(let id, let author, let from, let limit):
+            try run(session.onOpsLoaded(id, author: author, ops: store.ops(in: id, author: author, fromSeq: from, limit: limit), now: now))
+        case .loadForkProofs(let id):
+            try run(session.onForkProofsLoaded(id, proofs: store.forkProofs(id), now: now))
+        case .refreshSummaries:
+            try run(session.onLocalSummaries(summaries(), now: now))
+        case .apply(let ops):
+            let outcomes = try store.apply(ops, nowMillis: now)
+            var newProofs: [ForkProof] = []
+            for case .forkDetected(let proof) in outcomes { newProofs.append(proof) }
+            appliedOps += outcomes.filter { $0 == .applied }.count
+            try run(session.onApplied(ops, outcomes: outcomes, now: now))
+            for (op, outcome) in zip(ops, outcomes) where outcome == .applied { try run(session.onNewLocalOp(op, now: now)) }
+            for proof in newProofs { try run(session.onLocalForkProof(proof, now: now)) }
+        case .applyForkProof(let proof):
+            try store.apply(proof)
+        case .learnPartition(let descriptor):
+            learned.append(descriptor)
+            if carriesLearnedPartitions, policy.shouldCarry(descriptor, offeredBy: peer) {
+                try store.ensurePartition(descriptor, joined: false)
                 try run(session.onLocalSummaries(summaries(), now: now))
-            case .apply(let ops):
-                let outcomes = try store.apply(ops, nowMillis: now)
-                var newProofs: [ForkProof] = []
-                for case .forkDetected(let proof) in outcomes { newProofs.append(proof) }
-                appliedOps += outcomes.filter { $0 == .applied }.count
-                try run(session.onApplied(ops, outcomes: outcomes, now: now))
-                for (op, outcome) in zip(ops, outcomes) where outcome == .applied { try run(session.onNewLocalOp(op, now: now)) }
-                for proof in newProofs { try run(session.onLocalForkProof(proof, now: now)) }
-            case .applyForkProof(let proof):
-                try store.apply(proof)
-            case .learnPartition(let descriptor):
-                learned.append(descriptor)
-                if carriesLearnedPartitions, policy.shouldCarry(descriptor, offeredBy: peer) {
-                    try store.ensurePartition(descriptor, joined: false)
-                    try run(session.onLocalSummaries(summaries(), now: now))
-                }
-            case .close(let reason):
-                closedWith = reason
-            case .progress(let fetched, let wanted):
-                progress = (fetched, wanted)
-            case .scheduleTick:
-                break
             }
+        case .close(let reason):
+            closedWith = reason
+        case .progress(let fetched, let wanted):
+            progress = (fetched, wanted)
+            progressReports.append((fetched, wanted))
+        case .scheduleTick:
+            break
+        case .claimChain(let partition, let author):
+            // One link: the chain is always free.
+            claims += 1
+            try run(session.onChainClaim(partition, author: author, granted: true, now: now))
+        case .releaseChain:
+            releases += 1
         }
     }
 
@@ -178,14 +212,16 @@ func makeLink(
 
 // MARK: - Driving one session by hand (a scripted peer)
 
-/// A session started with `summaries`, that has received the peer's HELLO.
+/// The sync fields of a peer's link HELLO with the default limits.
+let standardHello = SyncHello(protocolVersion: 1, maxFrame: UInt32(SyncMessage.maxBytes), features: 0)
+
+/// A session started with `summaries` on a link whose peer announced `standardHello`.
 func startedSession(
     _ summaries: [PartitionSummary], configuration: GossipConfiguration = GossipConfiguration(),
     now: UInt64 = 0
 ) -> GossipSession {
     var session = GossipSession(configuration: configuration)
-    _ = session.start(local: summaries, now: now)
-    _ = session.onMessage(.hello(protocolVersion: 1, maxFrame: UInt32(SyncMessage.maxBytes), features: 0), now: now)
+    _ = session.start(local: summaries, peer: standardHello, now: now)
     return session
 }
 

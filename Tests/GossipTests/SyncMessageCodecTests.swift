@@ -19,7 +19,6 @@ import Wire
         let forkB = factory.make(post("b"), in: lobby.id, by: mallory, seq: 1, prev: .zero)
         let conversation = PartitionDescriptor.conversation(creator: alice.id, nonce: Bytes32(w0: 1, w1: 2, w2: 3, w3: 4))
         return [
-            .hello(protocolVersion: 1, maxFrame: 1 << 20, features: 0),
             .summary(
                 more: true,
                 entries: [
@@ -41,10 +40,6 @@ import Wire
             .ops(OpBatch(partition: lobby.id, author: alice.id, ops: [], isLast: true)),
             .newOp(ops[0]),
             .fork(try ForkProof(forkA.header, forkB.header)),
-            .ping(nonce: 0x0102_0304_0506_0708),
-            .pong(nonce: 42),
-            .bye(reason: .shutdown),
-            .bye(reason: ByeReason(rawValue: 200)),
         ]
     }
 
@@ -57,7 +52,6 @@ import Wire
     }
 
     @Test func layout_matchesTheByteTables() {
-        #expect(SyncMessage.hello(protocolVersion: 1, maxFrame: 0x0010_0000, features: 5).encode() == [0x01, 0, 1, 0, 0x10, 0, 0, 0, 0, 0, 5])
         let want = SyncMessage.want(partition: lobby.id, author: alice.id, fromSeq: 0x0102, maxCount: 0x0100).encode()
         #expect(want.count == 75)
         #expect(want[0] == 0x04)
@@ -70,8 +64,6 @@ import Wire
         #expect(Array(entry[4..<36]) == PartitionDescriptor.directory.id.bytes)
         #expect(Array(entry[36..<68]) == PartitionDigest.empty.raw.bytes)
         #expect(Array(entry[68...]) == [1, PartitionKind.directory.rawValue])
-        #expect(SyncMessage.bye(reason: .invalidOps).encode() == [0x0B, 2])
-        #expect(SyncMessage.ping(nonce: 1).encode() == [0x09, 0, 0, 0, 0, 0, 0, 0, 1])
     }
 
     @Test func everyMessage_truncatedAtEveryLength_isTruncated() throws {
@@ -99,13 +91,14 @@ import Wire
     }
 
     @Test func types_unknownAndReserved_areNamed() {
-        for type: UInt8 in [0x00, 0x10, 0x7F, 0xFF] {
+        // 0x01, 0x09, 0x0A, 0x0B and 0x11 are the link layer's (HELLO, PING, PONG, BYE, ADDRESSES).
+        for type: UInt8 in [0x00, 0x01, 0x09, 0x0A, 0x0B, 0x0F, 0x10, 0x11, 0x7F, 0xFF] {
             #expect(throws: SyncDecodingError.unknownType(type)) { try SyncMessage.decode([type, 0, 0]) }
         }
         for type in SyncMessageType.allCases where type.isReserved {
             #expect(throws: SyncDecodingError.reservedType(type)) { try SyncMessage.decode([type.rawValue, 1, 2, 3]) }
         }
-        #expect(SyncMessageType.allCases.filter(\.isReserved) == [.presence, .typing, .blobWant, .blob, .addresses])
+        #expect(SyncMessageType.allCases.filter(\.isReserved) == [.presence, .typing, .blobWant, .blob])
     }
 
     // MARK: - Limits, checked before allocating
@@ -164,7 +157,6 @@ import Wire
     }
 
     @Test func fields_withImpossibleValues_areInvalid() throws {
-        #expect(throws: SyncDecodingError.invalidValue(field: "protocol version")) { try SyncMessage.decode([0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]) }
         // A descriptor that does not hash to the id beside it.
         var summary = SyncMessage.summary(more: false, entries: [SummaryEntry(.directory, digest: .empty, revealDescriptor: true)]).encode()
         summary.replaceSubrange(4..<36, with: lobby.id.bytes)

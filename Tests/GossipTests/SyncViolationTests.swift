@@ -14,11 +14,10 @@ import Wire
     let stranger = Fixtures.identity(11)
     let mallory = Fixtures.identity(3)
 
-    /// A node holding the lobby (and whatever else), started, that has received the stranger's HELLO.
+    /// A node holding the lobby (and whatever else), started on a link to the stranger.
     func node(_ partitions: [PartitionDescriptor] = [lobby], configuration: GossipConfiguration = GossipConfiguration()) throws -> TestNode {
         let node = TestNode("B", identity: me, store: try Fixtures.store(partitions: partitions), peer: stranger.id, configuration: configuration)
         try node.start()
-        try node.receive(SyncMessage.hello(protocolVersion: 1, maxFrame: UInt32(SyncMessage.maxBytes), features: 0).encode())
         return node
     }
 
@@ -45,7 +44,7 @@ import Wire
             #expect(node.closedWith == (index < 3 ? nil : .tooManyInvalidOps(4)))
         }
         #expect(try node.store.opCount(lobby.id) == 0)
-        #expect(node.sent.last == .bye(reason: .invalidOps))
+        #expect(node.closedWith?.isViolation == true)
     }
 
     @Test func forgedOpsInAnAnswer_areRejected_andCounted() throws {
@@ -106,7 +105,7 @@ import Wire
                 Issue.record("\(frame): \(String(describing: node.closedWith))")
                 continue
             }
-            #expect(node.sent.last == .bye(reason: .protocolViolation))
+            #expect(node.closedWith?.isViolation == true)
         }
         // A reserved type (a later feature) is not garbage.
         let node = try node()
@@ -138,25 +137,20 @@ import Wire
         #expect(node.closedWith == nil)
     }
 
-    @Test func anythingBeforeHello_closesTheLink() throws {
-        var session = GossipSession()
-        _ = session.start(local: [], now: 0)
-        let directives = session.onMessage(.summary(more: false, entries: []), now: 1)
-        #expect(closeReason(directives) == .unexpectedMessage(.summary))
-        #expect(session.isClosed)
-        #expect(session.onMessage(.ping(nonce: 1), now: 2).isEmpty)
-    }
-
-    @Test func secondHello_orTooSmallFrames_closeTheLink() {
-        var session = startedSession([])
-        #expect(closeReason(session.onMessage(.hello(protocolVersion: 1, maxFrame: 1 << 20, features: 0), now: 1)) == .unexpectedMessage(.hello))
-        var small = GossipSession()
-        _ = small.start(local: [], now: 0)
-        guard case .incompatiblePeer = closeReason(small.onMessage(.hello(protocolVersion: 1, maxFrame: 4_096, features: 0), now: 1)) else {
-            Issue.record("a 4 KiB frame limit was accepted")
-            return
+    @Test func aPeerWithTooSmallFrames_orVersionZero_isClosedAtStart_withoutAViolation() {
+        let summary = PartitionSummary(descriptor: lobby, digest: .empty, sharing: .ifPeerHolds)
+        for hello in [SyncHello(protocolVersion: 1, maxFrame: 4_096, features: 0), SyncHello(protocolVersion: 0, maxFrame: 1 << 20, features: 0)] {
+            var session = GossipSession()
+            let directives = session.start(local: [summary], peer: hello, now: 0)
+            guard case .incompatiblePeer = closeReason(directives) else {
+                Issue.record("\(hello) was accepted")
+                continue
+            }
+            #expect(messages(directives).isEmpty, "nothing is sent to an incompatible peer")
+            #expect(closeReason(directives)?.isViolation == false)
+            #expect(session.isClosed)
+            #expect(session.onMessage(.summary(more: false, entries: []), now: 1).isEmpty)
         }
-        #expect(small.isClosed)
     }
 
     @Test func tooManyWantsWaiting_closeTheLink() {
@@ -172,11 +166,5 @@ import Wire
         }
         let directives = session.onMessage(.want(partition: lobby.id, author: mallory.id, fromSeq: 1, maxCount: 1), now: 0)
         #expect(closeReason(directives) == .tooManyWants)
-    }
-
-    @Test func bye_closesTheLink_withoutAnswering() {
-        var session = startedSession([])
-        let directives = session.onMessage(.bye(reason: .shutdown), now: 1)
-        #expect(directives == [.close(reason: .peerSaidBye(.shutdown))])
     }
 }

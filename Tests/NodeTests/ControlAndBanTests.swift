@@ -72,7 +72,7 @@ import Transport
     }
 
     @Test func badRequests_areExplained() {
-        #expect(ControlServer.explainBadRequest(Array(#"{"request":"poke"}"#.utf8)).hasPrefix("unknown request 'poke'"))
+        #expect(ControlServer.explainBadRequest(Array(#"{"request":"frob"}"#.utf8)).hasPrefix("unknown request 'frob'"))
         #expect(ControlServer.explainBadRequest(Array(#"{"peers":1}"#.utf8)).contains("needs a \"request\" field"))
         #expect(ControlServer.explainBadRequest(Array("peers".utf8)).hasPrefix("not a JSON object"))
     }

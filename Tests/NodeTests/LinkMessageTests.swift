@@ -1,4 +1,5 @@
 import Discovery
+import Gossip
 import Identity
 @testable import NodeRuntime
 import TestSupport
@@ -10,6 +11,8 @@ import Wire
         .hello(LinkHello(instance: InstanceID(raw: 0x0102_0304_0506_0708), listenPort: 7748, nick: "alice")),
         .hello(LinkHello(instance: InstanceID(raw: 1), listenPort: 0, nick: nil)),
         .hello(LinkHello(instance: InstanceID(raw: 2), listenPort: 1, nick: "zoë 🦊")),
+        .hello(LinkHello(instance: InstanceID(raw: 3), listenPort: 2, nick: "bob", sync: GossipConfiguration().hello)),
+        .hello(LinkHello(instance: InstanceID(raw: 4), listenPort: 3, nick: nil, sync: SyncHello(protocolVersion: 9, maxFrame: 1, features: 7))),
         .ping(nonce: 0), .ping(nonce: .max), .pong(nonce: 42),
         .bye(.shutdown), .bye(.duplicate), .bye(ByeReason(rawValue: 200)),
         .addresses([]),
@@ -30,9 +33,16 @@ import Wire
         #expect(hello == [0x01, 1, 0, 0, 0, 0, 0, 0, 0, 5, 0x1E, 0x44, 2, 0x61, 0x62])
     }
 
-    @Test func hello_ignoresFieldsAppendedByALaterVersion() throws {
-        let hello = LinkHello(instance: InstanceID(raw: 9), listenPort: 1, nick: "x")
-        #expect(try LinkMessage(decoding: LinkMessage.hello(hello).encoded + [7, 7, 7]) == .hello(hello))
+    @Test func hello_carriesTheSyncFieldsAtItsEnd_andIgnoresFieldsAppendedByALaterVersion() throws {
+        let sync = SyncHello(protocolVersion: 1, maxFrame: 0x0010_0000, features: 5)
+        let hello = LinkHello(instance: InstanceID(raw: 9), listenPort: 1, nick: "x", sync: sync)
+        let bytes = LinkMessage.hello(hello).encoded
+        #expect(Array(bytes.suffix(10)) == [0, 1, 0, 0x10, 0, 0, 0, 0, 0, 5])
+        #expect(try LinkMessage(decoding: bytes + [7, 7, 7]) == .hello(hello))
+        // A HELLO that ends after the nick: a node without the sync protocol.
+        let bare = LinkHello(instance: InstanceID(raw: 9), listenPort: 1, nick: "x")
+        #expect(try LinkMessage(decoding: LinkMessage.hello(bare).encoded) == .hello(bare))
+        #expect(bare.sync == nil)
     }
 
     @Test func hello_cutsLongNicksAtACharacterBoundary() {
@@ -52,6 +62,7 @@ import Wire
         ("hello nick past the end", [0x01, 1, 0, 0, 0, 0, 0, 0, 0, 5, 0, 1, 9, 0x61]),
         ("hello nick over 64 bytes", [0x01, 1, 0, 0, 0, 0, 0, 0, 0, 5, 0, 1, 65] + [UInt8](repeating: 0x61, count: 65)),
         ("hello nick not UTF-8", [0x01, 1, 0, 0, 0, 0, 0, 0, 0, 5, 0, 1, 1, 0xFF]),
+        ("hello with cut-short sync fields", [0x01, 1, 0, 0, 0, 0, 0, 0, 0, 5, 0, 1, 0, 0, 1, 0]),
         ("addresses of another version", [0x11, 9, 0]),
     ]
 

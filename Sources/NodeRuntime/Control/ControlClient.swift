@@ -52,6 +52,18 @@ public final class ControlClient: Sendable {
         }
     }
 
+    /// Sends `request` without waiting for the answer (`poke`: the node acts on a request even
+    /// when its client has gone). Returns once the line is handed to the socket.
+    public func notify(_ request: ControlRequest, timeout: Duration = .seconds(1)) async throws(ControlClientError) {
+        do {
+            var line = try ControlProtocol.line(request)
+            line.append(UInt8(ascii: "\n"))
+            try await connection.write(line, deadline: .now + timeout)
+        } catch {
+            throw .failed("control socket: \(error)")
+        }
+    }
+
     /// Closes the connection.
     public func close() {
         connection.close()

@@ -3,16 +3,20 @@ import Foundation
 /// The control socket's protocol: one JSON request per line in, one JSON response per line out,
 /// on `control.sock` in the data directory (mode 0600). Keys are snake_case.
 ///
-/// Requests: `{"request": "peers"}`, `"status"`, `"doctor"`, `"ping"`. A client may send several
-/// requests on one connection; the node answers each in order. Responses carry `"ok": true` and
-/// the field named after the request (`peers`, `status`, `doctor`, `pong`), or `"ok": false`
-/// and `error`. Lines are at most `maxLineBytes`; a longer line gets an error and the
-/// connection is closed.
+/// Requests: `{"request": "peers"}`, `"status"`, `"doctor"`, `"ping"`, `"poke"`. A client may
+/// send several requests on one connection; the node answers each in order. Responses carry
+/// `"ok": true` and the field named after the request (`peers`, `status`, `doctor`, `pong`,
+/// `poke`), or `"ok": false` and `error`. Lines are at most `maxLineBytes`; a longer line gets
+/// an error and the connection is closed.
 ///
-/// Extending it (issue 4: `poke`, posting through the node): add a `ControlRequest.Kind` case,
-/// its optional arguments to `ControlRequest`, its result field to `ControlResponse`, and a
-/// case to `Node.respond(to:)`. Old clients ignore fields they do not know; an old node answers
-/// an unknown request with `ok: false`.
+/// `poke` is what a command sends after writing the store itself (WAL lets it while a node
+/// runs): the node looks for new ops at once and pushes them to its peers, instead of noticing
+/// at its next `PRAGMA data_version` check. The answer comes after the ops were handed to the
+/// links.
+///
+/// Extending it: add a `ControlRequest.Kind` case, its optional arguments to `ControlRequest`,
+/// its result field to `ControlResponse`, and a case to `Node.respond(to:)`. Old clients ignore
+/// fields they do not know; an old node answers an unknown request with `ok: false`.
 public enum ControlProtocol {
     /// The longest line either side accepts.
     public static let maxLineBytes = 1 << 20
@@ -48,6 +52,8 @@ public struct ControlRequest: Codable, Sendable, Equatable {
         case doctor
         /// Liveness: answers at once.
         case ping
+        /// Another process wrote the store: push what is new now.
+        case poke
     }
 
     public var request: Kind
@@ -65,15 +71,17 @@ public struct ControlResponse: Codable, Sendable {
     public var status: StatusReport?
     public var doctor: DoctorReport?
     public var pong: PongReport?
+    public var poke: PokeReport?
 
     public init(ok: Bool = true, error: String? = nil, peers: [PeerReport]? = nil, status: StatusReport? = nil,
-                doctor: DoctorReport? = nil, pong: PongReport? = nil) {
+                doctor: DoctorReport? = nil, pong: PongReport? = nil, poke: PokeReport? = nil) {
         self.ok = ok
         self.error = error
         self.peers = peers
         self.status = status
         self.doctor = doctor
         self.pong = pong
+        self.poke = poke
     }
 
     /// A refusal.
@@ -84,6 +92,12 @@ public struct ControlResponse: Codable, Sendable {
 public struct PongReport: Codable, Sendable, Equatable {
     public var pid: Int32
     public var id: String
+}
+
+/// The answer to `poke`.
+public struct PokeReport: Codable, Sendable, Equatable {
+    /// New ops the node found in its store.
+    public var ops: Int
 }
 
 /// One peer of `parley peers --json` (DESIGN §6.1). Times are Unix milliseconds.
@@ -123,11 +137,44 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public var sync: SyncStatus
 }
 
-/// The sync section of `status`, filled by the Gossip wiring (issue 4).
+/// The sync section of `status`: progress of fetching (also logged), and what crossed each link.
 public struct SyncStatus: Codable, Sendable, Equatable {
-    /// Ops received from peers since start.
+    /// Ops fetched from peers (answers to this node's WANTs) since start.
     public var fetched: UInt64 = 0
-    /// Ops known to be missing and asked for.
+    /// `fetched` plus the ops known to be missing now (counted once, as the most any one peer
+    /// shows: peers usually offer the same ones): equal when nothing is left to fetch, so
+    /// `fetched / wanted` reads as progress on long work.
     public var wanted: UInt64 = 0
+    /// Ops received from peers in any sync message (fetched or pushed), and sent to them.
+    public var opsReceived: UInt64 = 0
+    public var opsSent: UInt64 = 0
+    /// One entry per linked peer that speaks the sync protocol.
+    public var peers: [SyncPeerStatus] = []
+
     public init() {}
+}
+
+/// One linked peer in the sync section of `status`. Counts are for the current link.
+public struct SyncPeerStatus: Codable, Sendable, Equatable {
+    public var id: String
+    public var nick: String?
+    /// Ops fetched from this peer, and that plus the ops known to be missing from it.
+    public var fetched: UInt64
+    public var wanted: UInt64
+    public var opsReceived: UInt64
+    public var opsSent: UInt64
+    /// The link's bytes on the wire and frames of any type, each way (`LinkTraffic`).
+    public var bytesReceived: UInt64
+    public var bytesSent: UInt64
+    public var framesReceived: UInt64
+    public var framesSent: UInt64
+    /// When the link became ready (Unix milliseconds).
+    public var since: UInt64
+
+    public init(id: String, nick: String?, fetched: UInt64, wanted: UInt64, opsReceived: UInt64, opsSent: UInt64,
+                traffic: LinkTraffic, since: UInt64) {
+        (self.id, self.nick, self.fetched, self.wanted, self.opsReceived, self.opsSent) = (id, nick, fetched, wanted, opsReceived, opsSent)
+        (bytesReceived, bytesSent, framesReceived, framesSent) = (traffic.bytesReceived, traffic.bytesSent, traffic.framesReceived, traffic.framesSent)
+        self.since = since
+    }
 }

@@ -59,6 +59,8 @@ public struct LinkConfiguration: Sendable, Equatable {
     public var frameStallLimit: UInt64 = FrameStallDetector.defaultLimit
     /// Frame limits (1 MiB).
     public var frames = FrameConfiguration()
+    /// How many frames and bytes a peer may send (a flood closes the link as a violation).
+    public var rateLimit = RateLimitConfiguration()
 
     public init() {}
 }
@@ -89,6 +91,7 @@ public final class Link: Sendable {
     private let encoder: Mutex<FrameEncoder?>
     private let keepalive: Mutex<Keepalive>
     private let end = Mutex<LinkEnd?>(nil)
+    private let counters = Mutex(LinkTraffic())
 
     init(id: LinkID, result: HandshakeResult, connection: TCPConnection, direction: LinkDirection, dialed: Endpoint?,
          configuration: LinkConfiguration, clock: NodeClock) {
@@ -104,6 +107,7 @@ public final class Link: Sendable {
         let encoder = FrameEncoder(for: result, configuration: configuration.frames)
         // The stream header goes first, before any frame, whoever sends first (even a goodbye).
         try? connection.enqueue(encoder.header)
+        counters.withLock { $0.bytesSent += UInt64(encoder.header.count) }
         self.encoder = Mutex(encoder)
         self.keepalive = Mutex(Keepalive(pingInterval: configuration.pingInterval, idleTimeout: configuration.idleTimeout,
                                          now: clock.now()))
@@ -122,12 +126,19 @@ public final class Link: Sendable {
                     throw TransportError.closed  // only after our goodbye, or a frame over 1 MiB (a bug upstream)
                 }
                 try connection.enqueue(frame)
+                counters.withLock {
+                    $0.bytesSent += UInt64(frame.count)
+                    $0.framesSent += 1
+                }
             }
         } catch {
             if case .sendBufferFull = error { abort(.lost("the peer reads too slowly")) }
             throw error
         }
     }
+
+    /// Bytes and frames each way so far.
+    public var traffic: LinkTraffic { counters.withLock { $0 } }
 
     /// Ends the link from this side: BYE and the goodbye frame with `reason`, then the
     /// connection closes once they are sent (or after `flushTimeout`).
@@ -175,6 +186,7 @@ public final class Link: Sendable {
     private func readLoop(deliver: @escaping @Sendable (LinkMessage) async -> Void) async -> LinkEnd {
         var decoder = FrameDecoder(for: handshakeResult, configuration: configuration.frames)
         var stall = FrameStallDetector(limit: configuration.frameStallLimit)
+        var rateLimit = RateLimit(configuration: configuration.rateLimit, now: clock.now())
         let helloDeadline = clock.now() + configuration.helloTimeout
         var sawHello = false
         while true {
@@ -191,6 +203,7 @@ public final class Link: Sendable {
             guard !bytes.isEmpty else { return .lost("the peer closed the connection without a goodbye") }
             let now = clock.now()
             keepalive.withLock { $0.onReceived(now: now) }
+            counters.withLock { $0.bytesReceived += UInt64(bytes.count) }
             decoder.feed(bytes)
             while true {
                 let event: FrameEvent?
@@ -204,6 +217,8 @@ public final class Link: Sendable {
                 case .goodbye(let reason):
                     return .goodbye(reason.map { ByeReason(rawValue: $0) })
                 case .frame(let plaintext):
+                    counters.withLock { $0.framesReceived += 1 }
+                    if let flood = rateLimit.admit(bytes: plaintext.count, now: now) { return .violation("flood: \(flood)") }
                     let message: LinkMessage
                     do {
                         message = try LinkMessage(decoding: plaintext)

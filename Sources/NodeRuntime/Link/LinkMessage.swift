@@ -1,11 +1,13 @@
 import Discovery
+import Gossip
 import Wire
 
 /// One message inside a link frame: the first byte is its type, the rest its body.
 ///
 /// The link layer owns five types; every other type is a sync message and goes, untouched, to
 /// the node's `LinkMessageHandler` (the Gossip module's `SyncMessage`: SUMMARY 0x02, VECTOR
-/// 0x03, WANT 0x04, OPS 0x05, NEW_OP 0x06, FORK 0x07, …).
+/// 0x03, WANT 0x04, OPS 0x05, NEW_OP 0x06, FORK 0x07, …). HELLO carries the sync protocol's
+/// fields, and PING/PONG/BYE serve both layers: Gossip has no keepalive or goodbye of its own.
 ///
 /// | type | name      | body (big-endian)                                                     |
 /// |-----:|-----------|-----------------------------------------------------------------------|
@@ -112,7 +114,12 @@ public struct SyncFrame: Sendable, Equatable {
 /// |   9 |   2 | TCP port the sender listens on (0: it accepts no links)             |
 /// |  11 |   1 | n: nick length, 0...64 (0: no nick)                                 |
 /// |  12 |   n | nick, UTF-8, from the sender's profile; display only, never trusted  |
+/// | 12+n |  10 | the sync protocol's `SyncHello`: version u16, max frame u32, features u32 |
 /// |  ... |    | later versions append fields here; readers ignore them               |
+///
+/// There is one HELLO on the wire: the sync protocol (Gossip) has none of its own, and its
+/// session starts when the link is ready, with the peer's `sync` fields. A HELLO that ends
+/// after the nick comes from a node without the sync protocol (`sync` is nil: no session).
 public struct LinkHello: Sendable, Equatable {
     /// The link protocol this code speaks.
     public static let currentVersion: UInt8 = 1
@@ -123,12 +130,15 @@ public struct LinkHello: Sendable, Equatable {
     public var instance: InstanceID
     public var listenPort: UInt16
     public var nick: String?
+    /// The sender's sync protocol fields; nil if it sent none.
+    public var sync: SyncHello?
 
-    public init(version: UInt8 = currentVersion, instance: InstanceID, listenPort: UInt16, nick: String?) {
+    public init(version: UInt8 = currentVersion, instance: InstanceID, listenPort: UInt16, nick: String?, sync: SyncHello? = nil) {
         self.version = version
         self.instance = instance
         self.listenPort = listenPort
         self.nick = nick.flatMap { $0.isEmpty ? nil : Self.truncated($0) }
+        self.sync = sync
     }
 
     func write(to writer: inout ByteWriter) {
@@ -138,6 +148,11 @@ public struct LinkHello: Sendable, Equatable {
         let nickBytes = Array((nick ?? "").utf8)
         writer.u8(UInt8(nickBytes.count))
         writer.raw(nickBytes)
+        if let sync {
+            writer.u16(sync.protocolVersion)
+            writer.u32(sync.maxFrame)
+            writer.u32(sync.features)
+        }
     }
 
     init(reading reader: inout ByteReader) throws(DecodingError) {
@@ -149,6 +164,12 @@ public struct LinkHello: Sendable, Equatable {
         let raw = try reader.raw(length, "nick")
         guard let text = String(validating: raw, as: UTF8.self) else { throw .invalidUTF8(field: "nick") }
         nick = text.isEmpty ? nil : text
+        if reader.isAtEnd {
+            sync = nil
+        } else {
+            sync = SyncHello(protocolVersion: try reader.u16("hello sync version"), maxFrame: try reader.u32("hello max frame"),
+                             features: try reader.u32("hello features"))
+        }
     }
 
     /// `text` cut to at most `maxNickBytes` bytes at a character boundary.
@@ -180,8 +201,12 @@ public struct ByeReason: RawRepresentable, Sendable, Hashable, CustomStringConve
     public static let protocolViolation = ByeReason(rawValue: 4)
     /// The peer is banned for a while after repeated violations.
     public static let banned = ByeReason(rawValue: 5)
-    /// The peer speaks another link protocol version.
+    /// The peer speaks another link protocol version, or a sync protocol this node cannot.
     public static let unsupportedVersion = ByeReason(rawValue: 6)
+    /// The peer sent more frames or bytes than the link's rate limit allows (a flood).
+    public static let rateLimited = ByeReason(rawValue: 7)
+    /// This node could not go on (its store failed); see its log.
+    public static let localError = ByeReason(rawValue: 8)
 
     public var description: String {
         switch self {
@@ -192,6 +217,8 @@ public struct ByeReason: RawRepresentable, Sendable, Hashable, CustomStringConve
         case .protocolViolation: "protocol violation"
         case .banned: "banned"
         case .unsupportedVersion: "unsupported protocol version"
+        case .rateLimited: "rate limit exceeded"
+        case .localError: "local error"
         default: "reason \(rawValue)"
         }
     }

@@ -1,7 +1,9 @@
+import Gossip
 import Identity
 import Transport
 
-/// The seam where the sync protocol (the Gossip module, issue 4) plugs into links.
+/// The seam where the sync protocol plugs into links: `GossipHandler` is the node's default;
+/// tests plug in others (a recorder, a hostile peer).
 ///
 /// The node owns one handler. It calls the handler on the node's own executor — the methods take
 /// the node as an `isolated` parameter — so a handler may keep mutable state (a Gossip instance)
@@ -17,13 +19,37 @@ import Transport
 /// - Throwing `LinkViolation` from `received` closes the link with BYE "protocol violation" and
 ///   counts towards a ban of the peer; unknown types SHOULD be ignored, not thrown, so newer
 ///   peers can talk to older ones.
+/// - `nodeStarted` once the store is open and before any link; `nodeStopping` when a stop
+///   begins, while the store is still open and the links still up (it closes the store only
+///   after every link has ended, so an apply under way always finishes).
+///
+/// The lifecycle, poke and report methods have empty defaults.
 public protocol LinkMessageHandler: AnyObject {
+    /// The sync fields this node puts in its link HELLO (nil: it speaks no sync protocol).
+    var syncHello: SyncHello? { get }
     /// A link to `peer` is ready.
     func linkOpened(_ peer: LinkPeer, node: isolated Node)
     /// A sync message arrived from `peer`.
     func received(_ frame: SyncFrame, from peer: LinkPeer, node: isolated Node) throws(LinkViolation)
     /// The link to `peer` ended (the peer may link again later, under a new `LinkPeer`).
     func linkClosed(_ peer: LinkPeer, node: isolated Node)
+    /// The node is running (the store is open); links come next.
+    func nodeStarted(node: isolated Node)
+    /// The node begins to stop: end timers and background work.
+    func nodeStopping(node: isolated Node)
+    /// Another process may have written the store (`poke` on the control socket). Returns how
+    /// many new ops it found.
+    func storeMayHaveChanged(node: isolated Node) -> Int
+    /// The `sync` section of `parley status`.
+    func syncStatus(node: isolated Node) -> SyncStatus
+}
+
+extension LinkMessageHandler {
+    public var syncHello: SyncHello? { nil }
+    public func nodeStarted(node: isolated Node) {}
+    public func nodeStopping(node: isolated Node) {}
+    public func storeMayHaveChanged(node: isolated Node) -> Int { 0 }
+    public func syncStatus(node: isolated Node) -> SyncStatus { SyncStatus() }
 }
 
 /// What a handler knows about the peer at the other end of a ready link.
@@ -42,7 +68,8 @@ public struct LinkViolation: Error, Sendable, Equatable, CustomStringConvertible
     public var description: String { reason }
 }
 
-/// The handler until Gossip is wired in: it counts sync frames and drops them.
+/// A handler that speaks no sync protocol: it counts sync frames and drops them (tests of the
+/// link layer alone).
 public final class IgnoringSyncHandler: LinkMessageHandler {
     /// Sync frames received and dropped.
     public private(set) var dropped: UInt64 = 0

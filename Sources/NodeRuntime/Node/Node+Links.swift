@@ -158,7 +158,7 @@ extension Node {
         let link = Link(id: id, result: result, connection: connection, direction: direction, dialed: dialed,
                         configuration: configuration.link, clock: clock)
         links[id] = LinkEntry(link: link)
-        let hello = LinkHello(instance: instance, listenPort: listener?.port ?? 0, nick: nick)
+        let hello = LinkHello(instance: instance, listenPort: listener?.port ?? 0, nick: nick, sync: handler.syncHello)
         linkTasks[id] = Task { [self] in
             let end = await link.run(hello: hello) { message in await self.linkReceived(id, message) }
             linkEnded(id, end)
@@ -286,6 +286,29 @@ extension Node {
     }
 
     // MARK: - For handlers
+
+    /// Closes `peer`'s link with `reason`; with a `violation` (what the peer did), as a protocol
+    /// violation that counts towards a ban.
+    public func closeLink(to peer: UserID, reason: ByeReason, violation: String? = nil) {
+        guard let id = current[peer], let link = links[id]?.link else { return }
+        if let violation {
+            closeForViolation(link, violation)
+        } else {
+            close(link, reason)
+        }
+    }
+
+    /// The traffic of `peer`'s ready link, and when it became ready (Unix milliseconds).
+    public func linkTraffic(of peer: UserID) -> (traffic: LinkTraffic, since: UInt64)? {
+        guard let id = current[peer], let entry = links[id] else { return nil }
+        return (entry.link.traffic, clock.wallMillis(at: entry.readyAt ?? 0))
+    }
+
+    /// Unix milliseconds now (for ops' timestamps and the HLC).
+    public var wallMillis: UInt64 { clock.wallMillis(at: clock.now()) }
+
+    /// Milliseconds on the node's monotonic clock (for the pure protocol instances).
+    public var monotonicMillis: UInt64 { clock.now() }
 
     /// Sends a sync frame to `peer`'s link; false when it has none or the link refuses it (closed,
     /// the peer reads too slowly, over 1 MiB, or a type the link layer owns).

@@ -13,6 +13,7 @@ extension Node {
         case .peers: ControlResponse(peers: peers())
         case .status: ControlResponse(status: status())
         case .doctor: ControlResponse(doctor: doctor())
+        case .poke: ControlResponse(poke: PokeReport(ops: isRunning ? handler.storeMayHaveChanged(node: self) : 0))
         }
     }
 
@@ -36,7 +37,7 @@ extension Node {
             pid: getpid(), startedAt: clock.wallMillis(at: 0), id: identity.id.text, nick: nick,
             dataDirectory: configuration.dataDirectory, listen: listener?.localAddress.description ?? "",
             discoveryPort: udp?.localAddress.port, broadcastTargets: udp == nil ? [] : broadcastTargets,
-            links: current.count, peersKnown: discovery?.peers.count ?? 0, storeOps: ops, sync: SyncStatus())
+            links: current.count, peersKnown: discovery?.peers.count ?? 0, storeOps: ops, sync: handler.syncStatus(node: self))
     }
 
     /// What `parley doctor` explains.
@@ -135,7 +136,8 @@ extension Node {
         return parts.joined(separator: "; ")
     }
 
-    private func nick(of peer: UserID) -> String? {
+    /// A peer's nick: from its HELLO, else its directory profile.
+    func nick(of peer: UserID) -> String? {
         notes[peer]?.nick ?? (try? store?.profile(peer)?.nick) ?? nil
     }
 

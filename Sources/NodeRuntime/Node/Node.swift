@@ -12,8 +12,10 @@ import Transport
 ///
 /// It makes no protocol decisions: Discovery decides whom to dial and what each peer's state
 /// is, `Handshake` and the frame codec decide what bytes mean, `Admission` decides who may
-/// connect, `Keepalive` when to ping. The node interprets their outputs in flat switches and
-/// keeps the bookkeeping that only a shell can (which TCP connection is which peer's link).
+/// connect, `Keepalive` when to ping, `RateLimit` when a peer floods, and each link's
+/// `GossipSession` what to sync (carried out by the `GossipHandler`). The node interprets their
+/// outputs in flat switches and keeps the bookkeeping that only a shell can (which TCP
+/// connection is which peer's link).
 ///
 /// Use: `start()` (binds everything, or throws a `NodeError` naming the fix), then
 /// `waitUntilStopped()`; `stop()` from a signal handler leaves gracefully (leaving beacons,
@@ -61,7 +63,7 @@ public actor Node {
     var stopWaiters: [CheckedContinuation<Void, Never>] = []
 
     /// A node for `identity` with `configuration`; nothing is opened until `start`.
-    /// `handler` receives sync messages (default: dropped, until Gossip is wired in).
+    /// `handler` speaks the sync protocol on the links (default: a `GossipHandler`).
     public init(configuration: NodeConfiguration, identity: Identity, log: NodeLog = NodeLog(),
                 handler: sending (any LinkMessageHandler)? = nil) {
         self.configuration = configuration
@@ -69,7 +71,8 @@ public actor Node {
         self.log = log
         self.networkKey = NetworkKey(deploymentSecret: configuration.networkSecret)
         self.admission = Admission(configuration: configuration.admission)
-        self.handler = handler ?? IgnoringSyncHandler()
+        self.handler = handler ?? GossipHandler(configuration: configuration.gossip,
+                                                pollInterval: configuration.localWritePollInterval)
     }
 
     // MARK: - Start
@@ -107,6 +110,7 @@ public actor Node {
         }
         self.lock = lock
         phase = .running
+        handler.nodeStarted(node: self)
         startDiscovery()
         startLoops()
         log.info("node \(displayName(of: identity.id)) listening on \(listener!.localAddress)"
@@ -161,6 +165,10 @@ public actor Node {
 
     /// Leaves gracefully: leaving beacons, BYE on every link, sockets and store closed. Safe to
     /// call more than once and from any task; returns when the node has stopped.
+    ///
+    /// Applying ops is synchronous on the node's executor, so an apply under way finishes before
+    /// this starts or between its steps; the store closes only after every link's task ended,
+    /// when nothing can write any more.
     public func stop() async {
         switch phase {
         case .created:
@@ -174,6 +182,7 @@ public actor Node {
         }
         phase = .stopping
         log.info("stopping: saying goodbye to \(current.count) linked peer(s)")
+        handler.nodeStopping(node: self)
         perform(discovery.stop(now: clock.now()))
         discoveryTimer?.cancel()
         listener?.close()
@@ -206,7 +215,8 @@ public actor Node {
         control?.close()
     }
 
-    var isRunning: Bool { phase == .running }
+    /// Whether the node runs (not yet stopping).
+    public var isRunning: Bool { phase == .running }
 
     // MARK: - For handlers and reports
 

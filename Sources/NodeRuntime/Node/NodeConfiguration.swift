@@ -1,4 +1,5 @@
 import Discovery
+import Gossip
 import Replica
 import Transport
 
@@ -41,6 +42,11 @@ public struct NodeConfiguration: Sendable {
     public var maxBeaconInterval: UInt64 = 30_000
     /// How often linked peers are sent our address list (and right after a link is ready).
     public var addressShareInterval: UInt64 = 30_000
+    /// Sync: limits and the anti-entropy interval of each link's `GossipSession`.
+    public var gossip = GossipConfiguration()
+    /// How often the node checks `PRAGMA data_version` for ops another process wrote (a command
+    /// that did not poke, or whose poke failed). Default 250 ms.
+    public var localWritePollInterval: UInt64 = 250
 
     public init(dataDirectory: String) {
         self.dataDirectory = dataDirectory

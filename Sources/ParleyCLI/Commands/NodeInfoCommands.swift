@@ -58,9 +58,17 @@ struct StatusCommand: Command {
     let usage = ["status [--json]"]
     let options: [OptionSpec] = [
         .flag("json", "print one JSON array with one object: pid, started_at, id, nick, data_dir, listen, "
-            + "discovery_port, broadcast_targets, links, peers, store_ops, sync {fetched, wanted}"),
+            + "discovery_port, broadcast_targets, links, peers, store_ops, sync {fetched, wanted, ops_received, ops_sent, "
+            + "peers: [{id, nick, fetched, wanted, ops_received, ops_sent, bytes_received, bytes_sent, frames_received, "
+            + "frames_sent, since}]}"),
     ]
-    let details = ["Asks the node running for the data directory; without one it fails with exit status 1."]
+    let details = [
+        "Asks the node running for the data directory; without one it fails with exit status 1.",
+        "sync: fetched is the number of ops fetched from peers since the node started, wanted that number plus the ops "
+            + "known to be missing now, so fetched = wanted means nothing is left to fetch; per linked peer the same for "
+            + "the current link, ops received and sent in any sync message, and the link's bytes (encrypted, on the wire) "
+            + "and frames each way.",
+    ]
     let examples = ["status", "status --json"]
 
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
@@ -75,7 +83,19 @@ struct StatusCommand: Command {
                 "listen": .string(status.listen), "discovery_port": status.discoveryPort.map { .integer(Int64($0)) } ?? .null,
                 "broadcast_targets": .array(status.broadcastTargets.map { .string($0) }), "links": .integer(Int64(status.links)),
                 "peers": .integer(Int64(status.peersKnown)), "store_ops": .integer(Int64(status.storeOps)),
-                "sync": .object(["fetched": .unsigned(status.sync.fetched), "wanted": .unsigned(status.sync.wanted)]),
+                "sync": .object([
+                    "fetched": .unsigned(status.sync.fetched), "wanted": .unsigned(status.sync.wanted),
+                    "ops_received": .unsigned(status.sync.opsReceived), "ops_sent": .unsigned(status.sync.opsSent),
+                    "peers": .array(status.sync.peers.map { peer in
+                        .object([
+                            "id": .string(peer.id), "nick": .optional(peer.nick), "fetched": .unsigned(peer.fetched),
+                            "wanted": .unsigned(peer.wanted), "ops_received": .unsigned(peer.opsReceived),
+                            "ops_sent": .unsigned(peer.opsSent), "bytes_received": .unsigned(peer.bytesReceived),
+                            "bytes_sent": .unsigned(peer.bytesSent), "frames_received": .unsigned(peer.framesReceived),
+                            "frames_sent": .unsigned(peer.framesSent), "since": .string(Format.isoTime(millis: peer.since)),
+                        ])
+                    }),
+                ]),
             ])])
             return 0
         }
@@ -90,7 +110,14 @@ struct StatusCommand: Command {
         }
         context.output.line("links       \(status.links) (of \(status.peersKnown) known peers)")
         context.output.line("store       \(status.storeOps) ops")
-        context.output.line("sync        fetched \(status.sync.fetched), wanted \(status.sync.wanted)")
+        let left = status.sync.wanted - min(status.sync.wanted, status.sync.fetched)
+        context.output.line("sync        fetched \(status.sync.fetched) / \(status.sync.wanted) ops"
+            + (left > 0 ? " (\(left) still missing)" : "") + "; \(status.sync.opsReceived) received, \(status.sync.opsSent) sent")
+        for peer in status.sync.peers {
+            let name = Format.person(UserID(text: peer.id) ?? UserID(Bytes32.zero), nick: peer.nick)
+            context.output.line("  \(name): fetched \(peer.fetched) / \(peer.wanted); ops in \(peer.opsReceived), out \(peer.opsSent); "
+                + "bytes in \(peer.bytesReceived), out \(peer.bytesSent)")
+        }
         return 0
     }
 }

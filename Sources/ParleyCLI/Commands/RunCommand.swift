@@ -3,11 +3,11 @@ import Foundation
 import NodeRuntime
 import Replica
 
-/// `parley run`: the node in the foreground — discovery, links, the control socket — until
+/// `parley run`: the node in the foreground — discovery, links, sync, the control socket — until
 /// SIGINT or SIGTERM.
 struct RunCommand: Command {
     let name = "run"
-    let summary = "run the node: find peers on the LAN, link to them, serve the control socket"
+    let summary = "run the node: find peers on the LAN, link to them, sync your rooms, serve the control socket"
     let usage = [
         "run [--listen HOST:PORT] [--discovery-port N | --no-discovery] [--broadcast ADDR[,ADDR...]] "
             + "[--peers FILE] [--network-secret-file FILE] [--log-level LEVEL] [--join ROOM]...",
@@ -31,6 +31,12 @@ struct RunCommand: Command {
         .value("ping-interval", "MS", "link ping interval (default 15000); a silent link is suspect after 2"),
         .value("idle-timeout", "MS", "close a link silent this long (default 3 ping intervals)"),
         .value("handshake-timeout", "MS", "the handshake deadline (default 5000)"),
+        .value("sync-interval", "MS", "anti-entropy: re-send changed summaries this often (default 30000)"),
+        .value("sync-credit", "N", "ops asked for in one WANT, 1-256 (default 256; small values make catch-up "
+            + "many round trips, for tests)"),
+        .value("poll-interval", "MS", "check the store for other processes' writes this often (default 250)"),
+        .value("rate-limit", "FRAMES", "frames a second a peer may send before its link is closed as a flood "
+            + "(default 20000; the burst is 5 seconds' worth)"),
     ]
     let details = [
         "Runs in the foreground and logs to stderr (peers discovered, linked and gone, as nick#short and address). "
@@ -38,8 +44,12 @@ struct RunCommand: Command {
             + "a goodbye on every link, the store closed; exit status 0.",
         "Beacons go to --broadcast, else $PARLEY_BROADCAST, else every interface's broadcast address and "
             + "127.255.255.255. On machines whose network is not yours, use --broadcast 127.255.255.255 or --no-discovery.",
-        "Other commands reach the running node through control.sock in the data directory (mode 0600). "
-            + "One node per data directory: a second `parley run` on it fails.",
+        "Sync: every room both nodes joined, the directory, and (for members) conversations are kept equal on every "
+            + "link: summaries at link-up and every --sync-interval, missing ops fetched in batches, new ops pushed live. "
+            + "Progress of long fetches is logged and shown by `parley status`.",
+        "Other commands reach the running node through control.sock in the data directory (mode 0600): they write the "
+            + "store themselves and poke the node, which pushes the new ops to its peers at once (it also checks the "
+            + "store every --poll-interval). One node per data directory: a second `parley run` on it fails.",
     ]
     let examples = [
         "run", "run --listen 127.0.0.1:0 --broadcast 127.255.255.255",
@@ -111,7 +121,22 @@ struct RunCommand: Command {
             configuration.handshakeTimeout = value
             configuration.link.helloTimeout = value
         }
+        if let value = try milliseconds(arguments, "sync-interval") { configuration.gossip.antiEntropyInterval = value }
+        if let value = try milliseconds(arguments, "poll-interval") { configuration.localWritePollInterval = value }
+        if let value = try number(arguments, "sync-credit", 1...256) { configuration.gossip.wantCredit = value }
+        if let value = try number(arguments, "rate-limit", 10...10_000_000) {
+            configuration.link.rateLimit.framesPerSecond = UInt64(value)
+            configuration.link.rateLimit.frameBurst = UInt64(value) * 5
+        }
         return configuration
+    }
+
+    private func number(_ arguments: ParsedArguments, _ option: String, _ range: ClosedRange<Int>) throws(CLIError) -> Int? {
+        guard let text = arguments.value(option) else { return nil }
+        guard let value = Int(text), range.contains(value) else {
+            throw .usage("--\(option) must be a number from \(range.lowerBound) to \(range.upperBound), not '\(text)'", command: name)
+        }
+        return value
     }
 
     private func milliseconds(_ arguments: ParsedArguments, _ option: String) throws(CLIError) -> UInt64? {

@@ -1,0 +1,67 @@
+/// Per-link limits on what a peer may send (DESIGN §4.2: "per-link rate limits; repeated
+/// violations → temporary ban").
+///
+/// The defaults sit far above what an honest node sends: a node reads a peer's frames only as
+/// fast as it handles them, and its own writes and relays are bounded by applying ops (a few
+/// thousand a second here, DESIGN §9), so only a flood — frames that cost the sender nothing,
+/// sent without pause — trips them. A link over either limit is closed as a violation, which
+/// counts towards a ban of the peer (`AdmissionConfiguration`).
+public struct RateLimitConfiguration: Sendable, Equatable {
+    /// Frames a second, sustained (default 20,000).
+    public var framesPerSecond: UInt64 = 20_000
+    /// Frames allowed at once above the sustained rate (default 100,000: five seconds of relaying
+    /// a catch-up at the highest rate this node applies ops).
+    public var frameBurst: UInt64 = 100_000
+    /// Bytes a second, sustained (default 128 MiB).
+    public var bytesPerSecond: UInt64 = 128 << 20
+    /// Bytes allowed at once above the sustained rate (default 1 GiB).
+    public var byteBurst: UInt64 = 1 << 30
+
+    public init() {}
+}
+
+/// Two token buckets, frames and bytes, fed with every frame received on one link, as a pure
+/// state machine (times in milliseconds).
+struct RateLimit: Sendable {
+    let configuration: RateLimitConfiguration
+    // Tokens in thousandths, so a refill of one millisecond is exact.
+    private var frameTokens: UInt64
+    private var byteTokens: UInt64
+    private var last: UInt64
+
+    init(configuration: RateLimitConfiguration, now: UInt64) {
+        self.configuration = configuration
+        frameTokens = configuration.frameBurst * 1_000
+        byteTokens = configuration.byteBurst * 1_000
+        last = now
+    }
+
+    /// Counts one frame of `bytes` received at `now`. Returns why the peer is over a limit, or nil.
+    mutating func admit(bytes: Int, now: UInt64) -> String? {
+        let elapsed = min(now > last ? now - last : 0, 3_600_000)
+        last = max(last, now)
+        frameTokens = min(configuration.frameBurst * 1_000, frameTokens + elapsed * configuration.framesPerSecond)
+        byteTokens = min(configuration.byteBurst * 1_000, byteTokens + elapsed * configuration.bytesPerSecond)
+        let frameCost: UInt64 = 1_000, byteCost = UInt64(bytes) * 1_000
+        guard frameTokens >= frameCost else {
+            return "more than \(configuration.framesPerSecond) frames a second (burst \(configuration.frameBurst))"
+        }
+        guard byteTokens >= byteCost else {
+            return "more than \(configuration.bytesPerSecond) bytes a second (burst \(configuration.byteBurst))"
+        }
+        frameTokens -= frameCost
+        byteTokens -= byteCost
+        return nil
+    }
+}
+
+/// What crossed one link so far: bytes on the wire (encrypted frames and their length prefixes)
+/// and frames of any type, each way.
+public struct LinkTraffic: Sendable, Equatable, Codable {
+    public var bytesReceived: UInt64 = 0
+    public var bytesSent: UInt64 = 0
+    public var framesReceived: UInt64 = 0
+    public var framesSent: UInt64 = 0
+
+    public init() {}
+}

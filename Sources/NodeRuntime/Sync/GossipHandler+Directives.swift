@@ -1,0 +1,113 @@
+import Gossip
+import Identity
+import Replica
+import Store
+
+/// Carrying out a session's directives: one flat switch, one action per directive.
+extension GossipHandler {
+    /// Does what `directive` names for `peer`'s session. No protocol decisions: loads answer
+    /// with exactly what the store holds, applies with the store's outcomes, and the policy of
+    /// which partitions to carry is `SyncPolicy`'s.
+    func perform(_ directive: GossipDirective, for peer: UserID, node: isolated Node) {
+        let store = node.store!
+        switch directive {
+        case .send(let message):
+            let bytes = message.encode()
+            node.send(SyncFrame(type: bytes[0], payload: Array(bytes[1...])), to: peer)
+
+        case .loadVector(let id):
+            guard let heads = storeCall(node, peer, "reading heads", { try store.heads(id) }) else { return }
+            feed(peer, node: node) { session, now in session.onLocalVector(id, heads: heads, now: now) }
+
+        case .loadOps(let id, let author, let fromSeq, let limit):
+            guard let ops = storeCall(node, peer, "reading ops", { try store.ops(in: id, author: author, fromSeq: fromSeq, limit: limit) })
+            else { return }
+            feed(peer, node: node) { session, now in session.onOpsLoaded(id, author: author, ops: ops, now: now) }
+
+        case .loadForkProofs(let id):
+            guard let proofs = storeCall(node, peer, "reading fork proofs", { try store.forkProofs(id) }) else { return }
+            feed(peer, node: node) { session, now in session.onForkProofsLoaded(id, proofs: proofs, now: now) }
+
+        case .refreshSummaries:
+            guard let summaries = storeCall(node, peer, "reading the partitions", { try summaries(for: [peer], node: node)[peer] ?? [] })
+            else { return }
+            feed(peer, node: node) { session, now in session.onLocalSummaries(summaries, now: now) }
+
+        case .apply(let ops):
+            apply(ops, from: peer, node: node)
+
+        case .applyForkProof(let proof):
+            guard let changed = storeCall(node, peer, "recording a fork proof", { try store.apply(proof) }), changed else { return }
+            node.log.warn("\(node.displayName(of: proof.author)) forked \(proof.partition.text) at seq \(proof.seq) (proof from \(node.displayName(of: peer)))")
+            for other in sessions.keys.sorted() where other != peer {
+                feed(other, node: node) { session, now in session.onLocalForkProof(proof, now: now) }
+            }
+
+        case .learnPartition(let descriptor):
+            guard let policy = storeCall(node, peer, "reading conversations", { try self.policy(node: node) }),
+                policy.shouldCarry(descriptor, offeredBy: peer),
+                storeCall(node, peer, "recording a partition", { try store.ensurePartition(descriptor, joined: true) }) != nil
+            else { return }
+            knownPartitions.insert(descriptor.id)
+            node.log.info("now carrying \(descriptor.kind) \(descriptor.id.text.prefix(8)) (offered by \(node.displayName(of: peer)))")
+            refreshAllSummaries(node: node, resendChanged: false)
+
+        case .close(let reason):
+            if reason.isViolation {
+                node.closeLink(to: peer, reason: .protocolViolation, violation: "sync: \(reason)")
+            } else {
+                node.log.info("\(node.displayName(of: peer)) cannot sync with this node: \(reason)")
+                node.closeLink(to: peer, reason: .unsupportedVersion)
+            }
+
+        case .progress(let fetched, let wanted):
+            noteProgress(fetched: fetched, wanted: wanted, from: peer, node: node)
+
+        case .claimChain(let partition, let author):
+            let key = ChainKey(partition: partition, author: author)
+            let granted = claims[key] == nil || claims[key] == peer
+            if granted {
+                claims[key] = peer
+            } else {
+                refused[key, default: []].insert(peer)
+            }
+            feed(peer, node: node) { session, now in session.onChainClaim(partition, author: author, granted: granted, now: now) }
+
+        case .releaseChain(let partition, let author):
+            release(ChainKey(partition: partition, author: author), by: peer, node: node)
+
+        case .scheduleTick(let after):
+            guard let link = sessions[peer]?.link else { return }
+            sessions[peer]?.timer?.cancel()
+            sessions[peer]?.timer = Task {
+                do {
+                    try await Task.sleep(for: .milliseconds(Int64(clamping: after)))
+                } catch {
+                    return
+                }
+                guard node.isRunning, self.sessions[peer]?.link == link else { return }
+                self.feed(peer, node: node) { session, now in session.onTick(now: now) }
+            }
+        }
+    }
+
+    /// `.apply`: one transaction; the outcomes go back to the session, then every accepted op
+    /// and every new fork proof to every session (this one included), in order.
+    private func apply(_ ops: [Operation], from peer: UserID, node: isolated Node) {
+        let store = node.store!
+        guard let outcomes = storeCall(node, peer, "applying \(ops.count) ops", { try store.applyUnlessHeld(ops, nowMillis: node.wallMillis) })
+        else { return }
+        feed(peer, node: node) { session, now in session.onApplied(ops, outcomes: outcomes, now: now) }
+        for (op, outcome) in zip(ops, outcomes) {
+            switch outcome {
+            case .applied:
+                feedAll(node: node) { _, session, now in session.onNewLocalOp(op, now: now) }
+            case .forkDetected(let proof):
+                node.log.warn("\(node.displayName(of: proof.author)) forked \(proof.partition.text) at seq \(proof.seq)")
+                feedAll(node: node) { _, session, now in session.onLocalForkProof(proof, now: now) }
+            case .duplicate, .pending, .rejected:
+                break
+            }
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import Gossip
+import Identity
+import Replica
+import Store
+
+/// What the node holds, as the sessions see it: summaries per peer, and ops that other processes
+/// (a `parley send` while the node runs) wrote into the store.
+extension GossipHandler {
+    // MARK: - Lifecycle
+
+    public func nodeStarted(node: isolated Node) {
+        let store = node.store!
+        _ = storeCall(node, nil, "reading the store's change counter") {
+            lastDataVersion = try store.dataVersion
+            lastRowID = try store.latestOpRowID()
+            knownPartitions = Set(try store.partitions().map(\.id))
+        }
+        watcher = Task {
+            while true {
+                do {
+                    try await Task.sleep(for: .milliseconds(Int64(clamping: self.pollInterval)))
+                } catch {
+                    return
+                }
+                guard node.isRunning else { return }
+                _ = self.checkLocalWrites(node: node)
+            }
+        }
+    }
+
+    public func nodeStopping(node: isolated Node) {
+        watcher?.cancel()
+        watcher = nil
+        for entry in sessions.values { entry.timer?.cancel() }
+    }
+
+    public func storeMayHaveChanged(node: isolated Node) -> Int {
+        checkLocalWrites(node: node)
+    }
+
+    // MARK: - Other processes' writes
+
+    /// Looks for ops another process committed since the last look, and hands them to every
+    /// session (`onNewLocalOp`), or, above `livePushLimit`, re-sends the changed summaries; new
+    /// partitions (a room joined) are listed to every peer. Returns the number of new ops.
+    ///
+    /// `PRAGMA data_version` moves only for other connections' commits, so while it stands
+    /// still every new row is this node's own (already handed over when applied) and the row
+    /// cursor just follows. Once it moved, the ops after the cursor are read; ops this node
+    /// applied meanwhile may be among them, which is harmless (a session pushes an op once).
+    @discardableResult
+    func checkLocalWrites(node: isolated Node) -> Int {
+        let store = node.store!
+        let found: (ops: [Operation], count: Int, partitionsChanged: Bool)? = storeCall(node, nil, "reading ops other processes wrote") {
+            let newest = try store.latestOpRowID()
+            let version = try store.dataVersion
+            guard version != lastDataVersion else {
+                lastRowID = max(lastRowID, newest)
+                return ([], 0, false)
+            }
+            lastDataVersion = version
+            try store.refreshAfterExternalWrite()
+            var ops: [Operation] = []
+            var count = 0
+            while true {
+                let page = try store.ops(afterRowID: lastRowID, limit: 1_000)
+                lastRowID = page.lastRowID
+                count += page.ops.count
+                if count <= Self.livePushLimit { ops += page.ops }
+                if page.ops.count < 1_000 { break }
+            }
+            let partitions = Set(try store.partitions().map(\.id))
+            defer { knownPartitions = partitions }
+            return (count <= Self.livePushLimit ? ops : [], count, partitions != knownPartitions)
+        }
+        guard let found else { return 0 }
+        let bulk = found.count > Self.livePushLimit
+        if found.count > 0 {
+            node.log.debug("found \(found.count) ops written by another process" + (bulk ? "; peers fetch them by summary" : ""))
+        }
+        if found.partitionsChanged || bulk { refreshAllSummaries(node: node, resendChanged: bulk) }
+        for op in found.ops {
+            feedAll(node: node) { _, session, now in session.onNewLocalOp(op, now: now) }
+        }
+        return found.count
+    }
+
+    // MARK: - Summaries
+
+    /// Hands every session its current summaries (after a partition was added, or a bulk write).
+    func refreshAllSummaries(node: isolated Node, resendChanged: Bool) {
+        let peers = sessions.keys.sorted()
+        guard let all = storeCall(node, nil, "reading the partitions", { try summaries(for: peers, node: node) }) else { return }
+        for peer in peers {
+            guard let summaries = all[peer] else { continue }
+            feed(peer, node: node) { session, now in session.onLocalSummaries(summaries, resendChanged: resendChanged, now: now) }
+        }
+    }
+
+    /// Every partition this node holds, with its digest and its sharing for each of `peers`
+    /// (`SyncPolicy.summaries(of:for:)`).
+    func summaries(for peers: [UserID], node: isolated Node) throws -> [UserID: [PartitionSummary]] {
+        let store = node.store!
+        let records = try store.partitions()
+        let digests = try records.map { (descriptor: $0.descriptor, digest: try store.digest($0.id)) }
+        let policy = try policy(records: records, node: node)
+        return Dictionary(uniqueKeysWithValues: peers.map { ($0, policy.summaries(of: digests, for: $0)) })
+    }
+
+    /// The sync policy for this node's user and the conversations it knows.
+    func policy(records: [ReplicaStore.PartitionRecord]? = nil, node: isolated Node) throws -> SyncPolicy {
+        let store = node.store!
+        var members: [PartitionID: Set<UserID>] = [:]
+        for record in try records ?? store.partitions() where record.descriptor.kind == .conversation {
+            if let conversation = try store.conversation(record.id) { members[record.id] = conversation.members.everMember }
+        }
+        return SyncPolicy(localUser: node.identity.id, conversationMembers: members)
+    }
+}

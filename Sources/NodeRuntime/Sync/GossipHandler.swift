@@ -1,0 +1,159 @@
+import Gossip
+import Identity
+import Replica
+import Store
+
+/// The shell of the sync protocol: one `GossipSession` per linked peer, carried out on the
+/// node's executor against the node's store and links (DESIGN §2, §4.3).
+///
+/// It makes no protocol decisions. Each session's directives are queued and carried out in
+/// order by one flat switch (`perform`); loads and applies are answered at once from the store
+/// with their matching event; what an apply accepted is handed to every session
+/// (`onNewLocalOp`, `onLocalForkProof`); chain claims are granted to one session at a time (the
+/// others hear when it is released). What only a shell can notice it reports as events:
+/// ops another process wrote (`PRAGMA data_version` every `pollInterval`, or a `poke`), a
+/// partition newly held (summaries for every session), a timer that fired.
+///
+/// Ops are applied synchronously on the node's executor, one transaction per `.apply`, so an
+/// apply is never cut in half by a stop. A store error closes the link with `.localError`
+/// (the peer is not blamed); the next link starts afresh.
+public final class GossipHandler: LinkMessageHandler {
+    /// Above this many new ops found at once in the store (an import while the node runs), they
+    /// are not pushed one by one as NEW_OP: the changed summaries go out and peers fetch them
+    /// with WANTs, 256 ops a message.
+    public static let livePushLimit = 1_000
+
+    public let configuration: GossipConfiguration
+    /// Milliseconds between checks of `PRAGMA data_version`.
+    public let pollInterval: UInt64
+
+    /// One session per linked peer that speaks the sync protocol.
+    struct PeerSession {
+        let link: LinkID
+        var session: GossipSession
+        var timer: Task<Void, Never>?
+        var progress = (fetched: 0, wanted: 0)
+        /// When progress was last logged, while a long fetch is under way.
+        var progressLoggedAt: UInt64?
+    }
+
+    /// A directive waiting to be carried out, for the session of `link`.
+    struct Work {
+        let peer: UserID
+        let link: LinkID
+        let directive: GossipDirective
+    }
+
+    /// A chain (partition, author) as the key of a claim.
+    struct ChainKey: Hashable {
+        let partition: PartitionID
+        let author: UserID
+    }
+
+    var sessions: [UserID: PeerSession] = [:]
+    /// Which session fetches each chain, and the sessions refused it meanwhile.
+    var claims: [ChainKey: UserID] = [:]
+    var refused: [ChainKey: Set<UserID>] = [:]
+    private var queue: [Work] = []
+    private var draining = false
+    /// Counts of links that have ended, for `status`.
+    var closedTotals = (fetched: 0, opsReceived: 0, opsSent: 0)
+
+    // Noticing other processes' writes (GossipHandler+LocalWrites.swift).
+    var watcher: Task<Void, Never>?
+    var lastDataVersion: Int64 = 0
+    var lastRowID: Int64 = 0
+    var knownPartitions: Set<PartitionID> = []
+
+    /// A handler whose sessions use `configuration`, checking for other processes' writes every
+    /// `pollInterval` milliseconds.
+    public init(configuration: GossipConfiguration = GossipConfiguration(), pollInterval: UInt64 = 250) {
+        self.configuration = configuration
+        self.pollInterval = max(1, pollInterval)
+    }
+
+    public var syncHello: SyncHello? { configuration.hello }
+
+    // MARK: - Links
+
+    public func linkOpened(_ peer: LinkPeer, node: isolated Node) {
+        guard let hello = peer.hello.sync else {
+            node.log.info("\(node.displayName(of: peer.id)) speaks no sync protocol; nothing is synced with it")
+            return
+        }
+        guard let summaries = storeCall(node, peer.id, "reading the partitions", { try self.summaries(for: [peer.id], node: node)[peer.id] ?? [] })
+        else { return }
+        sessions[peer.id]?.timer?.cancel()
+        sessions[peer.id] = PeerSession(link: peer.link, session: GossipSession(configuration: configuration))
+        feed(peer.id, node: node) { session, now in session.start(local: summaries, peer: hello, now: now) }
+    }
+
+    public func received(_ frame: SyncFrame, from peer: LinkPeer, node: isolated Node) throws(LinkViolation) {
+        guard sessions[peer.id]?.link == peer.link else { return }
+        let bytes = [frame.type] + frame.payload
+        feed(peer.id, node: node) { session, now in session.onFrame(bytes, now: now) }
+    }
+
+    public func linkClosed(_ peer: LinkPeer, node: isolated Node) {
+        guard let entry = sessions[peer.id], entry.link == peer.link else { return }
+        entry.timer?.cancel()
+        closedTotals.fetched += entry.progress.fetched
+        closedTotals.opsReceived += entry.session.statistics.opsReceived
+        closedTotals.opsSent += entry.session.statistics.opsSent
+        sessions[peer.id] = nil
+        for key in refused.keys { refused[key]?.remove(peer.id) }
+        for (key, holder) in claims where holder == peer.id { release(key, by: peer.id, node: node) }
+    }
+
+    /// Ends `peer`'s claim on a chain; the sessions refused it meanwhile may try again.
+    func release(_ key: ChainKey, by peer: UserID, node: isolated Node) {
+        guard claims[key] == peer else { return }
+        claims[key] = nil
+        for waiting in (refused.removeValue(forKey: key) ?? []).sorted() {
+            feed(waiting, node: node) { session, now in session.onChainReleased(key.partition, author: key.author, now: now) }
+        }
+    }
+
+    // MARK: - Feeding sessions
+
+    /// Hands one event to `peer`'s session and carries out what it asks for (and what that leads
+    /// to), in order. Called while directives are being carried out, it only queues them: the
+    /// loop already running takes them next.
+    func feed(_ peer: UserID, node: isolated Node, _ event: (inout GossipSession, UInt64) -> [GossipDirective]) {
+        guard let link = sessions[peer]?.link else { return }
+        let directives = event(&sessions[peer]!.session, node.monotonicMillis)
+        queue.append(contentsOf: directives.map { Work(peer: peer, link: link, directive: $0) })
+        guard !draining else { return }
+        draining = true
+        defer { draining = false }
+        var next = 0
+        while next < queue.count {
+            let work = queue[next]
+            next += 1
+            // A session replaced or gone meanwhile takes no more directives.
+            guard sessions[work.peer]?.link == work.link else { continue }
+            perform(work.directive, for: work.peer, node: node)
+        }
+        queue.removeAll(keepingCapacity: queue.count < 4_096)
+    }
+
+    /// Hands one event to every session.
+    func feedAll(node: isolated Node, _ event: (UserID, inout GossipSession, UInt64) -> [GossipDirective]) {
+        for peer in sessions.keys.sorted() {
+            feed(peer, node: node) { session, now in event(peer, &session, now) }
+        }
+    }
+
+    /// Runs a store call for `peer`'s session; on failure logs it, closes the link with
+    /// `.localError` and returns nil (the session waits for an answer that never comes, and
+    /// ends with the link).
+    func storeCall<T>(_ node: isolated Node, _ peer: UserID?, _ what: String, _ body: () throws -> T) -> T? {
+        do {
+            return try body()
+        } catch {
+            node.log.error("sync: \(what) failed: \(error)" + (peer.map { "; closing the link to \(node.displayName(of: $0))" } ?? ""))
+            if let peer { node.closeLink(to: peer, reason: .localError) }
+            return nil
+        }
+    }
+}

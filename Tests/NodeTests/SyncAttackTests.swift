@@ -1,0 +1,153 @@
+import Foundation
+import Gossip
+import Identity
+import Replica
+import Store
+import TestSupport
+import Testing
+import Wire
+
+@testable import NodeRuntime
+
+/// DESIGN §4.2, §8 (adversarial), in process: a peer that sends malformed or forged ops, ops
+/// where it may not write, or a flood, loses its link and is banned; nothing it sent is
+/// stored; the node keeps syncing with its honest peer.
+@Suite struct SyncAttackTests {
+    /// What the hostile peer does as soon as its link is ready.
+    enum Attack: String, CaseIterable, Sendable {
+        /// A frame of a sync type whose body does not decode.
+        case malformedFrame
+        /// Ops whose signatures do not verify, by a dozen authors, pushed as NEW_OP.
+        case forgedOps
+        /// Validly signed directory entries written for the victim's user, which only it may write.
+        case notItsToWrite
+        /// An op pushed into the victim's private `self` partition, never offered to the peer.
+        case unofferedPartition
+        /// Thousands of (ignorable) frames as fast as the link takes them.
+        case flood
+
+        /// What the victim's log gives as the reason of the ban.
+        var reason: String {
+            switch self {
+            case .malformedFrame: "malformed message"
+            case .forgedOps, .notItsToWrite: "invalid ops"
+            case .unofferedPartition: "which was not offered to it"
+            case .flood: "flood: more than 500 frames a second"
+            }
+        }
+    }
+
+    /// A peer that speaks the sync protocol's HELLO and then attacks instead of syncing.
+    final class HostileHandler: LinkMessageHandler {
+        let attack: Attack
+        let victim: UserID
+
+        init(_ attack: Attack, victim: UserID) {
+            self.attack = attack
+            self.victim = victim
+        }
+
+        var syncHello: SyncHello? { GossipConfiguration().hello }
+
+        func linkOpened(_ peer: LinkPeer, node: isolated Node) {
+            var factory = OpFactory()
+            func send(_ message: SyncMessage) {
+                let bytes = message.encode()
+                node.send(SyncFrame(type: bytes[0], payload: Array(bytes[1...])), to: peer.id)
+            }
+            func list(_ descriptor: PartitionDescriptor) {
+                send(.summary(more: false, entries: [SummaryEntry(descriptor, digest: PartitionDigest(heads: []), revealDescriptor: true)]))
+            }
+            switch attack {
+            case .malformedFrame:
+                node.send(SyncFrame(type: SyncMessageType.ops.rawValue, payload: [1, 2, 3]), to: peer.id)
+            case .forgedOps:
+                list(lobby)
+                for index in 0..<12 {
+                    let op = factory.make(post("forged \(index)"), in: lobby.id, by: Fixtures.identity(UInt8(100 + index)))
+                    var header = op.header
+                    header[200] ^= 0x01  // inside the signature
+                    send(.newOp(try! Operation(header: header, body: op.body)))
+                }
+            case .notItsToWrite:
+                list(.directory)
+                for index in 0..<12 {
+                    let body = OperationBody.profile(subject: victim, nick: "pwned", displayName: nil, status: nil, presence: nil, avatar: nil)
+                    send(.newOp(factory.make(body, in: PartitionDescriptor.directory.id, by: Fixtures.identity(UInt8(120 + index)))))
+                }
+            case .unofferedPartition:
+                let own = PartitionDescriptor.ownData(owner: victim)
+                send(.newOp(factory.make(post("in your private data"), in: own.id, by: Fixtures.identity(140))))
+            case .flood:
+                for _ in 0..<3_000 {
+                    node.send(SyncFrame(type: SyncMessageType.presence.rawValue, payload: [0]), to: peer.id)
+                }
+            }
+        }
+
+        func received(_ frame: SyncFrame, from peer: LinkPeer, node: isolated Node) throws(LinkViolation) {}
+        func linkClosed(_ peer: LinkPeer, node: isolated Node) {}
+    }
+
+    @Test(arguments: Attack.allCases)
+    func hostilePeer_losesItsLink_isBanned_storesNothing_andTheHonestPeerKeepsSyncing(_ attack: Attack) async throws {
+        let nodes = InProcessNodes()
+        defer { nodes.removeFiles() }
+        let victim = Fixtures.identity(60), honest = Fixtures.identity(61), hostile = Fixtures.identity(62)
+        for (name, identity) in [("victim", victim), ("honest", honest)] {
+            _ = nodes.configuration(name)
+            try nodes.withStore(name) { store in
+                try store.ensurePartition(lobby, joined: true)
+                try store.author(
+                    .profile(subject: identity.id, nick: name, displayName: nil, status: nil, presence: nil, avatar: nil),
+                    in: PartitionDescriptor.directory.id, by: identity, nowMillis: Fixtures.now())
+            }
+        }
+        try nodes.withStore("honest") { store in
+            for index in 0..<5 { try store.author(post("honest \(index)"), in: lobby.id, by: honest, nowMillis: Fixtures.now()) }
+        }
+
+        // One violation bans at once here (Admission's count of three is tested on its own);
+        // the flood limit is low so the test floods quickly.
+        var victimConfiguration = nodes.configuration("victim")
+        victimConfiguration.admission.violationsBeforeBan = 1
+        victimConfiguration.link.rateLimit.framesPerSecond = 500
+        victimConfiguration.link.rateLimit.frameBurst = 1_000
+        let victimLog = LogLines()
+        let (victimNode, victimAddress) = try await nodes.start(victimConfiguration, identity: victim, log: victimLog.log(.warn))
+        var honestConfiguration = nodes.configuration("honest")
+        honestConfiguration.staticPeers = [InProcessNodes.peer(victim, at: victimAddress)]
+        let (honestNode, _) = try await nodes.start(honestConfiguration, identity: honest)
+        let synced = await eventually { nodes.opCount("victim", lobby.id) == 5 && nodes.opCount("victim", PartitionDescriptor.directory.id) == 2 }
+        guard synced else {
+            await nodes.stopAll()
+            Issue.record("the honest peer did not sync")
+            return
+        }
+
+        var hostileConfiguration = nodes.configuration("hostile")
+        hostileConfiguration.staticPeers = [InProcessNodes.peer(victim, at: victimAddress)]
+        let (hostileNode, _) = try await nodes.start(
+            hostileConfiguration, identity: hostile,
+            handler: HostileHandler(attack, victim: victim.id))
+
+        let banned = await eventually { await victimNode.doctor().admission.bannedPeers.contains(hostile.id.text) }
+        #expect(banned, "\(attack): the hostile peer is not banned")
+        #expect(victimLog.all.contains { $0.contains("banned #") && $0.contains(attack.reason) }, "\(victimLog.all)")
+        #expect(await eventually { await !victimNode.linkedPeers.contains(hostile.id) }, "\(attack): the hostile link stays up")
+        #expect(await eventually { await hostileNode.linkedPeers.isEmpty }, "\(attack): the hostile side still sees a link")
+
+        // Nothing of the attack is stored.
+        #expect(nodes.opCount("victim", lobby.id) == 5)
+        #expect(nodes.opCount("victim", PartitionDescriptor.directory.id) == 2)
+        #expect(nodes.opCount("victim", PartitionDescriptor.ownData(owner: victim.id).id) == 0)
+        #expect(try nodes.withStore("victim") { try $0.profile(victim.id)?.nick } == "victim")
+
+        // The honest peer stayed linked, and its news still arrives.
+        #expect(await victimNode.linkedPeers.contains(honest.id))
+        try nodes.withStore("honest") { store in _ = try store.author(post("still here"), in: lobby.id, by: honest, nowMillis: Fixtures.now()) }
+        _ = await honestNode.respond(to: ControlRequest(.poke))
+        #expect(await eventually { nodes.opCount("victim", lobby.id) == 6 }, "\(attack): the honest peer's new op did not arrive")
+        await nodes.stopAll()
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import Gossip
+import Identity
+import Replica
+import Store
+import TestSupport
+import Testing
+
+@testable import NodeRuntime
+
+/// The Gossip shell in two `Node` actors linked over loopback: what was written before the link
+/// arrives at link-up, a poked write is pushed live, a bulk write goes by WANT, a room joined
+/// while running starts to sync, and status counts it all.
+@Suite struct SyncInProcessTests {
+    let alice = Fixtures.identity(70), bob = Fixtures.identity(71), carol = Fixtures.identity(72)
+
+    @Test func pair_syncsAtLinkUp_pushesPokedWrites_fetchesABulkWrite_andSyncsARoomJoinedLater() async throws {
+        let nodes = InProcessNodes()
+        defer { nodes.removeFiles() }
+        _ = nodes.configuration("alice")
+        _ = nodes.configuration("bob")
+        try nodes.withStore("alice") { store in
+            try store.ensurePartition(lobby, joined: true)
+            for index in 0..<30 { try store.author(post("before \(index)"), in: lobby.id, by: alice, nowMillis: Fixtures.now()) }
+        }
+        try nodes.withStore("bob") { try $0.ensurePartition(lobby, joined: true) }
+
+        let aliceLog = LogLines()
+        let (aliceNode, aliceAddress) = try await nodes.start(nodes.configuration("alice"), identity: alice, log: aliceLog.log())
+        var bobConfiguration = nodes.configuration("bob")
+        bobConfiguration.staticPeers = [InProcessNodes.peer(alice, at: aliceAddress)]
+        let bobLog = LogLines()
+        let (bobNode, _) = try await nodes.start(bobConfiguration, identity: bob, log: bobLog.log())
+
+        func bobSync() async -> SyncStatus { await bobNode.status().sync }
+        let linkedUp = await eventually { nodes.opCount("bob", lobby.id) == 30 }
+        #expect(linkedUp, "\(bobLog.all)")
+        #expect(await eventually { await bobSync().fetched == 30 })
+        var sync = await bobSync()
+        #expect(sync.wanted == 30 && sync.opsReceived == 30, "\(sync)")
+        #expect(sync.peers.map(\.id) == [alice.id.text])
+        #expect((sync.peers.first?.bytesReceived ?? 0) > 30 * 216, "the link's bytes are counted: \(sync)")
+
+        // A command writes and pokes: pushed live, one NEW_OP each.
+        try nodes.withStore("alice") { store in
+            for index in 0..<2 { try store.author(post("live \(index)"), in: lobby.id, by: alice, nowMillis: Fixtures.now()) }
+        }
+        #expect(await aliceNode.respond(to: ControlRequest(.poke)).poke == PokeReport(ops: 2))
+        #expect(await eventually { nodes.opCount("bob", lobby.id) == 32 })
+        sync = await bobSync()
+        #expect(sync.fetched == 30 && sync.opsReceived == 32, "pushed, not fetched: \(sync)")
+
+        // An import-sized write (more than livePushLimit at once) goes out as a changed summary,
+        // and bob fetches it with WANTs; nobody pokes: the node's data_version check notices.
+        var factory = OpFactory()
+        let bulk = (0..<(GossipHandler.livePushLimit + 100)).map { factory.make(post("bulk \($0)"), in: lobby.id, by: carol) }
+        try nodes.withStore("alice") { store in _ = try store.apply(bulk, nowMillis: Fixtures.now()) }
+        #expect(await eventually { nodes.opCount("bob", lobby.id) == 32 + bulk.count }, "\(aliceLog.all.suffix(5))")
+        sync = await bobSync()
+        #expect(sync.fetched == UInt64(30 + bulk.count) && sync.wanted == sync.fetched, "\(sync)")
+        #expect(sync.opsReceived == UInt64(32 + bulk.count), "exactly the missing ops, once: \(sync)")
+        #expect(bobLog.contains("fetching: ") && bobLog.contains("ops fetched"), "long fetches are logged: \(bobLog.all)")
+
+        // A room both join while running (bob first): once alice lists it too, it syncs.
+        try nodes.withStore("bob") { try $0.ensurePartition(.room(RoomName("kitchen")!), joined: true) }
+        _ = await bobNode.respond(to: ControlRequest(.poke))
+        let kitchen = PartitionDescriptor.room(RoomName("kitchen")!)
+        try nodes.withStore("alice") { store in
+            try store.ensurePartition(kitchen, joined: true)
+            for index in 0..<3 { try store.author(post("kitchen \(index)"), in: kitchen.id, by: alice, nowMillis: Fixtures.now()) }
+        }
+        _ = await aliceNode.respond(to: ControlRequest(.poke))
+        #expect(await eventually { nodes.opCount("bob", kitchen.id) == 3 })
+        let digests = try ["alice", "bob"].map { name in try nodes.withStore(name) { store in try [lobby.id, kitchen.id].map { try store.digest($0) } } }
+        #expect(digests[0] == digests[1])
+        await nodes.stopAll()
+    }
+}
