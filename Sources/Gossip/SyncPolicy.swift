@@ -9,7 +9,7 @@ import Replica
 /// |---|---|---|
 /// | room | by id, if the peer holds it too (`.ifPeerHolds`) | never: joining is local |
 /// | directory | everyone (`.offer`) | always |
-/// | conversation | its members (`.offer`); nobody else for now | when this node's user is a member |
+/// | conversation | its members and always its creator (`.offer`); nobody else for now | when this node's user is a member |
 /// | inbox | its owner (`.offer`); carriers that hold it (`.ifPeerHolds`) | when it is this user's own |
 /// | self | the owner's own nodes, same user id (`.offer`) | when it is this user's own |
 ///
@@ -34,7 +34,10 @@ public struct SyncPolicy: Hashable, Sendable {
             return .ifPeerHolds
         case .directory:
             return .offer
-        case .conversation:
+        case .conversation(let creator, _):
+            // The creator is a member by definition (the id proves who created it): an invited
+            // node that has no op of the conversation yet can still fetch them from the creator.
+            if creator == peer { return .offer }
             return conversationMembers[descriptor.id]?.contains(peer) == true ? .offer : .never
         case .inbox(let owner):
             return owner == peer ? .offer : .ifPeerHolds

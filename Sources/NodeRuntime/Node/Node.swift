@@ -121,6 +121,10 @@ public actor Node {
     private func openStore() throws(NodeError) {
         do {
             let store = try ReplicaStore(path: configuration.databasePath)
+            // The identity opens the conversation keys granted to it; the inbox may hold
+            // invites that arrived (by import) while no node ran.
+            try store.useIdentity(identity)
+            try store.processInbox(me: identity)
             for room in configuration.joinRooms {
                 _ = try store.ensurePartition(.room(room), joined: true)
             }
