@@ -19,7 +19,7 @@ import Wire
 
     /// Four shards of 250 cases run in parallel: 1,000 random cases per test run.
     @Test(arguments: 0..<4)
-    func randomOpSets_inAnyOrder_convergeToIdenticalReplicas(shard: Int) throws {
+    func randomOpSets_inAnyOrder_convergeToIdenticalReplicas(shard: Int) async throws {
         let baseSeed = SeededRandom.seedFromEnvironment()
         var readable = 0
         for index in 0..<250 {
@@ -27,6 +27,9 @@ import Wire
             // Stop a shard at its first failing case: one seed is enough to replay.
             guard let readConversation = try runCase(seed: seed) else { return }
             if readConversation { readable += 1 }
+            // Each case is CPU-bound: yield so async tests sharing the cooperative pool (links,
+            // handshakes with deadlines) are not starved while the property test runs.
+            await Task.yield()
         }
         // The generator must exercise the encrypted conversation, not just refuse it.
         #expect(readable > 100, "only \(readable) of 250 cases had a conversation message the members could read")
