@@ -8,7 +8,7 @@ SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 PARLEY := .build/debug/parley
 NICK ?= $(shell id -un 2>/dev/null || echo me)
 
-.PHONY: run test build deps bench clean
+.PHONY: run test build deps bench clean lint format
 
 deps:
 	@scripts/install-deps.sh
@@ -27,10 +27,17 @@ run: build
 ## The node tests run in a second pass: their links and handshakes have deadlines, and the
 ## other suites' CPU-heavy and process-spawning tests would otherwise starve Swift's
 ## cooperative thread pool (one thread per core) while they run in parallel.
-test: deps
+test: deps lint
 	swift build --build-tests $(SWIFT_FLAGS)
 	swift test $(SWIFT_FLAGS) --skip NodeTests
 	swift test $(SWIFT_FLAGS) --filter NodeTests
+
+## lint: the code follows .swift-format (fix with `make format`).
+lint:
+	swift format lint --strict -r Sources Tests Package.swift
+
+format:
+	swift format -i -r Sources Tests Package.swift
 
 ## bench: micro-benchmarks in release mode; prints a table and writes bench.json.
 bench: deps

@@ -7,7 +7,7 @@ let package = Package(
     name: "Parley",
     platforms: [.macOS(.v14)],
     products: [
-        .executable(name: "parley", targets: ["parley"]),
+        .executable(name: "parley", targets: ["parley"])
     ],
     targets: [
         // System libraries (Debian packages).
@@ -62,7 +62,11 @@ let package = Package(
         .testTarget(name: "GossipTests", dependencies: ["Gossip", "Store", "TestSupport"]),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "TestSupport"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestSupport"]),
-        .testTarget(name: "NodeTests", dependencies: ["NodeRuntime", "Gossip", "Store", "Replica", "SQLite", "TestSupport", "SecureLink", "Discovery", "Transport", "Identity", "Sodium", "Wire"]),
+        .testTarget(
+            name: "NodeTests",
+            dependencies: [
+                "NodeRuntime", "Gossip", "Store", "Replica", "SQLite", "TestSupport", "SecureLink", "Discovery", "Transport", "Identity", "Sodium", "Wire",
+            ]),
         .testTarget(name: "CLITests", dependencies: ["ParleyCLI", "Store", "Replica", "Identity", "TestSupport"]),
     ]
 )

@@ -43,8 +43,10 @@ public struct Beacon: Sendable, Equatable {
     /// Milliseconds until the sender's next beacon; receivers expire it after three of these.
     public var interval: UInt32
 
-    public init(isLeaving: Bool = false, tcpPort: UInt16, instanceID: InstanceID, identity: UserID,
-                seq: UInt64, interval: UInt32) {
+    public init(
+        isLeaving: Bool = false, tcpPort: UInt16, instanceID: InstanceID, identity: UserID,
+        seq: UInt64, interval: UInt32
+    ) {
         self.isLeaving = isLeaving
         self.tcpPort = tcpPort
         self.instanceID = instanceID

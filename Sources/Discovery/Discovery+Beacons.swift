@@ -52,8 +52,9 @@ extension Discovery {
         let firstBeacon = record.beaconInterval == nil
         let returning = known != nil && record.state == .gone
         record.lastSeen = now
-        record.beaconInterval = min(max(UInt64(beacon.interval), configuration.acceptedInterval.lowerBound),
-                                    configuration.acceptedInterval.upperBound)
+        record.beaconInterval = min(
+            max(UInt64(beacon.interval), configuration.acceptedInterval.lowerBound),
+            configuration.acceptedInterval.upperBound)
         record.prefer(endpoint, limit: configuration.maxAddressesPerPeer)
         record.provenAddress = endpoint
         record.hasLeft = beacon.isLeaving

@@ -60,8 +60,9 @@ public struct Discovery: Sendable {
     public init(configuration: DiscoveryConfiguration) {
         configuration.validate()
         self.configuration = configuration
-        sources = SourceTable(capacity: configuration.maxSources, beaconsPerSecond: configuration.beaconsPerSecond,
-                              burst: configuration.beaconBurst)
+        sources = SourceTable(
+            capacity: configuration.maxSources, beaconsPerSecond: configuration.beaconsPerSecond,
+            burst: configuration.beaconBurst)
         currentInterval = configuration.fastInterval
     }
 
@@ -193,8 +194,9 @@ public struct Discovery: Sendable {
         }
         for target in configuration.targets {
             seq += 1
-            let beacon = Beacon(isLeaving: leaving, tcpPort: configuration.tcpPort, instanceID: configuration.instanceID,
-                                identity: configuration.identity, seq: seq, interval: UInt32(currentInterval))
+            let beacon = Beacon(
+                isLeaving: leaving, tcpPort: configuration.tcpPort, instanceID: configuration.instanceID,
+                identity: configuration.identity, seq: seq, interval: UInt32(currentInterval))
             directives.append(.sendBeacon(beacon.encoded(key: configuration.beaconKey), to: target))
             counters.beaconsSent += 1
         }

@@ -83,8 +83,9 @@ public struct DiscoveryConfiguration: Sendable {
     func validate() {
         precondition(tcpPort != 0, "tcpPort must not be 0")
         precondition(fastInterval > 0 && stableInterval.lowerBound > 0, "beacon intervals must be positive")
-        precondition(max(fastInterval, stableInterval.upperBound) <= UInt64(UInt32.max),
-                     "beacon intervals must fit the beacon's u32")
+        precondition(
+            max(fastInterval, stableInterval.upperBound) <= UInt64(UInt32.max),
+            "beacon intervals must fit the beacon's u32")
         precondition(acceptedInterval.lowerBound > 0, "accepted intervals must be positive")
         precondition(linkPingInterval > 0 && unheardPeriod > 0, "liveness periods must be positive")
         precondition(reconnectBackoff.lowerBound > 0 && dialTimeout > 0, "dial delays must be positive")

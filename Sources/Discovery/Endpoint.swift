@@ -65,7 +65,7 @@ extension Endpoint {
             guard isValidName(host) else { return .failure(.init("'\(host)' is not a host name or IPv4 address")) }
         }
         guard !portText.isEmpty, portText.utf8.count <= 5, portText.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
-              let port = UInt16(portText), port != 0
+            let port = UInt16(portText), port != 0
         else { return .failure(.init("port '\(portText)' is not a number from 1 to 65535")) }
         return .success(Endpoint(host: String(host), port: port))
     }
@@ -89,9 +89,11 @@ extension Endpoint {
         guard (2...maxHostLength).contains(host.utf8.count) else { return false }
         let parts = host.split(separator: "%", maxSplits: 1, omittingEmptySubsequences: false)
         let address = parts[0]
-        guard address.contains(":"), address.utf8.allSatisfy({ c in
-            isASCIIHexDigit(c) || c == UInt8(ascii: ":") || c == UInt8(ascii: ".")
-        }) else { return false }
+        guard address.contains(":"),
+            address.utf8.allSatisfy({ c in
+                isASCIIHexDigit(c) || c == UInt8(ascii: ":") || c == UInt8(ascii: ".")
+            })
+        else { return false }
         guard parts.count == 2 else { return true }
         return isValidName(parts[1])  // an interface name or index
     }

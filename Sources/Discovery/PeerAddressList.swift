@@ -34,8 +34,9 @@ public enum PeerAddressList {
         writer.u8(UInt8(addresses.count))
         for entry in addresses {
             let host = Array(entry.endpoint.host.utf8)
-            precondition(Endpoint.isValidHost(entry.endpoint.host) && entry.endpoint.port != 0,
-                         "invalid endpoint \(entry.endpoint)")
+            precondition(
+                Endpoint.isValidHost(entry.endpoint.host) && entry.endpoint.port != 0,
+                "invalid endpoint \(entry.endpoint)")
             writer.bytes32(entry.peer.raw)
             writer.u16(entry.endpoint.port)
             writer.u8(UInt8(host.count))

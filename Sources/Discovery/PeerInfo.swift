@@ -43,8 +43,10 @@ public struct PeerInfo: Sendable, Equatable {
     /// The last beacon, ping or link event from it; nil if only heard about.
     public var lastSeen: UInt64?
 
-    public init(id: UserID, state: PeerState, origin: PeerOrigin, isStatic: Bool, addresses: [Endpoint],
-                since: UInt64, lastSeen: UInt64?) {
+    public init(
+        id: UserID, state: PeerState, origin: PeerOrigin, isStatic: Bool, addresses: [Endpoint],
+        since: UInt64, lastSeen: UInt64?
+    ) {
         self.id = id
         self.state = state
         self.origin = origin

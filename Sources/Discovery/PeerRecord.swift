@@ -92,8 +92,9 @@ struct PeerRecord: Sendable {
     var isStatic: Bool { !staticEndpoints.isEmpty }
 
     func info() -> PeerInfo {
-        PeerInfo(id: id, state: state, origin: origin, isStatic: isStatic, addresses: addresses, since: since,
-                 lastSeen: lastSeen)
+        PeerInfo(
+            id: id, state: state, origin: origin, isStatic: isStatic, addresses: addresses, since: since,
+            lastSeen: lastSeen)
     }
 
     // MARK: Liveness

@@ -68,8 +68,9 @@ public enum PeersFile {
         }
         guard fields.count == 2 else { return StaticPeer(endpoint: endpoint) }
         guard let key = UserID(text: String(fields[1])) else {
-            throw .badLine(line: number,
-                           reason: "'\(fields[1])' is not a user id (52 base32 characters, as 'parley whoami' prints it)")
+            throw .badLine(
+                line: number,
+                reason: "'\(fields[1])' is not a user id (52 base32 characters, as 'parley whoami' prints it)")
         }
         return StaticPeer(endpoint: endpoint, key: key)
     }

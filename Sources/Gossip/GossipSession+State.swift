@@ -62,19 +62,19 @@ struct Chain: Sendable {
     /// Waiting in `wantQueue`.
     var queued = false
     /// Where a session stands on fetching one chain: the node lets one session at a time fetch a
-/// chain (`.claimChain`), so a node behind by k ops receives them once, not once per peer.
-enum Claim: Hashable, Sendable {
-    /// Not asked for.
-    case none
-    /// `.claimChain` went out; the answer has not come.
-    case asked
-    /// This session fetches the chain; it says `.releaseChain` when done.
-    case held
-    /// Another session fetches it; `onChainReleased` says when it is done.
-    case refused
-}
+    /// chain (`.claimChain`), so a node behind by k ops receives them once, not once per peer.
+    enum Claim: Hashable, Sendable {
+        /// Not asked for.
+        case none
+        /// `.claimChain` went out; the answer has not come.
+        case asked
+        /// This session fetches the chain; it says `.releaseChain` when done.
+        case held
+        /// Another session fetches it; `onChainReleased` says when it is done.
+        case refused
+    }
 
-/// A fork probe to send: the peer's op at this seq, to compare with ours.
+    /// A fork probe to send: the peer's op at this seq, to compare with ours.
     var probe: Probe?
     var want: OutstandingWant?
     /// `.apply` directives not yet answered by `onApplied`.

@@ -145,7 +145,9 @@ public struct GossipSession: Sendable {
     /// `.refreshSummaries`, entries whose digest changed are re-sent too. `resendChanged` does
     /// the same at once: for a bulk local change (an import) whose ops were not handed over one
     /// by one with `onNewLocalOp`, so the peer fetches them with WANTs.
-    public mutating func onLocalSummaries(_ summaries: [PartitionSummary], resendChanged: Bool = false, now: UInt64)
+    public mutating func onLocalSummaries(
+        _ summaries: [PartitionSummary], resendChanged: Bool = false, now: UInt64
+    )
         -> [GossipDirective]
     {
         guard begin(now) else { return [] }

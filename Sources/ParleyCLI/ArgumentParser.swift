@@ -64,8 +64,9 @@ public enum ArgumentParser {
             }
             guard token.hasPrefix("--"), token.count > 2 else {
                 if token.hasPrefix("-"), token.count > 1, !looksNumeric(token) {
-                    throw .usage("unknown option \(token) (options start with two dashes; put `--` before text that starts with a dash)",
-                                 command: command)
+                    throw .usage(
+                        "unknown option \(token) (options start with two dashes; put `--` before text that starts with a dash)",
+                        command: command)
                 }
                 parsed.positionals.append(token)
                 continue

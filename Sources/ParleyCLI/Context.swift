@@ -21,8 +21,10 @@ public final class Context {
 
     /// `dataDirectory` and `passphraseFile` are the global options, nil when not given;
     /// `clock` gives Unix milliseconds (the wall clock unless a caller substitutes one).
-    init(output: Output, environment: [String: String], dataDirectory: String?, passphraseFile: String?,
-         clock: @escaping () -> UInt64 = Context.wallClockMillis) {
+    init(
+        output: Output, environment: [String: String], dataDirectory: String?, passphraseFile: String?,
+        clock: @escaping () -> UInt64 = Context.wallClockMillis
+    ) {
         self.output = output
         self.environment = environment
         self.dataDirectoryOption = dataDirectory

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The directory that holds a node's files: `identity.key` (mode 0600) and `parley.db`.
@@ -81,8 +81,9 @@ struct DataDirectory: Sendable, Equatable {
             }
             if code == ENOTDIR { throw blockedByFile() }
             let place = prefix == path ? "" : " (at \(prefix))"
-            throw .failure("cannot create the data directory \(path): \(errnoText(code))\(place); "
-                + "choose a directory you may write with --data-dir")
+            throw .failure(
+                "cannot create the data directory \(path): \(errnoText(code))\(place); "
+                    + "choose a directory you may write with --data-dir")
         }
     }
 

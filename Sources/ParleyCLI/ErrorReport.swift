@@ -39,8 +39,9 @@ enum ErrorReport {
 
     static func damaged(_ databasePath: String?) -> CLIError {
         let path = databasePath ?? "parley.db"
-        return .failure("the database \(path) is damaged or not a Parley database; "
-            + "move it away to start fresh (your identity is kept in identity.key)")
+        return .failure(
+            "the database \(path) is damaged or not a Parley database; "
+                + "move it away to start fresh (your identity is kept in identity.key)")
     }
 
     private static func sqliteError(_ error: SQLiteError, databasePath: String?) -> CLIError {
@@ -49,8 +50,9 @@ enum ErrorReport {
         case SQLiteError.corrupt, SQLiteError.notADatabase:
             return damaged(databasePath)
         case SQLiteError.readOnly, SQLiteError.cantOpen, 3 /* SQLITE_PERM */:
-            return .failure("cannot open the database \(path) for writing (\(error.message)); "
-                + "check that you may write to its directory, or choose another with --data-dir")
+            return .failure(
+                "cannot open the database \(path) for writing (\(error.message)); "
+                    + "check that you may write to its directory, or choose another with --data-dir")
         case SQLiteError.busy, 6 /* SQLITE_LOCKED */:
             return .failure("the database \(path) is busy: another parley process is writing to it; try again in a moment")
         case SQLiteError.full:
@@ -59,8 +61,9 @@ enum ErrorReport {
             if error.message.contains("newer version") {
                 return .failure("the database \(path) was written by a newer version of Parley; upgrade Parley to use it")
             }
-            return .failure("database error in \(path): \(error.message); if it persists, "
-                + "move the database away to start fresh (your identity is kept in identity.key)")
+            return .failure(
+                "database error in \(path): \(error.message); if it persists, "
+                    + "move the database away to start fresh (your identity is kept in identity.key)")
         }
     }
 
@@ -73,8 +76,9 @@ enum ErrorReport {
         case .notMember(let id):
             return .failure("you are not a member of conversation \(id.text); `parley conversations` lists yours")
         case .rejected(.authorForked(let seq)):
-            return .failure("your identity wrote two different changes at position \(seq) here (a fork), "
-                + "so peers ignore your later changes; use a new identity for this room")
+            return .failure(
+                "your identity wrote two different changes at position \(seq) here (a fork), "
+                    + "so peers ignore your later changes; use a new identity for this room")
         case .rejected(let reason):
             return .failure("the change was refused: \(reason)")
         case .invalidInput(let why):

@@ -37,8 +37,9 @@ enum Lookup {
             throw .usage("\(shown) is not a \(kind.noun) id: ids use only the letters a-z and digits 2-7", command: command)
         }
         guard typed.utf8.count >= minimumPrefix else {
-            throw .usage("\(shown) is too short for a \(kind.noun) id: give the full id or at least its first \(minimumPrefix) characters",
-                         command: command)
+            throw .usage(
+                "\(shown) is too short for a \(kind.noun) id: give the full id or at least its first \(minimumPrefix) characters",
+                command: command)
         }
         guard typed.utf8.count <= idLength else {
             throw .usage("\(shown) is not a \(kind.noun) id: ids are \(idLength) characters long", command: command)
@@ -82,8 +83,9 @@ enum Lookup {
     static func user(_ text: String, option: String, context: Context, command: String) throws(CLIError) -> UserID {
         if text == "me" { return try context.identity().id }
         guard let user = UserID(text: text.trimmingWhitespace().lowercased()) else {
-            throw .usage("--\(option) needs a user id (52 characters of a-z and 2-7, as `parley whoami` prints) or `me`, not '\(text)'",
-                         command: command)
+            throw .usage(
+                "--\(option) needs a user id (52 characters of a-z and 2-7, as `parley whoami` prints) or `me`, not '\(text)'",
+                command: command)
         }
         return user
     }
@@ -114,8 +116,9 @@ enum Lookup {
         }
         let location = Location(latitude: latitude, longitude: longitude)
         guard location.isValid else {
-            throw .usage("--location \(text) is off the globe: latitude must be within -90...90 and longitude within -180...180",
-                         command: command)
+            throw .usage(
+                "--location \(text) is off the globe: latitude must be within -90...90 and longitude within -180...180",
+                command: command)
         }
         return location
     }
@@ -130,7 +133,8 @@ extension String {
     func trimmingWhitespace() -> String {
         let scalars = unicodeScalars
         guard let start = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
-              let end = scalars.lastIndex(where: { !$0.properties.isWhitespace }) else { return "" }
+            let end = scalars.lastIndex(where: { !$0.properties.isWhitespace })
+        else { return "" }
         return String(scalars[start...end])
     }
 }

@@ -59,17 +59,23 @@ public struct CompletedProcess: Sendable, CustomStringConvertible {
     }
 
     /// Runs `executable arguments` to completion (killed after `timeout`).
-    public static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
-                           captureIn directory: String, timeout: Duration = .seconds(20)) async -> CompletedProcess {
+    public static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:],
+        captureIn directory: String, timeout: Duration = .seconds(20)
+    ) async -> CompletedProcess {
         let name = "run-\(UUID().uuidString)"
-        guard let child = try? ChildProcess(executable: executable, arguments: arguments, environment: environment,
-                                            captureIn: directory, name: name) else {
+        guard
+            let child = try? ChildProcess(
+                executable: executable, arguments: arguments, environment: environment,
+                captureIn: directory, name: name)
+        else {
             return CompletedProcess(arguments: arguments, exitCode: -1, stdout: "", stderr: "cannot start \(executable)", timedOut: false)
         }
         let ended = await child.waitForExit(timeout: timeout)
         if !ended { child.kill() }
-        let result = CompletedProcess(arguments: arguments, exitCode: child.exitStatus ?? -1, stdout: child.stdout,
-                                      stderr: child.stderr, timedOut: !ended)
+        let result = CompletedProcess(
+            arguments: arguments, exitCode: child.exitStatus ?? -1, stdout: child.stdout,
+            stderr: child.stderr, timedOut: !ended)
         try? FileManager.default.removeItem(atPath: child.stdoutPath)
         try? FileManager.default.removeItem(atPath: child.stderrPath)
         return result

@@ -22,7 +22,9 @@ enum Descriptor {
     }
 
     /// Sets an integer socket option.
-    static func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32, call: String)
+    static func setOption(
+        _ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32, call: String
+    )
         throws(TransportError)
     {
         var value = value

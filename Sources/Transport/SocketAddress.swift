@@ -51,8 +51,7 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
     /// `host` with an IPv4-mapped IPv6 prefix (`::ffff:`) removed: one key per client IP.
     public var unmappedHost: String {
         let prefix = "::ffff:"
-        if family == .ipv6, host.lowercased().hasPrefix(prefix), Self.ipv4(String(host.dropFirst(prefix.count))) != nil
-        {
+        if family == .ipv6, host.lowercased().hasPrefix(prefix), Self.ipv4(String(host.dropFirst(prefix.count))) != nil {
             return String(host.dropFirst(prefix.count))
         }
         return host

@@ -10,7 +10,9 @@ extension TCPConnection {
     /// the one `timeout`, moving on after a refusal or an unreachable network. Throws
     /// `.connectionRefused`, `.timedOut`, `.unreachable`, `.hostNotFound`, or
     /// `CancellationError` (the half-open socket is closed in every case).
-    public static func connect(host: String, port: UInt16, timeout: Duration = defaultConnectTimeout) async throws
+    public static func connect(
+        host: String, port: UInt16, timeout: Duration = defaultConnectTimeout
+    ) async throws
         -> TCPConnection
     {
         let deadline = ContinuousClock.now + timeout
@@ -29,7 +31,9 @@ extension TCPConnection {
     }
 
     /// Connects to one address; see `connect(host:port:timeout:)`.
-    public static func connect(to address: SocketAddress, timeout: Duration = defaultConnectTimeout) async throws
+    public static func connect(
+        to address: SocketAddress, timeout: Duration = defaultConnectTimeout
+    ) async throws
         -> TCPConnection
     {
         try await connect(to: address, deadline: .now + timeout)

@@ -10,8 +10,7 @@ extension TCPConnection {
     /// and again on every later call. Throws `.timedOut` at `deadline`, `.closed` if this side
     /// closes meanwhile, `.connectionReset` if the peer resets, `CancellationError` if the task
     /// is cancelled; none of these consumes bytes.
-    public func read(maxBytes: Int = defaultReadSize, deadline: ContinuousClock.Instant? = nil) async throws -> [UInt8]
-    {
+    public func read(maxBytes: Int = defaultReadSize, deadline: ContinuousClock.Instant? = nil) async throws -> [UInt8] {
         precondition(maxBytes > 0, "read(maxBytes:) needs a positive count")
         let cancel: @Sendable (UInt64) -> Void = { [self] id in withdrawReader(id, error: CancellationError()) }
         return try await suspend(withdraw: cancel) { id, continuation in

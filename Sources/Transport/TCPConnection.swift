@@ -58,8 +58,10 @@ public final class TCPConnection: Sendable {
     /// Wraps a connected (or connecting) non-blocking descriptor and registers it with `loop`.
     /// `isTCP: false` skips the TCP options: `UnixConnection` reuses this stream machinery, which
     /// is the same for any stream socket.
-    init(fd: Int32, local: SocketAddress, remote: SocketAddress, isConnecting: Bool, loop: EventLoop = .shared,
-         isTCP: Bool = true) {
+    init(
+        fd: Int32, local: SocketAddress, remote: SocketAddress, isConnecting: Bool, loop: EventLoop = .shared,
+        isTCP: Bool = true
+    ) {
         if isTCP { Descriptor.configureTCP(fd) }
         self.localAddress = local
         self.remoteAddress = remote

@@ -2,9 +2,9 @@
 import ParleyCLI
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 exit(ParleyCommandLine.main())

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ParleyCLI
 
 /// The parser's conventions, without spawning a process.
@@ -60,21 +61,24 @@ import Testing
 /// The JSON writer behind every `--json`.
 @Suite struct JSONTests {
     @Test func sortedKeys_escapes_andExactIntegers() {
-        let value = JSON.array([.object([
-            "b": .unsigned(UInt64.max), "a": .string("q\"\\\n\u{1}👍"), "c": .null, "d": .array([]), "e": .bool(true), "f": .number(52.5),
-        ])])
-        #expect(value.text == """
-            [
-              {
-                "a": "q\\"\\\\\\n\\u0001👍",
-                "b": 18446744073709551615,
-                "c": null,
-                "d": [],
-                "e": true,
-                "f": 52.5
-              }
-            ]
-            """)
+        let value = JSON.array([
+            .object([
+                "b": .unsigned(UInt64.max), "a": .string("q\"\\\n\u{1}👍"), "c": .null, "d": .array([]), "e": .bool(true), "f": .number(52.5),
+            ])
+        ])
+        #expect(
+            value.text == """
+                [
+                  {
+                    "a": "q\\"\\\\\\n\\u0001👍",
+                    "b": 18446744073709551615,
+                    "c": null,
+                    "d": [],
+                    "e": true,
+                    "f": 52.5
+                  }
+                ]
+                """)
         #expect(JSON.array([]).text == "[]")
     }
 

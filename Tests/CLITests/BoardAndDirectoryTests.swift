@@ -47,8 +47,9 @@ import Testing
             expectSuccess(sandbox.parley("profile", "--display-name", "Alice Liddell", "--status", "at the tea party", "--presence", "away"))
             let shown = sandbox.parley("profile")
             expectSuccess(shown)
-            #expect(shown.stdout.contains("Alice Liddell") && shown.stdout.contains("at the tea party") && shown.stdout.contains("away"),
-                    "\(shown)")
+            #expect(
+                shown.stdout.contains("Alice Liddell") && shown.stdout.contains("at the tea party") && shown.stdout.contains("away"),
+                "\(shown)")
             let json = sandbox.parley("profile", "--json").jsonArray()
             #expect(json.first?["id"] as? String == me)
             #expect(json.first?["nick"] as? String == "alice")

@@ -117,8 +117,9 @@ import Testing
             _ = FileManager.default.createFile(atPath: database, contents: Data(repeating: 0x17, count: 8192))
             for command in [["rooms"], ["send", "--room", "lobby", "hi"], ["history", "--room", "lobby", "--json"]] {
                 let run = ParleyBinary.run(["--data-dir", sandbox.dataDir] + command, home: sandbox.root)
-                expectError(run, exitCode: 1,
-                            "the database \(database) is damaged or not a Parley database; move it away to start fresh (your identity is kept in identity.key)")
+                expectError(
+                    run, exitCode: 1,
+                    "the database \(database) is damaged or not a Parley database; move it away to start fresh (your identity is kept in identity.key)")
             }
         }
     }

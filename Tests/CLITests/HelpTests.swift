@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ParleyCLI
 
 /// Every command explains itself: `--help`, `-h` and `parley help COMMAND` exit 0 with usage.

@@ -74,8 +74,9 @@ import Testing
             #expect(FileManager.default.fileExists(atPath: sandbox.root + "/.local/share/parley/identity.key"))
 
             // The option wins over the environment, and works after the command too.
-            let option = sandbox.parleyRaw(["whoami", "--json", "--data-dir", fromParleyVariable],
-                                           environment: ["PARLEY_DATA_DIR": sandbox.root + "/elsewhere"])
+            let option = sandbox.parleyRaw(
+                ["whoami", "--json", "--data-dir", fromParleyVariable],
+                environment: ["PARLEY_DATA_DIR": sandbox.root + "/elsewhere"])
             expectSuccess(option)
             #expect(option.jsonArray().first?["id"] as? String == created.stdout.trimmingCharacters(in: .newlines))
         }

@@ -2,8 +2,8 @@ import Foundation
 import Identity
 import Replica
 import Store
-import Testing
 import TestSupport
+import Testing
 
 /// `send`, `history`, `edit`, `delete`, `react`, `read` and `rooms`, checked through the
 /// JSON contract of DESIGN §6.1.
@@ -120,12 +120,16 @@ import TestSupport
             do {
                 let store = try ReplicaStore(path: sandbox.dataDir + "/parley.db")
                 let now = UInt64(Date().timeIntervalSince1970 * 1000)
-                try store.author(.profile(subject: bob.id, nick: "bob", displayName: nil, status: nil, presence: nil, avatar: nil),
-                                 in: PartitionDescriptor.directory.id, by: bob, nowMillis: now)
-                bobsMessage = try store.author(.post(text: "hi alice", attachments: [], location: nil, replyTo: nil),
-                                               in: lobby, by: bob, nowMillis: now + 1).id
-                try store.author(.post(text: "still there?", attachments: [], location: nil, replyTo: nil),
-                                 in: lobby, by: bob, nowMillis: now + 2)
+                try store.author(
+                    .profile(subject: bob.id, nick: "bob", displayName: nil, status: nil, presence: nil, avatar: nil),
+                    in: PartitionDescriptor.directory.id, by: bob, nowMillis: now)
+                bobsMessage = try store.author(
+                    .post(text: "hi alice", attachments: [], location: nil, replyTo: nil),
+                    in: lobby, by: bob, nowMillis: now + 1
+                ).id
+                try store.author(
+                    .post(text: "still there?", attachments: [], location: nil, replyTo: nil),
+                    in: lobby, by: bob, nowMillis: now + 2)
                 store.database.close()
             }
             #expect(sandbox.parley("rooms", "--json").jsonArray().first?["unread"] as? Int == 2)

@@ -16,10 +16,12 @@ struct ParleyRun: CustomStringConvertible {
     /// Standard output parsed as the one JSON array of objects a `--json` command prints.
     func jsonArray(sourceLocation: SourceLocation = #_sourceLocation) -> [[String: Any]] {
         guard let data = stdout.data(using: .utf8),
-              let value = try? JSONSerialization.jsonObject(with: data),
-              let array = value as? [[String: Any]] else {
-            Issue.record("stdout of `parley \(arguments.joined(separator: " "))` is not a JSON array of objects:\n\(stdout)",
-                         sourceLocation: sourceLocation)
+            let value = try? JSONSerialization.jsonObject(with: data),
+            let array = value as? [[String: Any]]
+        else {
+            Issue.record(
+                "stdout of `parley \(arguments.joined(separator: " "))` is not a JSON array of objects:\n\(stdout)",
+                sourceLocation: sourceLocation)
             return []
         }
         return array
@@ -47,10 +49,13 @@ enum ParleyBinary {
     /// Runs `parley arguments` with a clean environment (HOME pointing into `home`, so a test
     /// can never touch the real ~/.local/share/parley) plus `environment`, stdin from /dev/null.
     /// `launcher` runs the binary through another program (`setpriv` to drop root).
-    static func run(_ arguments: [String], home: String, environment: [String: String] = [:], launcher: [String] = [],
-                    sourceLocation: SourceLocation = #_sourceLocation) -> ParleyRun {
+    static func run(
+        _ arguments: [String], home: String, environment: [String: String] = [:], launcher: [String] = [],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> ParleyRun {
         guard let path else {
-            let problem = "the parley binary was not found beside the test bundle (\(Bundle.main.bundleURL.path)); "
+            let problem =
+                "the parley binary was not found beside the test bundle (\(Bundle.main.bundleURL.path)); "
                 + "run `swift build` first, or set PARLEY_BINARY"
             Issue.record(Comment(rawValue: problem), sourceLocation: sourceLocation)
             return ParleyRun(arguments: arguments, exitCode: -1, stdout: "", stderr: "", timedOut: false)
@@ -97,8 +102,9 @@ enum ParleyBinary {
             timedOut = true
             kill(process.processIdentifier, SIGKILL)
             finished.wait()
-            Issue.record("`parley \(arguments.joined(separator: " "))` did not finish within \(Int(timeout)) s; killed it",
-                         sourceLocation: sourceLocation)
+            Issue.record(
+                "`parley \(arguments.joined(separator: " "))` did not finish within \(Int(timeout)) s; killed it",
+                sourceLocation: sourceLocation)
         }
         let stdout = (try? String(contentsOf: outURL, encoding: .utf8)) ?? ""
         let stderr = (try? String(contentsOf: errURL, encoding: .utf8)) ?? ""
@@ -113,14 +119,18 @@ struct Sandbox {
     var dataDir: String { root + "/data" }
 
     /// Runs `parley --data-dir <dataDir> arguments...`.
-    func parley(_ arguments: String..., environment: [String: String] = [:],
-                sourceLocation: SourceLocation = #_sourceLocation) -> ParleyRun {
+    func parley(
+        _ arguments: String..., environment: [String: String] = [:],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> ParleyRun {
         ParleyBinary.run(["--data-dir", dataDir] + arguments, home: root, environment: environment, sourceLocation: sourceLocation)
     }
 
     /// Runs `parley arguments...` with no --data-dir (tests of the directory's resolution).
-    func parleyRaw(_ arguments: [String], environment: [String: String] = [:],
-                   sourceLocation: SourceLocation = #_sourceLocation) -> ParleyRun {
+    func parleyRaw(
+        _ arguments: [String], environment: [String: String] = [:],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> ParleyRun {
         ParleyBinary.run(arguments, home: root, environment: environment, sourceLocation: sourceLocation)
     }
 

@@ -1,8 +1,8 @@
 import Identity
 import Replica
 import Store
-import Testing
 import TestSupport
+import Testing
 
 /// Unread counts (what `parley rooms` shows) with two identities sharing one store: computed
 /// locally from read markers, never replicated as counters (DESIGN §3.4).
@@ -20,8 +20,9 @@ import TestSupport
         #expect(try store.unreadCount(lobby.id, reader: bob.id) == 2)
 
         let newest = try #require(try store.newestMessageHLC(lobby.id))
-        try store.author(.readMarker(partition: lobby.id, position: newest), in: PartitionDescriptor.ownData(owner: bob.id).id, by: bob,
-                         nowMillis: Fixtures.now(3))
+        try store.author(
+            .readMarker(partition: lobby.id, position: newest), in: PartitionDescriptor.ownData(owner: bob.id).id, by: bob,
+            nowMillis: Fixtures.now(3))
         #expect(try store.unreadCount(lobby.id, reader: bob.id) == 0)
 
         try post("hello bob", by: alice, at: 4)

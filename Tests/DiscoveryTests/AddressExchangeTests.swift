@@ -52,8 +52,10 @@ import Wire
             ("host over 253 bytes", longHost, .tooLong(field: "host", length: 254, limit: 253)),
             ("unknown version", version, .invalidValue(field: "version")),
             ("a byte after the end", bytes + [0], .trailingBytes(count: 1)),
-            ("oversized", [UInt8](repeating: 1, count: PeerAddressList.maxBytes + 1),
-             .tooLong(field: "address list", length: PeerAddressList.maxBytes + 1, limit: PeerAddressList.maxBytes)),
+            (
+                "oversized", [UInt8](repeating: 1, count: PeerAddressList.maxBytes + 1),
+                .tooLong(field: "address list", length: PeerAddressList.maxBytes + 1, limit: PeerAddressList.maxBytes)
+            ),
         ]
         for (name, input, expected) in cases {
             #expect(throws: expected, "\(name)") { try PeerAddressList.decode(input) }
@@ -78,13 +80,18 @@ import Wire
         let own = PeerAddress(peer: me, endpoint: Endpoint(host: "10.88.0.50", port: 7748))
         let sender = PeerAddress(peer: relay, endpoint: Endpoint(host: "10.88.0.60", port: 7748))
         let directives = discovery.onPeerAddresses([smaller, larger, own, sender], from: relay, now: 100)
-        #expect(directives.decisions == [
-            .peerDiscovered(PeerInfo(id: smallerPeer, state: .discovered, origin: .exchanged, isStatic: false,
-                                     addresses: [smaller.endpoint], since: 100, lastSeen: nil)),
-            .peerDiscovered(PeerInfo(id: largerPeer, state: .discovered, origin: .exchanged, isStatic: false,
-                                     addresses: [larger.endpoint], since: 100, lastSeen: nil)),
-            .connect(peer: largerPeer, at: larger.endpoint),
-        ])
+        #expect(
+            directives.decisions == [
+                .peerDiscovered(
+                    PeerInfo(
+                        id: smallerPeer, state: .discovered, origin: .exchanged, isStatic: false,
+                        addresses: [smaller.endpoint], since: 100, lastSeen: nil)),
+                .peerDiscovered(
+                    PeerInfo(
+                        id: largerPeer, state: .discovered, origin: .exchanged, isStatic: false,
+                        addresses: [larger.endpoint], since: 100, lastSeen: nil)),
+                .connect(peer: largerPeer, at: larger.endpoint),
+            ])
         #expect(discovery.peers.map(\.id) == [smallerPeer, relay, largerPeer])
     }
 
@@ -142,10 +149,11 @@ import Wire
         _ = discovery.onLinkEstablished(peer: recipient, via: Endpoint(host: "10.88.0.60", port: 7748), now: 0)
         let hearsay = [PeerAddress(peer: user(99), endpoint: Endpoint(host: "10.88.0.99", port: 7748))]
         _ = discovery.onPeerAddresses(hearsay, from: recipient, now: 10)
-        #expect(discovery.shareableAddresses(for: recipient) == [
-            PeerAddress(peer: user(70), endpoint: dialed),
-            PeerAddress(peer: largerPeer, endpoint: bob.dialEndpoint),
-        ])
+        #expect(
+            discovery.shareableAddresses(for: recipient) == [
+                PeerAddress(peer: user(70), endpoint: dialed),
+                PeerAddress(peer: largerPeer, endpoint: bob.dialEndpoint),
+            ])
         #expect(discovery.shareableAddresses(for: recipient, limit: 1).count == 1)
         // Round trip through the codec, as the shell would send it.
         let wire = PeerAddressList.encode(discovery.shareableAddresses(for: recipient))

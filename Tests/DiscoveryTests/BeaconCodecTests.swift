@@ -6,8 +6,9 @@ import Wire
 
 /// The beacon's byte table, its MAC, and a specific error for every kind of bad datagram.
 @Suite struct BeaconCodecTests {
-    let sample = Beacon(isLeaving: false, tcpPort: 7748, instanceID: InstanceID(raw: 0x0102_0304_0506_0708),
-                        identity: user(77), seq: 0x1122_3344_5566_7788, interval: 5_000)
+    let sample = Beacon(
+        isLeaving: false, tcpPort: 7748, instanceID: InstanceID(raw: 0x0102_0304_0506_0708),
+        identity: user(77), seq: 0x1122_3344_5566_7788, interval: 5_000)
 
     /// The beacon key as the docs derive it, computed independently of the code under test.
     var expectedBeaconKey: [UInt8] { GenericHash.hash(Array("parley/beacon/v1".utf8), key: networkKey) }
@@ -63,11 +64,12 @@ import Wire
             for bit in [0x01, 0x80] as [UInt8] {
                 var damaged = bytes
                 damaged[offset] ^= bit
-                let expected: BeaconError = switch offset {
-                case 0..<4: .badMagic
-                case 4: .unsupportedVersion
-                default: .badMAC  // flags, reserved bits and bytes included: the MAC covers them
-                }
+                let expected: BeaconError =
+                    switch offset {
+                    case 0..<4: .badMagic
+                    case 4: .unsupportedVersion
+                    default: .badMAC  // flags, reserved bits and bytes included: the MAC covers them
+                    }
                 #expect(throws: expected, "byte \(offset) bit \(bit)") { try Beacon(decoding: damaged, key: beaconKey) }
             }
         }

@@ -25,11 +25,14 @@ import Wire
         var discovery = startedDiscovery()
         var bob = FakePeer(largerPeer, host: lanHost(2))
         let directives = discovery.hear(&bob, now: 100)
-        #expect(directives.decisions == [
-            .peerDiscovered(PeerInfo(id: largerPeer, state: .discovered, origin: .beacon, isStatic: false,
-                                     addresses: [bob.dialEndpoint], since: 100, lastSeen: 100)),
-            .connect(peer: largerPeer, at: bob.dialEndpoint),
-        ])
+        #expect(
+            directives.decisions == [
+                .peerDiscovered(
+                    PeerInfo(
+                        id: largerPeer, state: .discovered, origin: .beacon, isStatic: false,
+                        addresses: [bob.dialEndpoint], since: 100, lastSeen: 100)),
+                .connect(peer: largerPeer, at: bob.dialEndpoint),
+            ])
     }
 
     @Test func onBeacon_fromUnknownSmallerKey_waitsToBeDialed_thenDialsAfterTheFallbackDelay() {

@@ -41,7 +41,9 @@ import Wire
     @Test func floodOfRandomIdentities_keepsTheTableBounded_andKeepsLinkedAndStaticPeers() {
         let seed = freshSeed()
         var random = SeededGenerator(seed: seed)
-        var discovery = startedDiscovery { $0.maxPeers = 64; $0.maxSources = 128 }
+        var discovery = startedDiscovery {
+            $0.maxPeers = 64; $0.maxSources = 128
+        }
         let fixed = Endpoint(host: "10.99.0.1", port: 7748)
         _ = discovery.addStaticPeers([StaticPeer(endpoint: fixed, key: user(7))], now: 0)
         _ = discovery.onLinkEstablished(peer: largerPeer, via: nil, now: 0)

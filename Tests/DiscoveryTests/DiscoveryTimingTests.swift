@@ -50,9 +50,10 @@ import Testing
         #expect(shell.discovery.peer(smallerPeer)?.state == .discovered)
         shell.advance(to: 700_000)
         #expect(shell.log.filter { !$0.directive.isRoutine && $0.time > 500 }.map(\.time) == [2_500, 3_500, 603_500])
-        #expect(shell.decisions(in: 501...700_000) == [
-            .peerStateChanged(smallerPeer, .suspect), .peerStateChanged(smallerPeer, .gone), .peerForgotten(smallerPeer),
-        ])
+        #expect(
+            shell.decisions(in: 501...700_000) == [
+                .peerStateChanged(smallerPeer, .suspect), .peerStateChanged(smallerPeer, .gone), .peerForgotten(smallerPeer),
+            ])
     }
 
     @Test func expiry_followsTheIntervalThePeerAnnounced_clamped() {
@@ -75,13 +76,16 @@ import Testing
         shell.at(0) { discovery, now in discovery.hear(&alice, now: now) }
         shell.at(2_500) { discovery, now in discovery.hear(&alice, now: now) }
         shell.at(6_000) { discovery, now in discovery.hear(&alice, now: now) }
-        #expect(shell.decisions() == [
-            .peerDiscovered(PeerInfo(id: smallerPeer, state: .discovered, origin: .beacon, isStatic: false,
-                                     addresses: [alice.dialEndpoint], since: 0, lastSeen: 0)),
-            .peerStateChanged(smallerPeer, .suspect), .peerStateChanged(smallerPeer, .discovered),
-            .peerStateChanged(smallerPeer, .suspect), .peerStateChanged(smallerPeer, .gone),
-            .peerStateChanged(smallerPeer, .discovered),
-        ])
+        #expect(
+            shell.decisions() == [
+                .peerDiscovered(
+                    PeerInfo(
+                        id: smallerPeer, state: .discovered, origin: .beacon, isStatic: false,
+                        addresses: [alice.dialEndpoint], since: 0, lastSeen: 0)),
+                .peerStateChanged(smallerPeer, .suspect), .peerStateChanged(smallerPeer, .discovered),
+                .peerStateChanged(smallerPeer, .suspect), .peerStateChanged(smallerPeer, .gone),
+                .peerStateChanged(smallerPeer, .discovered),
+            ])
     }
 
     // MARK: Link liveness
@@ -99,13 +103,15 @@ import Testing
         shell.advance(to: 65_000)
         shell.at(65_000) { discovery, now in discovery.onLinkPing(peer: largerPeer, now: now) }
         shell.advance(to: 200_000)
-        #expect(shell.log.filter { if case .peerStateChanged = $0.directive { true } else { false } }.map(\.time)
-                    == [100, 60_100, 65_000, 95_000, 110_000])
-        #expect(shell.decisions(in: 100...200_000) == [
-            .peerStateChanged(largerPeer, .linked), .peerStateChanged(largerPeer, .suspect),
-            .peerStateChanged(largerPeer, .linked), .peerStateChanged(largerPeer, .suspect),
-            .peerStateChanged(largerPeer, .gone),
-        ])
+        #expect(
+            shell.log.filter { if case .peerStateChanged = $0.directive { true } else { false } }.map(\.time)
+                == [100, 60_100, 65_000, 95_000, 110_000])
+        #expect(
+            shell.decisions(in: 100...200_000) == [
+                .peerStateChanged(largerPeer, .linked), .peerStateChanged(largerPeer, .suspect),
+                .peerStateChanged(largerPeer, .linked), .peerStateChanged(largerPeer, .suspect),
+                .peerStateChanged(largerPeer, .gone),
+            ])
     }
 
     // MARK: Reconnect

@@ -20,13 +20,14 @@ import Testing
 
             """
         let key = try #require(UserID(text: keyText))
-        #expect(try PeersFile.parse(text) == [
-            StaticPeer(endpoint: Endpoint(host: "10.20.0.15", port: 7748), key: key),
-            StaticPeer(endpoint: Endpoint(host: "chat-gateway.lab.example", port: 7748)),
-            StaticPeer(endpoint: Endpoint(host: "::1", port: 7768)),
-            StaticPeer(endpoint: Endpoint(host: "fe80::1%eth0", port: 7748), key: key),
-            StaticPeer(endpoint: Endpoint(host: "127.0.0.1", port: 7758)),
-        ])
+        #expect(
+            try PeersFile.parse(text) == [
+                StaticPeer(endpoint: Endpoint(host: "10.20.0.15", port: 7748), key: key),
+                StaticPeer(endpoint: Endpoint(host: "chat-gateway.lab.example", port: 7748)),
+                StaticPeer(endpoint: Endpoint(host: "::1", port: 7768)),
+                StaticPeer(endpoint: Endpoint(host: "fe80::1%eth0", port: 7748), key: key),
+                StaticPeer(endpoint: Endpoint(host: "127.0.0.1", port: 7758)),
+            ])
     }
 
     @Test func crlfLineEnds_andAMissingFinalNewline_areAccepted() throws {

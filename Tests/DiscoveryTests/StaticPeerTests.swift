@@ -10,12 +10,18 @@ import Testing
     @Test func staticPeers_addedBeforeStart_areDialedAtStart_whateverTheKeyOrder() {
         var discovery = Discovery(configuration: makeConfiguration())
         let added = discovery.addStaticPeers([StaticPeer(endpoint: gateway, key: smallerPeer), StaticPeer(endpoint: keyless)], now: 0)
-        #expect(added == [.peerDiscovered(PeerInfo(id: smallerPeer, state: .discovered, origin: .staticFile, isStatic: true,
-                                                   addresses: [gateway], since: 0, lastSeen: nil))])
-        #expect(discovery.start(now: 0).connects == [
-            .connect(peer: smallerPeer, at: gateway),  // smaller key, dialed anyway: it may not know us
-            .connect(peer: nil, at: keyless),
-        ])
+        #expect(
+            added == [
+                .peerDiscovered(
+                    PeerInfo(
+                        id: smallerPeer, state: .discovered, origin: .staticFile, isStatic: true,
+                        addresses: [gateway], since: 0, lastSeen: nil))
+            ])
+        #expect(
+            discovery.start(now: 0).connects == [
+                .connect(peer: smallerPeer, at: gateway),  // smaller key, dialed anyway: it may not know us
+                .connect(peer: nil, at: keyless),
+            ])
         #expect(discovery.diagnostics.staticPeers == 2)
     }
 
@@ -61,11 +67,14 @@ import Testing
         var alice = FakePeer(smallerPeer, host: Endpoint(host: keyless.host, port: 7747))
         alice.tcpPort = keyless.port
         let heard = discovery.hear(&alice, now: 100)
-        #expect(heard.decisions == [
-            .peerDiscovered(PeerInfo(id: smallerPeer, state: .discovered, origin: .beacon, isStatic: true,
-                                     addresses: [keyless], since: 100, lastSeen: 100)),
-            .connect(peer: smallerPeer, at: keyless),  // static: dialed although alice has the smaller key
-        ])
+        #expect(
+            heard.decisions == [
+                .peerDiscovered(
+                    PeerInfo(
+                        id: smallerPeer, state: .discovered, origin: .beacon, isStatic: true,
+                        addresses: [keyless], since: 100, lastSeen: 100)),
+                .connect(peer: smallerPeer, at: keyless),  // static: dialed although alice has the smaller key
+            ])
         #expect(discovery.onTick(now: 60_000).connects.allSatisfy { $0 != .connect(peer: nil, at: keyless) })
         #expect(discovery.diagnostics.staticPeers == 1)
     }
@@ -86,10 +95,13 @@ import Testing
         var discovery = startedDiscovery()
         _ = discovery.addStaticPeers([StaticPeer(endpoint: keyless)], now: 0)
         let linked = discovery.onLinkEstablished(peer: smallerPeer, via: keyless, now: 50)
-        #expect(linked.decisions == [
-            .peerDiscovered(PeerInfo(id: smallerPeer, state: .linked, origin: .staticFile, isStatic: true,
-                                     addresses: [keyless], since: 50, lastSeen: 50)),
-        ])
+        #expect(
+            linked.decisions == [
+                .peerDiscovered(
+                    PeerInfo(
+                        id: smallerPeer, state: .linked, origin: .staticFile, isStatic: true,
+                        addresses: [keyless], since: 50, lastSeen: 50))
+            ])
         _ = discovery.onLinkLost(peer: smallerPeer, now: 1_000)
         #expect(discovery.onTick(now: 2_000).connects == [.connect(peer: smallerPeer, at: keyless)])
     }

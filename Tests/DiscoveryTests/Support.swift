@@ -26,8 +26,9 @@ func lanHost(_ n: Int) -> Endpoint { Endpoint(host: "10.77.0.\(n)", port: 7747) 
 // MARK: - Instances
 
 func makeConfiguration(_ configure: (inout DiscoveryConfiguration) -> Void = { _ in }) -> DiscoveryConfiguration {
-    var configuration = DiscoveryConfiguration(identity: me, instanceID: InstanceID(raw: 0xAAAA), tcpPort: 7748,
-                                               beaconKey: beaconKey, targets: [lanBroadcast])
+    var configuration = DiscoveryConfiguration(
+        identity: me, instanceID: InstanceID(raw: 0xAAAA), tcpPort: 7748,
+        beaconKey: beaconKey, targets: [lanBroadcast])
     configure(&configuration)
     return configuration
 }
@@ -65,8 +66,11 @@ struct FakePeer {
 
 extension Discovery {
     /// Delivers `peer`'s next beacon from its host.
-    mutating func hear(_ peer: inout FakePeer, leaving: Bool = false, interval: UInt32 = 1_000, now: UInt64)
-        -> [DiscoveryDirective] {
+    mutating func hear(
+        _ peer: inout FakePeer, leaving: Bool = false, interval: UInt32 = 1_000, now: UInt64
+    )
+        -> [DiscoveryDirective]
+    {
         onBeacon(peer.beacon(leaving: leaving, interval: interval), from: peer.host, now: now)
     }
 

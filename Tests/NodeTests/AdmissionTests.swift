@@ -1,8 +1,9 @@
 import Discovery
 import Identity
-@testable import NodeRuntime
 import TestSupport
 import Testing
+
+@testable import NodeRuntime
 
 @Suite struct AdmissionTests {
     func admission(_ configure: (inout AdmissionConfiguration) -> Void = { _ in }) -> Admission {

@@ -1,12 +1,13 @@
 import Discovery
 import Foundation
 import Identity
-@testable import NodeRuntime
 import SecureLink
 import Sodium
 import TestSupport
 import Testing
 import Transport
+
+@testable import NodeRuntime
 
 @Suite struct UnixSocketTests {
     func temporaryDirectory() -> String {
@@ -66,8 +67,9 @@ import Transport
         let response = ControlResponse(pong: PongReport(pid: 7, id: "x"))
         let text = String(decoding: try ControlProtocol.line(response), as: UTF8.self)
         #expect(!text.contains("\n") && text.contains(#""pong":{"id":"x","pid":7}"#) && text.contains(#""ok":true"#))
-        let report = PeerReport(id: "a", nick: nil, addresses: [], state: "linked", since: 1, lastSeen: 2, direction: .inbound,
-                                origin: "beacon", isStatic: false)
+        let report = PeerReport(
+            id: "a", nick: nil, addresses: [], state: "linked", since: 1, lastSeen: 2, direction: .inbound,
+            origin: "beacon", isStatic: false)
         #expect(String(decoding: try ControlProtocol.line(report), as: UTF8.self).contains(#""last_seen":2"#))
     }
 
@@ -96,8 +98,9 @@ import Transport
 
         for attempt in 1...3 {
             let connection = try await TCPConnection.connect(host: "127.0.0.1", port: address.port)
-            _ = try await LinkSetup.handshake(asClientOf: server.id, on: connection, identity: rogue, networkKey: networkKey,
-                                              deadline: .now + .seconds(10))
+            _ = try await LinkSetup.handshake(
+                asClientOf: server.id, on: connection, identity: rogue, networkKey: networkKey,
+                deadline: .now + .seconds(10))
             // Not a secretstream header and frames: the first frame fails authentication.
             try await connection.write(Sodium.randomBytes(24) + [0, 0, 0, 40] + Sodium.randomBytes(40))
             // The node drops the link: reads end (or fail) well before the deadline.

@@ -11,8 +11,9 @@ extension NodeProcessTests {
             let arguments = ["--listen", "127.0.0.1:0", "--no-discovery"]
 
             let idle = await node.parley(["peers", "--json"])
-            #expect(idle.exitCode == 1 && idle.stderr == "parley: no node is running for \(node.dataDir); start one with `parley run`\n",
-                    "\(idle)")
+            #expect(
+                idle.exitCode == 1 && idle.stderr == "parley: no node is running for \(node.dataDir); start one with `parley run`\n",
+                "\(idle)")
 
             try await node.start(arguments)
             let socket = node.dataDir + "/control.sock"
@@ -22,8 +23,9 @@ extension NodeProcessTests {
 
             let second = await node.parley(["run"] + arguments)
             #expect(second.exitCode == 1, "\(second)")
-            #expect(second.stderr.split(separator: "\n").count == 1 && second.stderr.contains("already running for \(node.dataDir)"),
-                    "\(second)")
+            #expect(
+                second.stderr.split(separator: "\n").count == 1 && second.stderr.contains("already running for \(node.dataDir)"),
+                "\(second)")
 
             node.kill()
             #expect(FileManager.default.fileExists(atPath: socket), "kill -9 leaves the socket file behind")

@@ -19,8 +19,9 @@ extension NodeProcessTests {
             for node in [victim, honest] { try await node.start(cluster.loopbackArguments + NodeCluster.fastTiming) }
             try #require(await poll(timeout: .seconds(5)) { await allLinked([victim, honest]) }, "\(cluster.logs)")
             let status = await victim.parley(["status", "--json"])
-            let listen = try #require(status.stdout.firstMatch(of: /"listen"\s*:\s*"127\.0\.0\.1:(\d+)"/).flatMap { UInt16($0.1) },
-                                      "\(status)")
+            let listen = try #require(
+                status.stdout.firstMatch(of: /"listen"\s*:\s*"127\.0\.0\.1:(\d+)"/).flatMap { UInt16($0.1) },
+                "\(status)")
             let victimKey = try #require(UserID(text: victim.id))
 
             // TCP: random bytes, a truncated hello, a valid hello left to stall past the deadline.
@@ -77,8 +78,9 @@ extension NodeProcessTests {
 
         /// Message 1 of a real handshake to `server` under the default network key.
         static func clientHello(to server: UserID) -> [UInt8] {
-            var handshake = Handshake(role: .client(serverKey: server), identity: Identity(), networkKey: NetworkKey(deploymentSecret: nil),
-                                      startedAt: 0)
+            var handshake = Handshake(
+                role: .client(serverKey: server), identity: Identity(), networkKey: NetworkKey(deploymentSecret: nil),
+                startedAt: 0)
             guard case .send(let hello) = handshake.start().first else { return [] }
             return hello
         }

@@ -1,9 +1,10 @@
 import Identity
-@testable import NodeRuntime
 import SecureLink
 import Sodium
 import TestSupport
 import Testing
+
+@testable import NodeRuntime
 
 @Suite struct KeyProbeTests {
     let network = NetworkKey(deploymentSecret: Array("team".utf8))

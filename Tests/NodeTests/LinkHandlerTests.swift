@@ -1,10 +1,11 @@
 import Discovery
 import Foundation
 import Identity
-@testable import NodeRuntime
 import Synchronization
 import TestSupport
 import Testing
+
+@testable import NodeRuntime
 
 /// The Gossip seam, in process: two `Node` actors linked over loopback through a static peer,
 /// with handlers that record what the node tells them.

@@ -1,10 +1,11 @@
 import Discovery
 import Gossip
 import Identity
-@testable import NodeRuntime
 import TestSupport
 import Testing
 import Wire
+
+@testable import NodeRuntime
 
 @Suite struct LinkMessageTests {
     static let messages: [LinkMessage] = [

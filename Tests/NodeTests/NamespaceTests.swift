@@ -110,13 +110,15 @@ extension NodeProcessTests {
             var nodes: [TestNode] = []
             for host in 1...3 { nodes.append(try await cluster.node("host\(host)")) }
             for (index, node) in nodes.enumerated() {
-                try await node.start(["--listen", "0.0.0.0:7748", "--broadcast", network.broadcast, "--discovery-port", "7747"]
-                    + NodeCluster.fastTiming, launcher: network.launcher(index + 1))
+                try await node.start(
+                    ["--listen", "0.0.0.0:7748", "--broadcast", network.broadcast, "--discovery-port", "7747"]
+                        + NodeCluster.fastTiming, launcher: network.launcher(index + 1))
             }
             try #require(await poll(timeout: .seconds(8)) { await allLinked(nodes) }, "the hosts did not link\n\(cluster.logs)")
             let addresses = await nodes[0].peers().flatMap { $0["addresses"] as? [String] ?? [] }
-            #expect(addresses.contains("\(network.address(2)):7748") && addresses.contains("\(network.address(3)):7748"),
-                    "peers are known by their LAN addresses: \(addresses)")
+            #expect(
+                addresses.contains("\(network.address(2)):7748") && addresses.contains("\(network.address(3)):7748"),
+                "peers are known by their LAN addresses: \(addresses)")
 
             let (cut, others) = (nodes[2], Array(nodes[0..<2]))
             try await network.setCable(3, up: false)

@@ -102,8 +102,9 @@ final class TestNode: @unchecked Sendable {
     func start(_ arguments: [String], launcher: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let binary = try #require(ParleyExecutable.path, Comment(rawValue: ParleyExecutable.notFoundMessage), sourceLocation: sourceLocation)
         let all = ["--data-dir", dataDir, "run"] + arguments
-        let process = try ChildProcess(executable: launcher.first ?? binary, arguments: launcher.isEmpty ? all : Array(launcher.dropFirst()) + [binary] + all,
-                                       environment: ["HOME": cluster.root], captureIn: cluster.root, name: "\(name)-\(runs.count)")
+        let process = try ChildProcess(
+            executable: launcher.first ?? binary, arguments: launcher.isEmpty ? all : Array(launcher.dropFirst()) + [binary] + all,
+            environment: ["HOME": cluster.root], captureIn: cluster.root, name: "\(name)-\(runs.count)")
         runs.append(process)
         let up = await poll(timeout: .seconds(10)) {
             guard process.isRunning else { return true }
@@ -131,7 +132,8 @@ final class TestNode: @unchecked Sendable {
     func peers() async -> [[String: Any]] {
         let result = await parley(["peers", "--json"])
         guard result.exitCode == 0, let data = result.stdout.data(using: .utf8),
-              let array = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] else { return [] }
+            let array = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]]
+        else { return [] }
         return array
     }
 

@@ -59,7 +59,9 @@ func eventually(timeout: Duration = .seconds(5), _ condition: () async throws ->
 }
 
 /// A listener on an ephemeral loopback port and one connection to it, from both ends.
-func connectedPair(sourceLocation: SourceLocation = #_sourceLocation) async throws
+func connectedPair(
+    sourceLocation: SourceLocation = #_sourceLocation
+) async throws
     -> (client: TCPConnection, server: TCPConnection, listener: TCPListener)
 {
     let listener = try TCPListener(host: "127.0.0.1", port: 0)

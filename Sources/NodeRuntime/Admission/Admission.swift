@@ -121,8 +121,9 @@ public struct Admission: Sendable {
 
     /// The current counts and bans at `now`.
     public func snapshot(now: UInt64) -> Snapshot {
-        Snapshot(unauthenticated: pendingTotal, refused: refusedCount, violations: violationCount,
-                 bannedHosts: hostBans.filter { $0.value > now }, bannedPeers: peerBans.filter { $0.value > now })
+        Snapshot(
+            unauthenticated: pendingTotal, refused: refusedCount, violations: violationCount,
+            bannedHosts: hostBans.filter { $0.value > now }, bannedPeers: peerBans.filter { $0.value > now })
     }
 
     /// Whether `host` is a loopback address (127.0.0.0/8 or ::1).

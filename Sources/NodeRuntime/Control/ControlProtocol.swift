@@ -73,8 +73,10 @@ public struct ControlResponse: Codable, Sendable {
     public var pong: PongReport?
     public var poke: PokeReport?
 
-    public init(ok: Bool = true, error: String? = nil, peers: [PeerReport]? = nil, status: StatusReport? = nil,
-                doctor: DoctorReport? = nil, pong: PongReport? = nil, poke: PokeReport? = nil) {
+    public init(
+        ok: Bool = true, error: String? = nil, peers: [PeerReport]? = nil, status: StatusReport? = nil,
+        doctor: DoctorReport? = nil, pong: PongReport? = nil, poke: PokeReport? = nil
+    ) {
         self.ok = ok
         self.error = error
         self.peers = peers
@@ -171,8 +173,10 @@ public struct SyncPeerStatus: Codable, Sendable, Equatable {
     /// When the link became ready (Unix milliseconds).
     public var since: UInt64
 
-    public init(id: String, nick: String?, fetched: UInt64, wanted: UInt64, opsReceived: UInt64, opsSent: UInt64,
-                traffic: LinkTraffic, since: UInt64) {
+    public init(
+        id: String, nick: String?, fetched: UInt64, wanted: UInt64, opsReceived: UInt64, opsSent: UInt64,
+        traffic: LinkTraffic, since: UInt64
+    ) {
         (self.id, self.nick, self.fetched, self.wanted, self.opsReceived, self.opsSent) = (id, nick, fetched, wanted, opsReceived, opsSent)
         (bytesReceived, bytesSent, framesReceived, framesSent) = (traffic.bytesReceived, traffic.bytesSent, traffic.framesReceived, traffic.framesSent)
         self.since = since

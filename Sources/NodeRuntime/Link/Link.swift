@@ -1,10 +1,11 @@
 import Discovery
-import struct Discovery.Endpoint
 import Identity
 import SecureLink
 import Synchronization
 import Transport
 import Wire
+
+import struct Discovery.Endpoint
 
 /// Which side dialed a link.
 public enum LinkDirection: String, Sendable, Equatable, Codable {
@@ -93,8 +94,10 @@ public final class Link: Sendable {
     private let end = Mutex<LinkEnd?>(nil)
     private let counters = Mutex(LinkTraffic())
 
-    init(id: LinkID, result: HandshakeResult, connection: TCPConnection, direction: LinkDirection, dialed: Endpoint?,
-         configuration: LinkConfiguration, clock: NodeClock) {
+    init(
+        id: LinkID, result: HandshakeResult, connection: TCPConnection, direction: LinkDirection, dialed: Endpoint?,
+        configuration: LinkConfiguration, clock: NodeClock
+    ) {
         self.id = id
         self.remote = result.remote
         self.direction = direction
@@ -109,8 +112,10 @@ public final class Link: Sendable {
         try? connection.enqueue(encoder.header)
         counters.withLock { $0.bytesSent += UInt64(encoder.header.count) }
         self.encoder = Mutex(encoder)
-        self.keepalive = Mutex(Keepalive(pingInterval: configuration.pingInterval, idleTimeout: configuration.idleTimeout,
-                                         now: clock.now()))
+        self.keepalive = Mutex(
+            Keepalive(
+                pingInterval: configuration.pingInterval, idleTimeout: configuration.idleTimeout,
+                now: clock.now()))
     }
 
     /// Sends `message`. Throws when the link is closed or the peer reads too slowly (then the
@@ -195,7 +200,8 @@ public final class Link: Sendable {
             do {
                 bytes = try await connection.read(deadline: deadline.map { clock.instant(at: $0) })
             } catch TransportError.timedOut {
-                return sawHello ? .violation("a frame stalled for \(configuration.frameStallLimit) ms")
+                return sawHello
+                    ? .violation("a frame stalled for \(configuration.frameStallLimit) ms")
                     : .violation("no HELLO within \(configuration.helloTimeout) ms")
             } catch {
                 return .lost(String(describing: error))

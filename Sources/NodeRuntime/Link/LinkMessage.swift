@@ -167,8 +167,9 @@ public struct LinkHello: Sendable, Equatable {
         if reader.isAtEnd {
             sync = nil
         } else {
-            sync = SyncHello(protocolVersion: try reader.u16("hello sync version"), maxFrame: try reader.u32("hello max frame"),
-                             features: try reader.u32("hello features"))
+            sync = SyncHello(
+                protocolVersion: try reader.u16("hello sync version"), maxFrame: try reader.u32("hello max frame"),
+                features: try reader.u32("hello features"))
         }
     }
 

@@ -14,16 +14,20 @@ enum LinkSetup {
     }
 
     /// Dials side: runs the handshake as client, expecting `server`.
-    static func handshake(asClientOf server: UserID, on connection: TCPConnection, identity: Identity,
-                          networkKey: NetworkKey, deadline: ContinuousClock.Instant) async throws(LinkSetupError) -> HandshakeResult {
+    static func handshake(
+        asClientOf server: UserID, on connection: TCPConnection, identity: Identity,
+        networkKey: NetworkKey, deadline: ContinuousClock.Instant
+    ) async throws(LinkSetupError) -> HandshakeResult {
         var handshake = Handshake(role: .client(serverKey: server), identity: identity, networkKey: networkKey, startedAt: 0)
         return try await drive(&handshake, actions: handshake.start(), on: connection, deadline: deadline)
     }
 
     /// Listening side: reads the first 64 bytes, then runs the handshake as server or answers a
     /// key probe (`KeyProbe`); anything else fails with `.unrecognizedFirstMessage`, unanswered.
-    static func accept(on connection: TCPConnection, identity: Identity, networkKey: NetworkKey,
-                       deadline: ContinuousClock.Instant) async throws(LinkSetupError) -> Accepted {
+    static func accept(
+        on connection: TCPConnection, identity: Identity, networkKey: NetworkKey,
+        deadline: ContinuousClock.Instant
+    ) async throws(LinkSetupError) -> Accepted {
         let first = try await readExactly(KeyProbe.probeByteCount, from: connection, deadline: deadline)
         switch KeyProbe.classify(first, networkKey: networkKey) {
         case .unrecognized:
@@ -67,8 +71,10 @@ enum LinkSetup {
 
     // MARK: Driving the state machine
 
-    private static func drive(_ handshake: inout Handshake, actions initial: [HandshakeAction], on connection: TCPConnection,
-                              deadline: ContinuousClock.Instant) async throws(LinkSetupError) -> HandshakeResult {
+    private static func drive(
+        _ handshake: inout Handshake, actions initial: [HandshakeAction], on connection: TCPConnection,
+        deadline: ContinuousClock.Instant
+    ) async throws(LinkSetupError) -> HandshakeResult {
         var actions = initial
         while true {
             for action in actions {
@@ -92,8 +98,10 @@ enum LinkSetup {
         }
     }
 
-    private static func readExactly(_ count: Int, from connection: TCPConnection,
-                                    deadline: ContinuousClock.Instant) async throws(LinkSetupError) -> [UInt8] {
+    private static func readExactly(
+        _ count: Int, from connection: TCPConnection,
+        deadline: ContinuousClock.Instant
+    ) async throws(LinkSetupError) -> [UInt8] {
         do {
             return try await connection.readExactly(count, deadline: deadline)
         } catch TransportError.endOfStream(_, let received) {

@@ -1,7 +1,8 @@
 import Discovery
-import struct Discovery.Endpoint
 import Synchronization
 import Transport
+
+import struct Discovery.Endpoint
 
 /// Sends beacons in order from one task, so the node's directive switch never waits on a
 /// socket, and counts what failed for `parley doctor`.

@@ -1,7 +1,8 @@
 import Discovery
-import struct Discovery.Endpoint
 import Identity
 import Transport
+
+import struct Discovery.Endpoint
 
 /// The node as Discovery's shell: it feeds the instance datagrams, ticks and link outcomes, and
 /// carries out its directives (DESIGN §4.1).
@@ -62,8 +63,9 @@ extension Node {
                 log.debug("forgot \(displayName(of: peer))")
             case .duplicateIdentity(let source):
                 duplicateIdentitySource = source
-                log.warn("another process at \(source) runs with this node's identity; stop one of them "
-                    + "(copying a data directory copies its identity)")
+                log.warn(
+                    "another process at \(source) runs with this node's identity; stop one of them "
+                        + "(copying a data directory copies its identity)")
             case .scheduleTick(let after):
                 discoveryTimer?.cancel()
                 discoveryTimer = Task { [clock] in

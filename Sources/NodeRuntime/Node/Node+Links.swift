@@ -1,8 +1,9 @@
 import Discovery
-import struct Discovery.Endpoint
 import Identity
 import SecureLink
 import Transport
+
+import struct Discovery.Endpoint
 
 /// A link the node runs, and what it learnt from it.
 struct LinkEntry: Sendable {
@@ -42,8 +43,9 @@ extension Node {
             do {
                 let connection = try await TCPConnection.connect(host: endpoint.host, port: endpoint.port, timeout: timeout)
                 do throws(LinkSetupError) {
-                    let result = try await LinkSetup.handshake(asClientOf: peer, on: connection, identity: identity,
-                                                               networkKey: networkKey, deadline: .now + timeout)
+                    let result = try await LinkSetup.handshake(
+                        asClientOf: peer, on: connection, identity: identity,
+                        networkKey: networkKey, deadline: .now + timeout)
                     outcome = .success((result, connection))
                 } catch {
                     connection.close()
@@ -79,8 +81,10 @@ extension Node {
         linkTask { [self] in
             let outcome: Result<UserID, LinkSetupError>
             do throws(LinkSetupError) {
-                outcome = .success(try await LinkSetup.probeKey(host: endpoint.host, port: endpoint.port, networkKey: networkKey,
-                                                                timeout: timeout))
+                outcome = .success(
+                    try await LinkSetup.probeKey(
+                        host: endpoint.host, port: endpoint.port, networkKey: networkKey,
+                        timeout: timeout))
             } catch {
                 outcome = .failure(error)
             }
@@ -122,8 +126,10 @@ extension Node {
         linkTask { [self] in
             let outcome: Result<LinkSetup.Accepted, LinkSetupError>
             do throws(LinkSetupError) {
-                outcome = .success(try await LinkSetup.accept(on: connection, identity: identity, networkKey: networkKey,
-                                                              deadline: .now + timeout))
+                outcome = .success(
+                    try await LinkSetup.accept(
+                        on: connection, identity: identity, networkKey: networkKey,
+                        deadline: .now + timeout))
             } catch {
                 outcome = .failure(error)
             }
@@ -155,8 +161,9 @@ extension Node {
     private func startLink(_ result: HandshakeResult, connection: TCPConnection, direction: LinkDirection, dialed: Endpoint?) {
         let id = LinkID(raw: nextLinkID)
         nextLinkID += 1
-        let link = Link(id: id, result: result, connection: connection, direction: direction, dialed: dialed,
-                        configuration: configuration.link, clock: clock)
+        let link = Link(
+            id: id, result: result, connection: connection, direction: direction, dialed: dialed,
+            configuration: configuration.link, clock: clock)
         links[id] = LinkEntry(link: link)
         let hello = LinkHello(instance: instance, listenPort: listener?.port ?? 0, nick: nick, sync: handler.syncHello)
         linkTasks[id] = Task { [self] in
@@ -281,8 +288,9 @@ extension Node {
 
     private func linkPeer(_ entry: LinkEntry) -> LinkPeer? {
         guard let hello = entry.hello else { return nil }
-        return LinkPeer(id: entry.link.remote, link: entry.link.id, direction: entry.link.direction,
-                        address: entry.link.remoteAddress, hello: hello)
+        return LinkPeer(
+            id: entry.link.remote, link: entry.link.id, direction: entry.link.direction,
+            address: entry.link.remoteAddress, hello: hello)
     }
 
     // MARK: - For handlers
@@ -332,9 +340,11 @@ enum LinkTieBreak {
     /// stale: the new one wins. Otherwise both ends apply the same rule and keep the same TCP
     /// connection: the one dialed by the smaller key; with two links of the same direction, the
     /// existing one.
-    static func keepsNewLink(existing: (direction: LinkDirection, instance: InstanceID?),
-                             new: (direction: LinkDirection, instance: InstanceID),
-                             local: UserID, remote: UserID) -> Bool {
+    static func keepsNewLink(
+        existing: (direction: LinkDirection, instance: InstanceID?),
+        new: (direction: LinkDirection, instance: InstanceID),
+        local: UserID, remote: UserID
+    ) -> Bool {
         if let old = existing.instance, old != new.instance { return true }
         guard existing.direction != new.direction else { return false }
         let smallerDials: LinkDirection = local < remote ? .outbound : .inbound

@@ -1,8 +1,9 @@
 import Discovery
-import struct Discovery.Endpoint
 import Foundation
 import Identity
 import Transport
+
+import struct Discovery.Endpoint
 
 /// The node's answers on the control socket: peers, status, doctor.
 extension Node {
@@ -47,28 +48,33 @@ extension Node {
         let sent = beaconSender?.snapshot
         let interfaces = NodeConfiguration.interfaceReports()
         let rejections = diagnostics.rejected.sorted { $0.value.count > $1.value.count }.map { reason, rejection in
-            DoctorReport.Rejection(reason: "\(reason)", explanation: Self.explain(reason, from: rejection.lastSource.host),
-                                   count: rejection.count, lastSource: rejection.lastSource.description)
+            DoctorReport.Rejection(
+                reason: "\(reason)", explanation: Self.explain(reason, from: rejection.lastSource.host),
+                count: rejection.count, lastSource: rejection.lastSource.description)
         }
         let admissionSnapshot = admission.snapshot(now: now)
         return DoctorReport(
             interfaces: interfaces, broadcastTargets: udp == nil ? [] : broadcastTargets,
-            sockets: .init(listen: listener?.localAddress.description ?? "", discoveryPort: udp?.localAddress.port,
-                           controlSocket: configuration.controlSocketPath),
-            beacons: .init(sent: sent?.sent ?? 0, sendFailures: sent?.failed ?? 0, lastSendError: sent?.lastError,
-                           ownHeard: diagnostics.ownBeaconsHeard, accepted: diagnostics.accepted, replayed: diagnostics.replayed,
-                           rateLimited: diagnostics.rateLimited, oversized: udp?.oversizedDatagramCount ?? 0,
-                           duplicateIdentity: diagnostics.duplicateIdentity, duplicateIdentitySource: duplicateIdentitySource?.description),
+            sockets: .init(
+                listen: listener?.localAddress.description ?? "", discoveryPort: udp?.localAddress.port,
+                controlSocket: configuration.controlSocketPath),
+            beacons: .init(
+                sent: sent?.sent ?? 0, sendFailures: sent?.failed ?? 0, lastSendError: sent?.lastError,
+                ownHeard: diagnostics.ownBeaconsHeard, accepted: diagnostics.accepted, replayed: diagnostics.replayed,
+                rateLimited: diagnostics.rateLimited, oversized: udp?.oversizedDatagramCount ?? 0,
+                duplicateIdentity: diagnostics.duplicateIdentity, duplicateIdentitySource: duplicateIdentitySource?.description),
             sources: diagnostics.sources.map {
-                .init(host: $0.host, heard: $0.heard, rejected: $0.rejected, rateLimited: $0.rateLimited,
-                      lastHeard: clock.wallMillis(at: $0.lastHeard))
+                .init(
+                    host: $0.host, heard: $0.heard, rejected: $0.rejected, rateLimited: $0.rateLimited,
+                    lastHeard: clock.wallMillis(at: $0.lastHeard))
             },
             rejections: rejections, peersFile: configuration.peersFile, staticPeers: staticEntries(),
             links: current.count, unlinked: unlinkedPeers(now: now),
-            admission: .init(unauthenticated: admissionSnapshot.unauthenticated, refused: admissionSnapshot.refused,
-                             violations: admissionSnapshot.violations,
-                             bannedHosts: admissionSnapshot.bannedHosts.keys.sorted(),
-                             bannedPeers: admissionSnapshot.bannedPeers.keys.sorted().map(\.text)))
+            admission: .init(
+                unauthenticated: admissionSnapshot.unauthenticated, refused: admissionSnapshot.refused,
+                violations: admissionSnapshot.violations,
+                bannedHosts: admissionSnapshot.bannedHosts.keys.sorted(),
+                bannedPeers: admissionSnapshot.bannedPeers.keys.sorted().map(\.text)))
     }
 
     /// What a rejected beacon means for the person reading doctor's output.
@@ -95,8 +101,9 @@ extension Node {
     /// Every known peer without a link, with the reason in words.
     private func unlinkedPeers(now: UInt64) -> [DoctorReport.Unlinked] {
         var result: [DoctorReport.Unlinked] = discovery.peers.filter { current[$0.id] == nil }.map { info in
-            .init(id: info.id.text, nick: nick(of: info.id), state: info.state.rawValue,
-                  addresses: info.addresses.map(\.description), why: whyUnlinked(info, now: now))
+            .init(
+                id: info.id.text, nick: nick(of: info.id), state: info.state.rawValue,
+                addresses: info.addresses.map(\.description), why: whyUnlinked(info, now: now))
         }
         for (endpoint, nextDial) in discovery.keylessStaticPeers {
             var why = "listed without a key in the peers file; its key is learnt by a key probe"

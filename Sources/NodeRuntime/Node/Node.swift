@@ -1,11 +1,12 @@
 import Discovery
-import struct Discovery.Endpoint
 import Foundation
 import Identity
 import Replica
 import SecureLink
 import Store
 import Transport
+
+import struct Discovery.Endpoint
 
 /// A running Parley node: the actor shell that owns the sockets, the timers, the store and the
 /// links, and carries out the directives of the pure protocol instances (DESIGN §2).
@@ -64,15 +65,20 @@ public actor Node {
 
     /// A node for `identity` with `configuration`; nothing is opened until `start`.
     /// `handler` speaks the sync protocol on the links (default: a `GossipHandler`).
-    public init(configuration: NodeConfiguration, identity: Identity, log: NodeLog = NodeLog(),
-                handler: sending (any LinkMessageHandler)? = nil) {
+    public init(
+        configuration: NodeConfiguration, identity: Identity, log: NodeLog = NodeLog(),
+        handler: sending (any LinkMessageHandler)? = nil
+    ) {
         self.configuration = configuration
         self.identity = identity
         self.log = log
         self.networkKey = NetworkKey(deploymentSecret: configuration.networkSecret)
         self.admission = Admission(configuration: configuration.admission)
-        self.handler = handler ?? GossipHandler(configuration: configuration.gossip,
-                                                pollInterval: configuration.localWritePollInterval)
+        self.handler =
+            handler
+            ?? GossipHandler(
+                configuration: configuration.gossip,
+                pollInterval: configuration.localWritePollInterval)
     }
 
     // MARK: - Start
@@ -92,7 +98,8 @@ public actor Node {
             if let port = configuration.discoveryPort {
                 let udp = try bind("discovery") { () throws(TransportError) in try UDPSocket(host: "0.0.0.0", port: port) }
                 self.udp = udp
-                broadcastTargets = configuration.broadcastTargets
+                broadcastTargets =
+                    configuration.broadcastTargets
                     ?? NodeConfiguration.defaultBroadcastTargets((try? NetworkInterfaces.list()) ?? [])
             }
             // We hold the directory's lock, so a socket file left there is stale (a node killed
@@ -113,8 +120,9 @@ public actor Node {
         handler.nodeStarted(node: self)
         startDiscovery()
         startLoops()
-        log.info("node \(displayName(of: identity.id)) listening on \(listener!.localAddress)"
-            + (udp.map { ", discovery on UDP \($0.localAddress.port) to \(broadcastTargets.joined(separator: ","))" } ?? ", discovery off"))
+        log.info(
+            "node \(displayName(of: identity.id)) listening on \(listener!.localAddress)"
+                + (udp.map { ", discovery on UDP \($0.localAddress.port) to \(broadcastTargets.joined(separator: ","))" } ?? ", discovery off"))
         return listener!.localAddress
     }
 
@@ -145,21 +153,23 @@ public actor Node {
 
     private func startLoops() {
         guard let listener else { return }
-        tasks.append(Task { [listener] in
-            do {
-                for try await connection in listener.connections { self.accepted(connection) }
-            } catch {
-                if !(error is CancellationError) { self.log.error("link listener failed: \(error)") }
-            }
-        })
-        if let udp {
-            tasks.append(Task { [udp] in
+        tasks.append(
+            Task { [listener] in
                 do {
-                    for try await datagram in udp.datagrams { self.received(datagram) }
+                    for try await connection in listener.connections { self.accepted(connection) }
                 } catch {
-                    self.log.error("discovery socket failed: \(error)")
+                    if !(error is CancellationError) { self.log.error("link listener failed: \(error)") }
                 }
             })
+        if let udp {
+            tasks.append(
+                Task { [udp] in
+                    do {
+                        for try await datagram in udp.datagrams { self.received(datagram) }
+                    } catch {
+                        self.log.error("discovery socket failed: \(error)")
+                    }
+                })
         }
         if let control { tasks.append(Task { await control.run() }) }
         tasks.append(Task { await self.shareAddressesPeriodically() })

@@ -50,9 +50,10 @@ extension NodeConfiguration {
     /// The interfaces of this machine as `parley doctor` shows them.
     public static func interfaceReports() -> [DoctorReport.Interface] {
         ((try? NetworkInterfaces.list()) ?? []).map { interface in
-            DoctorReport.Interface(name: interface.name, address: interface.address, netmask: interface.netmask,
-                                   broadcast: interface.isLoopback ? interface.directedBroadcast : interface.broadcastAddress,
-                                   isUp: interface.isUp, isLoopback: interface.isLoopback)
+            DoctorReport.Interface(
+                name: interface.name, address: interface.address, netmask: interface.netmask,
+                broadcast: interface.isLoopback ? interface.directedBroadcast : interface.broadcastAddress,
+                isUp: interface.isUp, isLoopback: interface.isLoopback)
         }
     }
 

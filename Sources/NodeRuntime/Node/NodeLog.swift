@@ -52,8 +52,9 @@ public struct NodeLog: Sendable {
 
     private func write(_ level: Level, _ message: () -> String) {
         guard level >= self.level else { return }
-        let stamp = ISO8601DateFormatter.string(from: Date(), timeZone: TimeZone(identifier: "UTC")!,
-                                                formatOptions: [.withInternetDateTime, .withFractionalSeconds])
+        let stamp = ISO8601DateFormatter.string(
+            from: Date(), timeZone: TimeZone(identifier: "UTC")!,
+            formatOptions: [.withInternetDateTime, .withFractionalSeconds])
         let name = level.description
         sink("\(stamp) \(name)\(String(repeating: " ", count: 6 - name.count))\(message())")
     }

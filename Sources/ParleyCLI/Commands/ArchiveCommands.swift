@@ -82,7 +82,7 @@ struct ImportCommand: Command {
     let details = [
         "Every op is checked (signature, chain, partition rules) as if it came from a peer; nothing is trusted because it "
             + "is in a file. Rooms in the file are joined, and so are conversations an invite in your inbox names. A damaged "
-            + "or cut-short file is reported after importing the ops it held intact.",
+            + "or cut-short file is reported after importing the ops it held intact."
     ]
     let examples = ["import /media/usb/lobby.parley"]
 

@@ -8,8 +8,10 @@ struct DigestCommand: Command {
     let summary = "show each partition's op count and digest (compare replicas)"
     let usage = ["digest [--json]"]
     let options: [OptionSpec] = [.flag("json", "print one JSON array of {partition, kind, name, ops, authors, digest, joined}")]
-    let details = ["kind is room, conversation, directory, inbox or self; name is the room name without '#', "
-        + "the conversation's name, or the kind for the others."]
+    let details = [
+        "kind is room, conversation, directory, inbox or self; name is the room name without '#', "
+            + "the conversation's name, or the kind for the others."
+    ]
     let examples = ["digest", "digest --json"]
 
     struct Row {
@@ -29,19 +31,21 @@ struct DigestCommand: Command {
         let rows: [Row] = try context.storeCall {
             try store.partitions().map { record in
                 let heads = try store.heads(record.id)
-                return Row(partition: record.id, kind: record.descriptor.kind, name: try Self.name(of: record.descriptor, in: store),
-                           ops: try store.opCount(record.id), authors: heads.filter { $0.maxSeq > 0 }.count,
-                           digest: PartitionDigest(heads: heads), joined: record.joined)
+                return Row(
+                    partition: record.id, kind: record.descriptor.kind, name: try Self.name(of: record.descriptor, in: store),
+                    ops: try store.opCount(record.id), authors: heads.filter { $0.maxSeq > 0 }.count,
+                    digest: PartitionDigest(heads: heads), joined: record.joined)
             }
         }
         if arguments.has("json") {
-            context.output.json(rows.map { row in
-                .object([
-                    "partition": .string(row.partition.text), "kind": .string(row.kind.description), "name": .string(row.name),
-                    "ops": .integer(Int64(row.ops)), "authors": .integer(Int64(row.authors)), "digest": .string(row.digest.text),
-                    "joined": .bool(row.joined),
-                ])
-            })
+            context.output.json(
+                rows.map { row in
+                    .object([
+                        "partition": .string(row.partition.text), "kind": .string(row.kind.description), "name": .string(row.name),
+                        "ops": .integer(Int64(row.ops)), "authors": .integer(Int64(row.authors)), "digest": .string(row.digest.text),
+                        "joined": .bool(row.joined),
+                    ])
+                })
             return 0
         }
         let names = rows.map { Format.safe($0.name, keepNewlines: false) }
@@ -49,9 +53,10 @@ struct DigestCommand: Command {
         context.output.line(HelpText.padded("KIND", 12) + "  " + HelpText.padded("NAME", nameWidth) + "  " + "     OPS  AUTHORS  DIGEST")
         for (row, name) in zip(rows, names) {
             let ops = String(row.ops), authors = String(row.authors)
-            context.output.line(HelpText.padded(row.kind.description, 12) + "  " + HelpText.padded(name, nameWidth) + "  "
-                + String(repeating: " ", count: max(0, 8 - ops.count)) + ops + "  "
-                + String(repeating: " ", count: max(0, 7 - authors.count)) + authors + "  " + String(row.digest.text.prefix(16)))
+            context.output.line(
+                HelpText.padded(row.kind.description, 12) + "  " + HelpText.padded(name, nameWidth) + "  "
+                    + String(repeating: " ", count: max(0, 8 - ops.count)) + ops + "  "
+                    + String(repeating: " ", count: max(0, 7 - authors.count)) + authors + "  " + String(row.digest.text.prefix(16)))
         }
         return 0
     }

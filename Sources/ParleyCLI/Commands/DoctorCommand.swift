@@ -36,8 +36,10 @@ struct DoctorCommand: Command {
         out.line("A node is running for \(directory).")
         section(out, "Sockets")
         out.line("  links       TCP \(report.sockets.listen)")
-        out.line("  discovery   " + (report.sockets.discoveryPort.map { "UDP \($0), beacons to \(report.broadcastTargets.joined(separator: ", "))" }
-            ?? "off (--no-discovery): only the peers file is dialed"))
+        out.line(
+            "  discovery   "
+                + (report.sockets.discoveryPort.map { "UDP \($0), beacons to \(report.broadcastTargets.joined(separator: ", "))" }
+                    ?? "off (--no-discovery): only the peers file is dialed"))
         out.line("  control     \(report.sockets.controlSocket)")
         interfaces(out, report.interfaces)
         beacons(out, report)
@@ -54,8 +56,9 @@ struct DoctorCommand: Command {
         }
         let admission = report.admission
         section(out, "Incoming connections")
-        out.line("  \(admission.unauthenticated) in handshake now; \(admission.refused) refused (caps or bans); "
-            + "\(admission.violations) protocol violations")
+        out.line(
+            "  \(admission.unauthenticated) in handshake now; \(admission.refused) refused (caps or bans); "
+                + "\(admission.violations) protocol violations")
         if !admission.bannedHosts.isEmpty { out.line("  banned hosts: \(admission.bannedHosts.joined(separator: ", "))") }
         if !admission.bannedPeers.isEmpty { out.line("  banned peers: \(admission.bannedPeers.joined(separator: ", "))") }
         return 0
@@ -85,8 +88,9 @@ struct DoctorCommand: Command {
         for interface in interfaces {
             var flags = [interface.isUp ? "up" : "down"]
             if interface.isLoopback { flags.append("loopback") }
-            out.line("  " + HelpText.padded(interface.name, 8) + " " + HelpText.padded("\(interface.address)/\(interface.netmask)", 32)
-                + " broadcast " + HelpText.padded(interface.broadcast ?? "none", 16) + " " + flags.joined(separator: ","))
+            out.line(
+                "  " + HelpText.padded(interface.name, 8) + " " + HelpText.padded("\(interface.address)/\(interface.netmask)", 32)
+                    + " broadcast " + HelpText.padded(interface.broadcast ?? "none", 16) + " " + flags.joined(separator: ","))
         }
     }
 
@@ -99,13 +103,15 @@ struct DoctorCommand: Command {
         out.line(sent + "; our own heard back \(beacons.ownHeard)" + (beacons.ownHeard == 0 ? " (none: is the broadcast target reachable?)" : ""))
         out.line("  accepted \(beacons.accepted), replayed \(beacons.replayed), rate-limited \(beacons.rateLimited), oversized \(beacons.oversized)")
         if beacons.duplicateIdentity > 0 {
-            out.line("  ! \(beacons.duplicateIdentity) beacons carry this node's identity from another process"
-                + (beacons.duplicateIdentitySource.map { " at \($0)" } ?? "") + ": stop one of them")
+            out.line(
+                "  ! \(beacons.duplicateIdentity) beacons carry this node's identity from another process"
+                    + (beacons.duplicateIdentitySource.map { " at \($0)" } ?? "") + ": stop one of them")
         }
         out.line("  heard from:" + (report.sources.isEmpty ? " nobody" : ""))
         for source in report.sources {
-            out.line("    " + HelpText.padded(source.host, 16) + " \(source.heard) datagrams, \(source.rejected) rejected, "
-                + "\(source.rateLimited) rate-limited, last at \(Format.isoTime(millis: source.lastHeard))")
+            out.line(
+                "    " + HelpText.padded(source.host, 16) + " \(source.heard) datagrams, \(source.rejected) rejected, "
+                    + "\(source.rateLimited) rate-limited, last at \(Format.isoTime(millis: source.lastHeard))")
         }
         for rejection in report.rejections {
             out.line("  ! \(rejection.count) rejected: \(rejection.explanation) (last from \(rejection.lastSource))")
@@ -117,8 +123,9 @@ struct DoctorCommand: Command {
         section(out, "Peers file \(file)")
         if report.staticPeers.isEmpty { out.line("  (no entries)") }
         for entry in report.staticPeers {
-            out.line("  " + HelpText.padded(entry.endpoint, 24) + " " + HelpText.padded(entry.key.map { String($0.prefix(12)) + "…" } ?? "(no key)", 14)
-                + " \(entry.state)")
+            out.line(
+                "  " + HelpText.padded(entry.endpoint, 24) + " " + HelpText.padded(entry.key.map { String($0.prefix(12)) + "…" } ?? "(no key)", 14)
+                    + " \(entry.state)")
         }
     }
 }

@@ -18,7 +18,7 @@ struct HistoryCommand: Command {
     let details = [
         "JSON fields of each message: id, author (user id), nick (or null), time (ISO 8601 UTC with milliseconds), "
             + "hlc (integer), seq, text, edited, deleted, reactions (object: emoji -> array of user ids), "
-            + "attachments (array of {name, size, mime, hash}), location (null or {lat, lon}), reply_to (id or null).",
+            + "attachments (array of {name, size, mime, hash}), location (null or {lat, lon}), reply_to (id or null)."
     ]
     let examples = ["history --room lobby", "history --room lobby --limit 10 --ids", "history --conversation 3fkq7zxa --json"]
 

@@ -11,7 +11,7 @@ struct InitCommand: Command {
     let summary = "create your identity (never overwrites one), join #lobby, print your user id"
     let usage = ["init [--nick NAME]"]
     let options: [OptionSpec] = [
-        .value("nick", "NAME", "set your nickname, shown to others as NAME#xxxxxx (no spaces or '#')"),
+        .value("nick", "NAME", "set your nickname, shown to others as NAME#xxxxxx (no spaces or '#')")
     ]
     let details = [
         "Creates the data directory (mode 0700) and the key file identity.key (mode 0600) if they are absent, "
@@ -52,16 +52,18 @@ struct InitCommand: Command {
             }
         }
         if let nick, try context.nick(of: identity.id) != nick {
-            try context.author(.profile(subject: identity.id, nick: nick, displayName: nil, status: nil, presence: nil, avatar: nil),
-                               in: PartitionDescriptor.directory.id, command: name)
+            try context.author(
+                .profile(subject: identity.id, nick: nick, displayName: nil, status: nil, presence: nil, avatar: nil),
+                in: PartitionDescriptor.directory.id, command: name)
         }
 
         context.output.line(identity.id.text)
         if context.output.errorIsTerminal {
             let who = Format.person(identity.id, nick: try context.nick(of: identity.id))
-            context.output.errorLine(created
-                ? "Created a new identity in \(directory.path); you are \(who). Say hello: parley send --room lobby hello"
-                : "Your identity in \(directory.path) is kept; you are \(who).")
+            context.output.errorLine(
+                created
+                    ? "Created a new identity in \(directory.path); you are \(who). Say hello: parley send --room lobby hello"
+                    : "Your identity in \(directory.path) is kept; you are \(who).")
         }
         return 0
     }
@@ -82,10 +84,12 @@ struct WhoamiCommand: Command {
         let directory = try context.dataDirectory()
         let display = Format.person(identity.id, nick: nick)
         if arguments.has("json") {
-            context.output.json([.object([
-                "id": .string(identity.id.text), "nick": .optional(nick), "short": .string(identity.id.short),
-                "display": .string(display), "data_dir": .string(directory.path),
-            ])])
+            context.output.json([
+                .object([
+                    "id": .string(identity.id.text), "nick": .optional(nick), "short": .string(identity.id.short),
+                    "display": .string(display), "data_dir": .string(directory.path),
+                ])
+            ])
         } else {
             context.output.line(display)
             context.output.line("user id   \(identity.id.text)")

@@ -1,6 +1,6 @@
 import Identity
-import Wire
 import NodeRuntime
+import Wire
 
 /// `parley peers`: the running node's peer table (DESIGN §6.1).
 struct PeersCommand: Command {
@@ -8,12 +8,12 @@ struct PeersCommand: Command {
     let summary = "list the peers the running node knows: linked, discovered, suspect or gone"
     let usage = ["peers [--json]"]
     let options: [OptionSpec] = [
-        .flag("json", "print one JSON array of {id, nick, addresses, state, since, last_seen, direction, origin, static}"),
+        .flag("json", "print one JSON array of {id, nick, addresses, state, since, last_seen, direction, origin, static}")
     ]
     let details = [
         "Asks the node running for the data directory (see `parley run`); without one it fails with exit status 1. "
             + "state is linked, discovered, suspect (its beacons or pings are late) or gone; direction is inbound or "
-            + "outbound for a linked peer, else null; times are ISO 8601 in UTC.",
+            + "outbound for a linked peer, else null; times are ISO 8601 in UTC."
     ]
     let examples = ["peers", "peers --json"]
 
@@ -21,14 +21,15 @@ struct PeersCommand: Command {
         try expectPositionals(arguments, 0...0, names: [])
         let peers = try NodeConnection.require(ControlRequest(.peers), context).peers ?? []
         if arguments.has("json") {
-            context.output.json(peers.map { peer in
-                .object([
-                    "id": .string(peer.id), "nick": .optional(peer.nick), "addresses": .array(peer.addresses.map { .string($0) }),
-                    "state": .string(peer.state), "since": .string(Format.isoTime(millis: peer.since)),
-                    "last_seen": .optional(peer.lastSeen.map { Format.isoTime(millis: $0) }),
-                    "direction": .optional(peer.direction?.rawValue), "origin": .string(peer.origin), "static": .bool(peer.isStatic),
-                ])
-            })
+            context.output.json(
+                peers.map { peer in
+                    .object([
+                        "id": .string(peer.id), "nick": .optional(peer.nick), "addresses": .array(peer.addresses.map { .string($0) }),
+                        "state": .string(peer.state), "since": .string(Format.isoTime(millis: peer.since)),
+                        "last_seen": .optional(peer.lastSeen.map { Format.isoTime(millis: $0) }),
+                        "direction": .optional(peer.direction?.rawValue), "origin": .string(peer.origin), "static": .bool(peer.isStatic),
+                    ])
+                })
             return 0
         }
         guard !peers.isEmpty else {
@@ -39,13 +40,15 @@ struct PeersCommand: Command {
             Format.person(UserID(text: peer.id) ?? UserID(Bytes32.zero), nick: peer.nick)
         }
         let width = max(4, names.map(\.count).max() ?? 0)
-        context.output.line(HelpText.padded("PEER", width) + "  " + HelpText.padded("STATE", 10) + "  " + HelpText.padded("LINK", 8)
-            + "  " + "LAST SEEN                 ADDRESSES")
+        context.output.line(
+            HelpText.padded("PEER", width) + "  " + HelpText.padded("STATE", 10) + "  " + HelpText.padded("LINK", 8)
+                + "  " + "LAST SEEN                 ADDRESSES")
         for (peer, name) in zip(peers, names) {
             let seen = peer.lastSeen.map { Format.isoTime(millis: $0) } ?? "never"
-            context.output.line(HelpText.padded(name, width) + "  " + HelpText.padded(peer.state, 10) + "  "
-                + HelpText.padded(peer.direction?.rawValue ?? "-", 8) + "  " + HelpText.padded(seen, 24) + "  "
-                + peer.addresses.joined(separator: ", "))
+            context.output.line(
+                HelpText.padded(name, width) + "  " + HelpText.padded(peer.state, 10) + "  "
+                    + HelpText.padded(peer.direction?.rawValue ?? "-", 8) + "  " + HelpText.padded(seen, 24) + "  "
+                    + peer.addresses.joined(separator: ", "))
         }
         return 0
     }
@@ -57,10 +60,12 @@ struct StatusCommand: Command {
     let summary = "show the running node: identity, addresses, links, store size, sync progress"
     let usage = ["status [--json]"]
     let options: [OptionSpec] = [
-        .flag("json", "print one JSON array with one object: pid, started_at, id, nick, data_dir, listen, "
-            + "discovery_port, broadcast_targets, links, peers, store_ops, sync {fetched, wanted, ops_received, ops_sent, "
-            + "peers: [{id, nick, fetched, wanted, ops_received, ops_sent, bytes_received, bytes_sent, frames_received, "
-            + "frames_sent, since}]}"),
+        .flag(
+            "json",
+            "print one JSON array with one object: pid, started_at, id, nick, data_dir, listen, "
+                + "discovery_port, broadcast_targets, links, peers, store_ops, sync {fetched, wanted, ops_received, ops_sent, "
+                + "peers: [{id, nick, fetched, wanted, ops_received, ops_sent, bytes_received, bytes_sent, frames_received, "
+                + "frames_sent, since}]}")
     ]
     let details = [
         "Asks the node running for the data directory; without one it fails with exit status 1.",
@@ -77,26 +82,29 @@ struct StatusCommand: Command {
             throw CLIError.failure("the node sent no status; is it a different parley version? restart it")
         }
         if arguments.has("json") {
-            context.output.json([.object([
-                "pid": .integer(Int64(status.pid)), "started_at": .string(Format.isoTime(millis: status.startedAt)),
-                "id": .string(status.id), "nick": .optional(status.nick), "data_dir": .string(status.dataDirectory),
-                "listen": .string(status.listen), "discovery_port": status.discoveryPort.map { .integer(Int64($0)) } ?? .null,
-                "broadcast_targets": .array(status.broadcastTargets.map { .string($0) }), "links": .integer(Int64(status.links)),
-                "peers": .integer(Int64(status.peersKnown)), "store_ops": .integer(Int64(status.storeOps)),
-                "sync": .object([
-                    "fetched": .unsigned(status.sync.fetched), "wanted": .unsigned(status.sync.wanted),
-                    "ops_received": .unsigned(status.sync.opsReceived), "ops_sent": .unsigned(status.sync.opsSent),
-                    "peers": .array(status.sync.peers.map { peer in
-                        .object([
-                            "id": .string(peer.id), "nick": .optional(peer.nick), "fetched": .unsigned(peer.fetched),
-                            "wanted": .unsigned(peer.wanted), "ops_received": .unsigned(peer.opsReceived),
-                            "ops_sent": .unsigned(peer.opsSent), "bytes_received": .unsigned(peer.bytesReceived),
-                            "bytes_sent": .unsigned(peer.bytesSent), "frames_received": .unsigned(peer.framesReceived),
-                            "frames_sent": .unsigned(peer.framesSent), "since": .string(Format.isoTime(millis: peer.since)),
-                        ])
-                    }),
-                ]),
-            ])])
+            context.output.json([
+                .object([
+                    "pid": .integer(Int64(status.pid)), "started_at": .string(Format.isoTime(millis: status.startedAt)),
+                    "id": .string(status.id), "nick": .optional(status.nick), "data_dir": .string(status.dataDirectory),
+                    "listen": .string(status.listen), "discovery_port": status.discoveryPort.map { .integer(Int64($0)) } ?? .null,
+                    "broadcast_targets": .array(status.broadcastTargets.map { .string($0) }), "links": .integer(Int64(status.links)),
+                    "peers": .integer(Int64(status.peersKnown)), "store_ops": .integer(Int64(status.storeOps)),
+                    "sync": .object([
+                        "fetched": .unsigned(status.sync.fetched), "wanted": .unsigned(status.sync.wanted),
+                        "ops_received": .unsigned(status.sync.opsReceived), "ops_sent": .unsigned(status.sync.opsSent),
+                        "peers": .array(
+                            status.sync.peers.map { peer in
+                                .object([
+                                    "id": .string(peer.id), "nick": .optional(peer.nick), "fetched": .unsigned(peer.fetched),
+                                    "wanted": .unsigned(peer.wanted), "ops_received": .unsigned(peer.opsReceived),
+                                    "ops_sent": .unsigned(peer.opsSent), "bytes_received": .unsigned(peer.bytesReceived),
+                                    "bytes_sent": .unsigned(peer.bytesSent), "frames_received": .unsigned(peer.framesReceived),
+                                    "frames_sent": .unsigned(peer.framesSent), "since": .string(Format.isoTime(millis: peer.since)),
+                                ])
+                            }),
+                    ]),
+                ])
+            ])
             return 0
         }
         let me = Format.person(UserID(text: status.id) ?? UserID(Bytes32.zero), nick: status.nick)
@@ -111,12 +119,14 @@ struct StatusCommand: Command {
         context.output.line("links       \(status.links) (of \(status.peersKnown) known peers)")
         context.output.line("store       \(status.storeOps) ops")
         let left = status.sync.wanted - min(status.sync.wanted, status.sync.fetched)
-        context.output.line("sync        fetched \(status.sync.fetched) / \(status.sync.wanted) ops"
-            + (left > 0 ? " (\(left) still missing)" : "") + "; \(status.sync.opsReceived) received, \(status.sync.opsSent) sent")
+        context.output.line(
+            "sync        fetched \(status.sync.fetched) / \(status.sync.wanted) ops"
+                + (left > 0 ? " (\(left) still missing)" : "") + "; \(status.sync.opsReceived) received, \(status.sync.opsSent) sent")
         for peer in status.sync.peers {
             let name = Format.person(UserID(text: peer.id) ?? UserID(Bytes32.zero), nick: peer.nick)
-            context.output.line("  \(name): fetched \(peer.fetched) / \(peer.wanted); ops in \(peer.opsReceived), out \(peer.opsSent); "
-                + "bytes in \(peer.bytesReceived), out \(peer.bytesSent)")
+            context.output.line(
+                "  \(name): fetched \(peer.fetched) / \(peer.wanted); ops in \(peer.opsReceived), out \(peer.opsSent); "
+                    + "bytes in \(peer.bytesReceived), out \(peer.bytesSent)")
         }
         return 0
     }

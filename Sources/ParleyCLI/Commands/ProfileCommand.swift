@@ -44,19 +44,24 @@ struct ProfileCommand: Command {
         }
 
         if nick != nil || displayName != nil || status != nil || presence != nil || avatar != nil {
-            try context.author(.profile(subject: identity.id, nick: nick, displayName: displayName, status: status, presence: presence, avatar: avatar),
-                               in: PartitionDescriptor.directory.id, command: name)
+            try context.author(
+                .profile(subject: identity.id, nick: nick, displayName: displayName, status: status, presence: presence, avatar: avatar),
+                in: PartitionDescriptor.directory.id, command: name)
         }
         let profile = try context.storeCall { try store.profile(identity.id) }
         func present(_ text: String?) -> String? { text.flatMap { $0.isEmpty ? nil : $0 } }
-        let fields = (nick: present(profile?.nick), displayName: present(profile?.displayName), status: present(profile?.status),
-                      presence: profile?.presence)
+        let fields = (
+            nick: present(profile?.nick), displayName: present(profile?.displayName), status: present(profile?.status),
+            presence: profile?.presence
+        )
         if arguments.has("json") {
-            context.output.json([.object([
-                "id": .string(identity.id.text), "nick": .optional(fields.nick), "display_name": .optional(fields.displayName),
-                "status": .optional(fields.status), "presence": .optional(fields.presence?.description),
-                "avatar": profile?.avatar.map(AttachmentJSON.object) ?? .null,
-            ])])
+            context.output.json([
+                .object([
+                    "id": .string(identity.id.text), "nick": .optional(fields.nick), "display_name": .optional(fields.displayName),
+                    "status": .optional(fields.status), "presence": .optional(fields.presence?.description),
+                    "avatar": profile?.avatar.map(AttachmentJSON.object) ?? .null,
+                ])
+            ])
             return 0
         }
         context.output.line(Format.person(identity.id, nick: fields.nick))

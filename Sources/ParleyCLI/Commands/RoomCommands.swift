@@ -71,9 +71,10 @@ struct RoomsCommand: Command {
             }.sorted { $0.name.value < $1.name.value }
         }
         if arguments.has("json") {
-            context.output.json(rooms.map {
-                .object(["name": .string($0.name.value), "partition": .string($0.id.text), "unread": .integer(Int64($0.unread))])
-            })
+            context.output.json(
+                rooms.map {
+                    .object(["name": .string($0.name.value), "partition": .string($0.id.text), "unread": .integer(Int64($0.unread))])
+                })
             return 0
         }
         guard !rooms.isEmpty else {
@@ -82,8 +83,10 @@ struct RoomsCommand: Command {
         }
         let width = rooms.map(\.name.description.count).max() ?? 0
         for room in rooms {
-            context.output.line(room.unread == 0 ? room.name.description
-                : HelpText.padded(room.name.description, width) + "  \(room.unread) unread")
+            context.output.line(
+                room.unread == 0
+                    ? room.name.description
+                    : HelpText.padded(room.name.description, width) + "  \(room.unread) unread")
         }
         return 0
     }

@@ -10,7 +10,7 @@ struct RunCommand: Command {
     let summary = "run the node: find peers on the LAN, link to them, sync your rooms, serve the control socket"
     let usage = [
         "run [--listen HOST:PORT] [--discovery-port N | --no-discovery] [--broadcast ADDR[,ADDR...]] "
-            + "[--peers FILE] [--network-secret-file FILE] [--log-level LEVEL] [--join ROOM]...",
+            + "[--peers FILE] [--network-secret-file FILE] [--log-level LEVEL] [--join ROOM]..."
     ]
     let options: [OptionSpec] = [
         .value("listen", "HOST:PORT", "where links are accepted (default 0.0.0.0:7748; port 0 picks a free port)"),
@@ -26,17 +26,23 @@ struct RunCommand: Command {
     ]
     let advancedOptions: [OptionSpec] = [
         .value("beacon-interval", "MS", "the fast beacon interval (default 1000)"),
-        .value("max-beacon-interval", "MS", "the ceiling of the stable beacon interval (default 30000); "
-            + "peers expire after 3 intervals"),
+        .value(
+            "max-beacon-interval", "MS",
+            "the ceiling of the stable beacon interval (default 30000); "
+                + "peers expire after 3 intervals"),
         .value("ping-interval", "MS", "link ping interval (default 15000); a silent link is suspect after 2"),
         .value("idle-timeout", "MS", "close a link silent this long (default 3 ping intervals)"),
         .value("handshake-timeout", "MS", "the handshake deadline (default 5000)"),
         .value("sync-interval", "MS", "anti-entropy: re-send changed summaries this often (default 30000)"),
-        .value("sync-credit", "N", "ops asked for in one WANT, 1-256 (default 256; small values make catch-up "
-            + "many round trips, for tests)"),
+        .value(
+            "sync-credit", "N",
+            "ops asked for in one WANT, 1-256 (default 256; small values make catch-up "
+                + "many round trips, for tests)"),
         .value("poll-interval", "MS", "check the store for other processes' writes this often (default 250)"),
-        .value("rate-limit", "FRAMES", "frames a second a peer may send before its link is closed as a flood "
-            + "(default 20000; the burst is 5 seconds' worth)"),
+        .value(
+            "rate-limit", "FRAMES",
+            "frames a second a peer may send before its link is closed as a flood "
+                + "(default 20000; the burst is 5 seconds' worth)"),
     ]
     let details = [
         "Runs in the foreground and logs to stderr (peers discovered, linked and gone, as nick#short and address). "
@@ -60,12 +66,13 @@ struct RunCommand: Command {
         try refuseUnsupported(arguments, ["web"])
         try expectPositionals(arguments, 0...0, names: [])
         let configuration = try makeConfiguration(context, arguments)
-        let level = try arguments.value("log-level").map { text throws(CLIError) in
-            guard let level = NodeLog.Level(name: text) else {
-                throw CLIError.usage("--log-level must be debug, info, warn or error, not '\(text)'", command: name)
-            }
-            return level
-        } ?? .info
+        let level =
+            try arguments.value("log-level").map { text throws(CLIError) in
+                guard let level = NodeLog.Level(name: text) else {
+                    throw CLIError.usage("--log-level must be debug, info, warn or error, not '\(text)'", command: name)
+                }
+                return level
+            } ?? .info
         let identity = try context.identity()
         let node = Node(configuration: configuration, identity: identity, log: NodeLog(level: level))
         do {

@@ -22,12 +22,13 @@ struct TasksCommand: Command {
         let store = try context.store()
         let tasks = try context.storeCall { try store.tasks(room.id) }
         if arguments.has("json") {
-            context.output.json(tasks.map { task in
-                .object([
-                    "id": .string(task.id.text), "title": .string(task.title), "status": .string(task.status.description),
-                    "owner": task.owner.map { .string($0.text) } ?? .null, "creator": task.creator.map { .string($0.text) } ?? .null,
-                ])
-            })
+            context.output.json(
+                tasks.map { task in
+                    .object([
+                        "id": .string(task.id.text), "title": .string(task.title), "status": .string(task.status.description),
+                        "owner": task.owner.map { .string($0.text) } ?? .null, "creator": task.creator.map { .string($0.text) } ?? .null,
+                    ])
+                })
             return 0
         }
         guard !tasks.isEmpty else {
