@@ -101,7 +101,8 @@ extension GossipHandler {
     /// (`SyncPolicy.summaries(of:for:)`).
     func summaries(for peers: [UserID], node: isolated Node) throws -> [UserID: [PartitionSummary]] {
         let store = node.store!
-        let records = try store.partitions()
+        // A room the user left is no longer offered, so it stops syncing (its ops stay stored).
+        let records = try store.partitions().filter { $0.joined || $0.descriptor.kind != .room }
         let digests = try records.map { (descriptor: $0.descriptor, digest: try store.digest($0.id)) }
         let policy = try policy(records: records, node: node)
         return Dictionary(uniqueKeysWithValues: peers.map { ($0, policy.summaries(of: digests, for: $0)) })
