@@ -1,5 +1,6 @@
 import Discovery
 import Identity
+import TestSupport
 import Testing
 import Wire
 
@@ -40,7 +41,7 @@ import Wire
 
     @Test func floodOfRandomIdentities_keepsTheTableBounded_andKeepsLinkedAndStaticPeers() {
         let seed = freshSeed()
-        var random = SeededGenerator(seed: seed)
+        var random = SeededRandom(seed: seed)
         var discovery = startedDiscovery {
             $0.maxPeers = 64; $0.maxSources = 128
         }

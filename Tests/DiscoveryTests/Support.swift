@@ -1,5 +1,6 @@
 import Discovery
 import Identity
+import TestSupport
 import Testing
 import Wire
 
@@ -108,19 +109,6 @@ extension [DiscoveryDirective] {
 }
 
 // MARK: - Randomness
-
-/// SplitMix64: deterministic randomness for seeded tests.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// A seed for a random test, printed so a failure can be replayed by pasting it in.
 func freshSeed(_ test: String = #function) -> UInt64 {

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import Transport
@@ -10,28 +11,8 @@ import Testing
 @Suite("Transport", .serialized)
 struct TransportTests {}
 
-/// SplitMix64: a small seeded generator, so a failing random test can be replayed from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-/// A seed for a random test, printed so a failure can be replayed by pasting it in.
-func announceSeed(_ test: String) -> UInt64 {
-    let seed = UInt64.random(in: 0...UInt64.max)
-    print("\(test): seed \(seed)")
-    return seed
-}
-
 /// `count` pseudo-random bytes from `generator`.
-func randomBytes(_ count: Int, using generator: inout SeededGenerator) -> [UInt8] {
+func randomBytes(_ count: Int, using generator: inout SeededRandom) -> [UInt8] {
     var bytes = [UInt8](repeating: 0, count: count)
     bytes.withUnsafeMutableBytes { buffer in
         for offset in stride(from: 0, to: count, by: 8) {

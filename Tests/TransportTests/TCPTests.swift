@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import Transport
@@ -6,8 +7,8 @@ extension TransportTests {
     @Suite("TCP")
     struct TCPTests {
         @Test func echo_oneMebibyteInRandomChunks_comesBackIntact() async throws {
-            let seed = announceSeed("echo_oneMebibyteInRandomChunks")
-            var generator = SeededGenerator(seed: seed)
+            let seed = SeededRandom.announce("echo_oneMebibyteInRandomChunks")
+            var generator = SeededRandom(seed: seed)
             let payload = randomBytes(1 << 20, using: &generator)
             var chunks: [ArraySlice<UInt8>] = []
             var offset = 0

@@ -1,4 +1,5 @@
 import Glibc
+import TestSupport
 import Testing
 
 @testable import Transport
@@ -25,7 +26,7 @@ extension TransportTests {
                 second.close()
                 sender.close()
             }
-            var generator = SeededGenerator(seed: UInt64(getpid()))
+            var generator = SeededRandom(seed: UInt64(getpid()))
             let beacon = randomBytes(96, using: &generator)
             try await sender.send(beacon, to: "127.255.255.255", port: port)
             for socket in [first, second] {
