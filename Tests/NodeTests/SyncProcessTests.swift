@@ -207,8 +207,16 @@ extension NodeProcessTests {
             try await x.start(base)
             try await y.start(base + ["--peers", try await y.writePeersFile([x], in: cluster.root)])
             try #require(await poll(timeout: .seconds(10)) { await allLinked([x, y]) }, "\(cluster.logs)")
-            // Let the summaries cross, then read the link's counters on both ends.
-            try await Task.sleep(for: .milliseconds(300))
+            // Wait until each side has received the other's HELLO and SUMMARY (two frames), then
+            // read the link's counters on both ends.
+            let summariesCrossed = await poll(timeout: .seconds(10)) {
+                for node in [x, y] {
+                    let peer = (await node.syncStatus()?["peers"] as? [[String: Any]])?.first
+                    guard let frames = peer?["frames_received"] as? Int, frames >= 2 else { return false }
+                }
+                return true
+            }
+            try #require(summariesCrossed, "\(cluster.logs)")
             var exchanged = 0
             for node in [x, y] {
                 let sync = try #require(await node.syncStatus())
