@@ -1,4 +1,5 @@
 import Identity
+import Presentation
 import Replica
 import Store
 
@@ -24,13 +25,7 @@ struct ConversationsCommand: Command {
         let conversations = try context.storeCall { try store.conversations(reader: me) }
         if arguments.has("json") {
             context.output.json(
-                conversations.map { conversation in
-                    .object([
-                        "id": .string(conversation.id.text), "name": .string(conversation.name),
-                        "members": .array(conversation.members.map { .string($0.text) }), "unread": .integer(Int64(conversation.unread)),
-                        "creator": .string(conversation.creator.text), "member": .bool(conversation.isMember),
-                    ])
-                })
+                conversations.map(ViewJSON.conversation))
             return 0
         }
         guard !conversations.isEmpty else {
@@ -73,14 +68,7 @@ struct PeopleCommand: Command {
         let people = try context.storeCall { try store.people(me: me, search: arguments.value("search")?.trimmingWhitespace(), live: [:]) }
         if arguments.has("json") {
             context.output.json(
-                people.map { person in
-                    .object([
-                        "id": .string(person.user.text), "nick": .optional(person.nick), "display_name": .optional(person.displayName),
-                        "status": .optional(person.status), "presence": .string(person.presence.rawValue),
-                        "last_seen": person.lastSeenMillis.map { .string(Format.isoTime(millis: $0)) } ?? .null, "me": .bool(person.isMe),
-                        "avatar": person.avatar.map(AttachmentJSON.object) ?? .null,
-                    ])
-                })
+                people.map(ViewJSON.person))
             return 0
         }
         guard !people.isEmpty else {
@@ -95,15 +83,5 @@ struct PeopleCommand: Command {
             context.output.line(line)
         }
         return 0
-    }
-}
-
-/// The JSON of an attachment (history, people, profile): name, size, mime, hash (hex).
-enum AttachmentJSON {
-    static func object(_ attachment: Attachment) -> JSON {
-        .object([
-            "name": .string(attachment.name), "size": .unsigned(attachment.size), "mime": .string(attachment.mime),
-            "hash": .string(attachment.hash.bytes.map(hexByte).joined()),
-        ])
     }
 }
