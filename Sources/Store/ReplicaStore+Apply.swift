@@ -77,10 +77,27 @@ extension ReplicaStore {
         }
         var outcomes = try run[run.startIndex..<firstNew].map { try applyChecked($0, signatureVerified: false, nowMillis: nowMillis) }
         let newOps = run[firstNew...]
+        // The ops below the head may have revealed a fork (a second branch), which freezes the
+        // author: then each new op takes the full path, reading the head afresh.
+        if firstNew > run.startIndex, try existingAuthorID(run.first!.author).map({ try self.head(pid: record.pid, aid: $0) })?.frozenAt != head.frozenAt {
+            return outcomes + (try newOps.map { try applyChecked($0, signatureVerified: false, nowMillis: nowMillis) })
+        }
         let chainValid: Bool
         do { try verifyChain(newOps, after: head.headID); chainValid = true } catch { chainValid = false }
+        // The run's head is followed here rather than read and written per op: one head write
+        // for the whole run (the ops of a run are one author's, in one partition, in seq order).
+        var current = head
+        var lastApplied: Operation?
         for op in newOps {
-            outcomes.append(try applyChecked(op, signatureVerified: chainValid, nowMillis: nowMillis))
+            let outcome = try applyChecked(op, signatureVerified: chainValid, nowMillis: nowMillis, knownHead: current, writesHead: false)
+            if outcome == .applied {
+                current = (op.seq, op.id, current.frozenAt)
+                lastApplied = op
+            }
+            outcomes.append(outcome)
+        }
+        if let lastApplied, let aid = try existingAuthorID(lastApplied.author) {
+            try writeHead(of: lastApplied, pid: record.pid, aid: aid)
         }
         return outcomes
     }
@@ -89,8 +106,13 @@ extension ReplicaStore {
     /// only the op, chain position, signature, rules that need other ops, the carrier quota),
     /// then the write. Every check reads only what every replica can read — the envelope and
     /// plaintext bodies — so members and carriers accept exactly the same ops.
-    /// Must run inside a transaction.
-    func applyChecked(_ op: Operation, signatureVerified: Bool, nowMillis: UInt64) throws -> ApplyOutcome {
+    /// Must run inside a transaction. `knownHead`: the author's head in the partition when the
+    /// caller follows it (a chain run); `writesHead: false` leaves writing the head to the
+    /// caller, which must do it before the transaction ends.
+    func applyChecked(
+        _ op: Operation, signatureVerified: Bool, nowMillis: UInt64, knownHead: (maxSeq: UInt64, headID: OpID, frozenAt: UInt64?)? = nil,
+        writesHead: Bool = true
+    ) throws -> ApplyOutcome {
         guard let record = try partition(op.partition) else { return .rejected(.unknownPartition) }
         // The body hash comes before decoding the body: a changed body is reported as such.
         guard op.hasValidBodyHash else { return .rejected(.invalid(.bodyHashMismatch)) }
@@ -100,7 +122,7 @@ extension ReplicaStore {
         case .failure(let violation): return .rejected(.rule(violation))
         }
         let existingAID = try existingAuthorID(op.author)
-        let head = try existingAID.map { try self.head(pid: record.pid, aid: $0) } ?? (0, .zero, nil)
+        let head = try knownHead ?? existingAID.map { try self.head(pid: record.pid, aid: $0) } ?? (0, .zero, nil)
         if let frozenAt = head.frozenAt, op.seq >= frozenAt { return .rejected(.authorForked(at: frozenAt)) }
         if op.seq <= head.maxSeq, let aid = existingAID {
             guard let stored = try storedOp(pid: record.pid, aid: aid, seq: op.seq) else {
@@ -120,6 +142,7 @@ extension ReplicaStore {
 
         let aid = try existingAID ?? authorID(op.author)
         let oid = try insert(op, pid: record.pid, aid: aid, nowMillis: nowMillis)
+        if writesHead { try writeHead(of: op, pid: record.pid, aid: aid) }
         noteStored(op, pid: record.pid)
         try applyViews(op, checked: checked, oid: oid, record: record, aid: aid, rebuilding: false)
         clock.observe(op.hlc, nowMillis: nowMillis)
@@ -162,14 +185,17 @@ extension ReplicaStore {
             .integer(pid), .integer(aid), .integer(Int64(op.seq)),
             .integer(Int64(op.type)), .integer(Int64(bitPattern: op.hlc.raw)), .blob(op.header), .blob(op.body),
             .integer(Int64(nowMillis)))
-        let oid = database.lastInsertRowID
+        return database.lastInsertRowID
+    }
+
+    /// Makes `op` the author's head in the partition.
+    private func writeHead(of op: Operation, pid: Int64, aid: Int64) throws {
         try database.cachedStatement(
             """
             INSERT INTO heads(pid, aid, max_seq, head_id) VALUES (?, ?, ?, ?)
             ON CONFLICT(pid, aid) DO UPDATE SET max_seq = excluded.max_seq, head_id = excluded.head_id
             """
         ).run(.integer(pid), .integer(aid), .integer(Int64(op.seq)), .blob(op.id.bytes))
-        return oid
     }
 
     // MARK: Looking up stored ops

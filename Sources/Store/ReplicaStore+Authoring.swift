@@ -41,6 +41,16 @@ extension ReplicaStore {
         }
     }
 
+    /// Authors `bodies` in order in one transaction (group commit): all of them, or none when
+    /// one fails. Committing together shares the B-tree pages each write touches, which is most
+    /// of a single post's cost. Returns the ops in order.
+    @discardableResult
+    public func author(_ bodies: [OperationBody], in partition: PartitionID, by identity: Identity, nowMillis: UInt64) throws -> [Operation] {
+        try database.transaction(.immediate) {
+            try bodies.map { try author($0, in: partition, by: identity, nowMillis: nowMillis) }
+        }
+    }
+
     /// Signs the next op of `identity` in the partition and applies it; throws (and writes
     /// nothing of it) unless it applies. Must run inside a transaction.
     @discardableResult
