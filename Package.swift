@@ -77,7 +77,7 @@ let package = Package(
             dependencies: [
                 "NodeRuntime", "Gossip", "Store", "Replica", "SQLite", "TestSupport", "SecureLink", "Discovery", "Transport", "Identity", "Sodium", "Wire",
             ]),
-        .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "TestSupport"]),
+        .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "TestSupport", "Store", "Replica", "Identity"]),
         .testTarget(name: "CLITests", dependencies: ["ParleyCLI", "Presentation", "Store", "Replica", "Identity", "TestSupport"]),
     ]
 )

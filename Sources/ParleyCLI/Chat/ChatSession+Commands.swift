@@ -121,7 +121,8 @@ extension ChatSession {
         }
         var key = existing?.id.text
         if key == nil {
-            let title = "\(name(of: me)) & \(name(of: user))"
+            let nicks = (try? nicknames()) ?? [:]
+            let title = [me, user].map { (nicks[$0] ?? nil) ?? "#" + $0.short }.joined(separator: " & ")
             guard let lines = execute(ConversationCreateCommand(), ["--name", title, "--members", user.text], show: false),
                 let id = lines.last
             else { return }

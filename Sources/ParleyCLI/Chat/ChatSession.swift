@@ -23,8 +23,13 @@ final class ChatSession {
     var state = ChatState()
     /// The partitions behind the sidebar entries, by key (the partition id's text).
     var targets: [String: ChatTarget] = [:]
-    /// The read marker of the open room when it was opened: where the unread marker stands.
+    /// The read marker of the open room when it was opened.
     var markerAtOpen: HLC?
+    /// The first message that was unread when the room was opened (the unread marker stands
+    /// before it; messages arriving while the room is open are read as they come).
+    var unreadFromID: OpID?
+    /// Whether the next reload should find `unreadFromID` (just after opening).
+    var locateUnread = false
     var lastRowID: Int64 = -1
     var lastChanges = 0
     var lastFullReload = ContinuousClock.now
@@ -164,9 +169,11 @@ final class ChatSession {
                 }
                 let messages = try store.history(target.id, limit: 500)
                 state.messages = messages.map(paneMessage)
-                state.unreadFrom = messages.firstIndex { message in
-                    message.author != me && markerAtOpen.map { message.hlc > $0 } ?? true
+                if locateUnread {
+                    locateUnread = false
+                    unreadFromID = messages.first { message in message.author != me && markerAtOpen.map { message.hlc > $0 } ?? true }?.id
                 }
+                state.unreadFrom = unreadFromID.flatMap { id in messages.firstIndex { $0.id == id } }
             } else {
                 state.messages = []
                 state.unreadFrom = nil
@@ -220,6 +227,8 @@ final class ChatSession {
         state.scroll = 0
         state.typing = []
         markerAtOpen = try? context.store().readMarker(owner: me, partition: target.id)
+        unreadFromID = nil
+        locateUnread = true
         reload()
     }
 
