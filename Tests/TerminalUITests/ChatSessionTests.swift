@@ -39,6 +39,11 @@ import Testing
         await tmux.waitFor("bob", contains: "alice#")
         await tmux.waitFor("bob", contains: "hello bob, café 👋 日本")
 
+        // Typing shows live on the other side, before anything is sent.
+        await tmux.type("bob", "I am typing", enter: false)
+        await tmux.waitFor("alice", "bob typing") { $0.contains("bob#") && $0.contains("is typing") }
+        await tmux.press("bob", "C-u")
+
         // /msg starts a private conversation; bob sees it with an unread count.
         await tmux.type("alice", "/msg bob psst, just us")
         await tmux.waitFor("alice", contains: "psst, just us")

@@ -7,7 +7,8 @@ import Synchronization
 /// The node the chat talks to: the one already running for the data directory (attached through
 /// its control socket), or one started in this process. Either way the chat writes the store
 /// itself and pokes the node, exactly as the other commands do, and learns the node's news
-/// (who is linked) from a background task that fills `ChatNews`.
+/// (views changed, typing, presence) from its `watch` stream on the control socket, which a
+/// background task turns into `ChatNews` for the UI thread.
 final class ChatNode: Sendable {
     /// Where the node runs.
     enum Mode: Sendable {
@@ -52,33 +53,58 @@ final class ChatNode: Sendable {
         return ChatNode(mode: .inProcess(node), dataDirectory: directory).started()
     }
 
-    /// Starts the task that follows the node's news.
+    /// Starts the task that follows the node's news: its event stream (`watch` on the control
+    /// socket, the same for a node in this process and one in another), reconnecting every
+    /// second while the node is away.
     private func started() -> ChatNode {
         let news = self.news, directory = dataDirectory
         let task = Task.detached {
             while !Task.isCancelled {
-                await ChatNode.followPeers(directory: directory, news: news)
-                try? await Task.sleep(for: .milliseconds(500))
+                await ChatNode.follow(directory: directory, news: news)
+                news.setNodeRunning(false)
+                try? await Task.sleep(for: .seconds(1))
             }
         }
         watcher.withLock { $0 = task }
         return self
     }
 
-    /// Asks the node which peers are linked, and records the answer.
-    private static func followPeers(directory: String, news: ChatNews) async {
+    /// Follows one `watch` stream until it ends.
+    private static func follow(directory: String, news: ChatNews) async {
         do {
             let client = try ControlClient.connect(dataDirectory: directory)
             defer { client.close() }
-            let response = try await client.send(ControlRequest(.peers), timeout: .seconds(2))
-            var presence: [UserID: PeerPresence] = [:]
-            for peer in response.peers ?? [] {
-                guard let user = UserID(text: peer.id) else { continue }
-                presence[user] = PeerPresence(linked: peer.state == "linked", lastSeenMillis: peer.lastSeen)
+            let events = try await client.watch()
+            news.setNodeRunning(true)
+            await refreshPresence(directory: directory, news: news)
+            for try await event in events {
+                switch event {
+                case .changed, .partitions: news.storeChanged()
+                case .typing(let partition, let user): news.typing(partition: partition.text, user: user)
+                case .presence, .peers: await refreshPresence(directory: directory, news: news)
+                }
             }
-            news.setPresence(presence, nodeRunning: true)
         } catch {
-            news.setPresence([:], nodeRunning: false)
+            return
+        }
+    }
+
+    /// Asks the node what its links say about presence, and records the answer.
+    private static func refreshPresence(directory: String, news: ChatNews) async {
+        guard let client = try? ControlClient.connect(dataDirectory: directory) else { return }
+        defer { client.close() }
+        if let presence = try? await client.presence() { news.setPresence(presence) }
+    }
+
+    /// Tells the node's peers that the user types in `partition` (the node sends at most one
+    /// frame per partition every few seconds; this sends it at most one request a second).
+    func typing(in partition: String) {
+        guard news.shouldSendTyping(partition) else { return }
+        let directory = dataDirectory
+        Task.detached {
+            guard let client = try? ControlClient.connect(dataDirectory: directory) else { return }
+            defer { client.close() }
+            _ = try? await client.send(ControlRequest(.typing, partition: partition), timeout: .seconds(2))
         }
     }
 
@@ -118,14 +144,45 @@ final class ChatNews: Sendable {
         var nodeRunning = true
         var typing: [(partition: String, user: UserID, until: ContinuousClock.Instant)] = []
         var changed = false
+        var storeChanged = false
+        var typingSent: [String: ContinuousClock.Instant] = [:]
     }
     private let state = Mutex(State())
 
-    func setPresence(_ presence: [UserID: PeerPresence], nodeRunning: Bool) {
+    func setPresence(_ presence: [UserID: PeerPresence]) {
         state.withLock {
-            if $0.presence != presence || $0.nodeRunning != nodeRunning { $0.changed = true }
+            if $0.presence != presence { $0.changed = true }
             $0.presence = presence
-            $0.nodeRunning = nodeRunning
+        }
+    }
+
+    func setNodeRunning(_ running: Bool) {
+        state.withLock {
+            if $0.nodeRunning != running { $0.changed = true }
+            $0.nodeRunning = running
+        }
+    }
+
+    /// The node says views changed: the session re-reads the store at its next look.
+    func storeChanged() {
+        state.withLock { $0.storeChanged = true }
+    }
+
+    /// Whether the store changed since the last call.
+    func takeStoreChanged() -> Bool {
+        state.withLock { state in
+            defer { state.storeChanged = false }
+            return state.storeChanged
+        }
+    }
+
+    /// Whether a typing request for `partition` is due (one a second at most).
+    func shouldSendTyping(_ partition: String) -> Bool {
+        state.withLock { state in
+            let now = ContinuousClock.now
+            if let last = state.typingSent[partition], now - last < .seconds(1) { return false }
+            state.typingSent[partition] = now
+            return true
         }
     }
 
@@ -133,7 +190,7 @@ final class ChatNews: Sendable {
     func typing(partition: String, user: UserID) {
         state.withLock { state in
             state.typing.removeAll { $0.partition == partition && $0.user == user }
-            state.typing.append((partition, user, .now + .seconds(6)))
+            state.typing.append((partition, user, .now + NodeEvent.typingShownFor))
             state.changed = true
         }
     }

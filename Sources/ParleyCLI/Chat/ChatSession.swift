@@ -98,9 +98,15 @@ final class ChatSession {
         case .control("p"):
             open(state.neighbour(after: false))
         default:
-            if case .submitted(let line) = state.input.handle(key) {
+            switch state.input.handle(key) {
+            case .submitted(let line):
                 state.scroll = 0
                 submit(line)
+            case .edited:
+                // Typing a message (not a command) tells the others here.
+                if case .character = key, state.input.text.first != "/", let current = state.current { node.typing(in: current) }
+            case .unhandled:
+                break
             }
         }
     }
@@ -120,7 +126,8 @@ final class ChatSession {
     func poll() {
         let rowID = (try? context.store().latestOpRowID()) ?? lastRowID
         let newsChanged = node.news.takeChanged()
-        if rowID != lastRowID || ContinuousClock.now - lastFullReload >= .seconds(3) {
+        let storeChanged = node.news.takeStoreChanged()
+        if storeChanged || rowID != lastRowID || ContinuousClock.now - lastFullReload >= .seconds(3) {
             reload()
         } else if newsChanged {
             updatePresence()
