@@ -40,6 +40,8 @@ final class Tmux: @unchecked Sendable {
         #!/bin/sh
         export LANG=C.UTF-8 TERM=screen HOME='\(directory)' PS1='$ '
         unset PARLEY_BROADCAST PARLEY_DATA_DIR
+        # Ctrl-C is for the chat: the shell survives it (the chat gets the default disposition).
+        trap 'true' INT
         \(quoted)
         echo "chat exited $?"
         exec sh
