@@ -166,7 +166,7 @@ public enum ChatLayout {
         // names the open room.
         let roomy = width >= sidebarMinimumWidth
         if roomy {
-            row.append("[\(clock)] [\(ScreenText.line(state.me))] ", .bar, within: width)
+            row.append("[\(ScreenText.line(clock))] [\(ScreenText.line(state.me))] ", .bar, within: width)
             if let entry = state.currentEntry { row.append("[\(ScreenText.line(entry.label))] ", .barBold, within: width) }
         }
         if scrolled { row.append("-- more below (PgDn) -- ", .barBold, within: width) }
@@ -178,7 +178,7 @@ public enum ChatLayout {
             let who = state.typing.map(ScreenText.line).joined(separator: ", ")
             row.append("\(who) \(state.typing.count == 1 ? "is" : "are") typing… ", .bar, within: width)
         }
-        if roomy && !state.nodeSummary.isEmpty { row.append("[\(state.nodeSummary)]", .bar, within: width) }
+        if roomy && !state.nodeSummary.isEmpty { row.append("[\(ScreenText.line(state.nodeSummary))]", .bar, within: width) }
         row.pad(to: width, .bar)
         return row
     }

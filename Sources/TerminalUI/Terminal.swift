@@ -106,12 +106,12 @@ public final class Terminal {
             for span in row.spans {
                 let attributes = Self.attributes(span.style)
                 wattrset(window, attributes)
-                var scalars = span.text.unicodeScalars.map { $0.value }
+                var scalars = span.text.unicodeScalars.map { Self.printable($0.value) }
                 // Never write into the last cell of the last row: curses would scroll.
                 let room = (index == height - 1 ? width - 1 : width) - column
                 guard room > 0 else { break }
                 if DisplayWidth.of(span.text) > room {
-                    scalars = DisplayWidth.prefix(span.text, fitting: room).text.unicodeScalars.map { $0.value }
+                    scalars = DisplayWidth.prefix(span.text, fitting: room).text.unicodeScalars.map { Self.printable($0.value) }
                 }
                 _ = parley_addnwstr(window, scalars, Int32(scalars.count))
                 column += DisplayWidth.of(String(String.UnicodeScalarView(scalars.compactMap(Unicode.Scalar.init))))
@@ -126,6 +126,12 @@ public final class Terminal {
             curs_set(0)
         }
         wrefresh(window)
+    }
+
+    /// `value`, or U+FFFD for a control character: the layout cleans every text already, and
+    /// this last check at the boundary makes sure no C0/C1 control ever reaches curses.
+    private static func printable(_ value: UInt32) -> UInt32 {
+        value < 0x20 || (0x7F...0x9F).contains(value) ? 0xFFFD : value
     }
 
     /// Forgets what was painted, so the next `draw` paints everything (after a resize).

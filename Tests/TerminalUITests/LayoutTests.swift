@@ -84,3 +84,45 @@ import Testing
         #expect(login.lines.contains { $0.contains("Choose a nickname") })
     }
 }
+
+@Suite struct ChatStateTests {
+    @Test func keysFromCharacterCodes() {
+        #expect(Key.fromCharacter(0x0D) == .enter)
+        #expect(Key.fromCharacter(0x7F) == .backspace)
+        #expect(Key.fromCharacter(0x0E) == .control("n"))
+        #expect(Key.fromCharacter(0x1B) == .ignored)
+        #expect(Key.fromCharacter(0x9B) == .ignored)
+        #expect(Key.fromCharacter(0x1F44B) == .character("👋"))
+        #expect(Key.fromCharacter(0x11_0000) == .ignored)
+    }
+
+    @Test func neighbourWrapsAround() {
+        var state = ChatState()
+        state.entries = ["a", "b", "c"].map { SidebarEntry(key: $0, label: $0, kind: .room, unread: 0) }
+        state.current = "c"
+        #expect(state.neighbour(after: true) == "a")
+        #expect(state.neighbour(after: false) == "b")
+        state.entries = []
+        #expect(state.neighbour(after: true) == nil)
+    }
+
+    @Test func messagesShowTheirMarksAndNoticesSortByTime() {
+        var state = ChatState()
+        state.entries = [SidebarEntry(key: "L", label: "#lobby", kind: .room, unread: 0)]
+        state.current = "L"
+        state.messages = [
+            PaneMessage(
+                shortID: "a", author: "bob#bbbbbb", isOwn: false, time: "12:00", millis: 10, text: "fixed", edited: true,
+                reactions: [.init(emoji: "👍", count: 2)], attachments: ["map.png, 1.2 KiB"]),
+            PaneMessage(shortID: "b", author: "bob#bbbbbb", isOwn: false, time: "12:01", millis: 30, text: "gone", deleted: true),
+        ]
+        state.notice("carol#cccccc is online", millis: 20, in: "")
+        let lines = ChatLayout.paneLines(state, width: 80).map(\.text)
+        #expect(lines.count == 3)
+        #expect(lines[0] == "12:00 bob#bbbbbb: fixed (edited) [📎 map.png, 1.2 KiB] [👍 2]")
+        #expect(lines[1] == "-!- carol#cccccc is online")
+        #expect(lines[2] == "12:01 bob#bbbbbb: (message deleted)")
+        state.showIDs = true
+        #expect(ChatLayout.paneLines(state, width: 80)[0].text.hasPrefix("a 12:00 bob#bbbbbb: "))
+    }
+}
