@@ -49,7 +49,8 @@ public enum ChatLayout {
         var input = Row([Span(prompt, .bold)])
         input.append(shown.text, within: width)
         rows.append(input)
-        return Frame(rows: rows, cursor: (height - 1, DisplayWidth.of(prompt) + shown.cursorColumn), scroll: scroll)
+        return Frame(
+            rows: rows, cursor: (height - 1, DisplayWidth.of(prompt) + shown.cursorColumn), scroll: scroll, paneLineCount: lines.count)
     }
 
     /// The header: what is open and who is online there.

@@ -7,15 +7,19 @@ public struct Frame: Equatable, Sendable {
     public var cursor: (row: Int, column: Int)?
     /// The scrollback offset the layout could honour (the pane cannot scroll past its top).
     public var scroll: Int
+    /// How many lines the message pane holds in all (visible or not).
+    public var paneLineCount: Int
 
-    public init(rows: [Row], cursor: (row: Int, column: Int)?, scroll: Int = 0) {
+    public init(rows: [Row], cursor: (row: Int, column: Int)?, scroll: Int = 0, paneLineCount: Int = 0) {
         self.rows = rows
         self.cursor = cursor
         self.scroll = scroll
+        self.paneLineCount = paneLineCount
     }
 
     public static func == (a: Frame, b: Frame) -> Bool {
         a.rows == b.rows && a.cursor?.row == b.cursor?.row && a.cursor?.column == b.cursor?.column && a.scroll == b.scroll
+            && a.paneLineCount == b.paneLineCount
     }
 
     /// The rows as plain text (for tests and debugging).

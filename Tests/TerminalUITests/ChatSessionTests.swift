@@ -66,7 +66,17 @@ import Testing
         let lobby = await tmux.screen("bob")
         #expect(lobby.contains(" new "), "the unread marker stands before the unread message:\n\(lobby)")
 
+        // Scrollback: PgUp shows older lines and says there is more below; PgDn returns.
+        await tmux.type("bob", "/help")
+        await tmux.waitFor("bob", contains: "/quit — leave the chat")
+        await tmux.press("bob", "PPage")
+        await tmux.waitFor("bob", contains: "more below")
+        await tmux.press("bob", "NPage")
+        await tmux.waitFor("bob", "back at the newest") { !$0.contains("more below") }
+
         await quitAndCheckTerminal(tmux, "alice")
+        // Presence changes show live: bob sees alice leave.
+        await tmux.waitFor("bob", contains: "went offline")
         await quitAndCheckTerminal(tmux, "bob")
     }
 }

@@ -34,6 +34,8 @@ final class ChatSession {
     var lastChanges = 0
     var lastFullReload = ContinuousClock.now
     var online: Set<UserID>?
+    /// The pane drawn last: its room, width and line count (to keep a scrolled-back view still).
+    var lastPane: (key: String?, width: Int, lines: Int)?
     var quit = false
 
     init(context: Context, capture: CapturedOutput, identity: Identity, node: ChatNode, terminal: Terminal, stop: StopFlag) {
@@ -241,7 +243,13 @@ final class ChatSession {
 
     func draw() {
         let (width, height) = terminal.size
-        let frame = ChatLayout.frame(state, width: width, height: height, clock: Format.shortTime(millis: now, nowMillis: now))
+        var frame = ChatLayout.frame(state, width: width, height: height, clock: Format.shortTime(millis: now, nowMillis: now))
+        // Scrolled back in the same room: new lines below must not move what is being read.
+        if state.scroll > 0, let last = lastPane, last.key == state.current, last.width == width, frame.paneLineCount > last.lines {
+            state.scroll += frame.paneLineCount - last.lines
+            frame = ChatLayout.frame(state, width: width, height: height, clock: Format.shortTime(millis: now, nowMillis: now))
+        }
+        lastPane = (state.current, width, frame.paneLineCount)
         state.scroll = frame.scroll
         terminal.draw(frame)
     }
