@@ -29,7 +29,7 @@ import Testing
 
         // alice has a nickname already: no prompt; her chat shows the node it attached to.
         try await tmux.startChat("alice", dataDirectory: aliceDirectory, arguments: ["lobby"] + options)
-        try #require(await tmux.waitFor("alice", contains: "[node \(node.pid)]") != nil)
+        try #require(await tmux.waitFor("alice", contains: "[node \(node.pid), 0 linked]") != nil)
         try await tmux.startChat("bob", dataDirectory: try tmux.dataDirectory("bob"), arguments: ["lobby"] + options)
         try #require(await tmux.waitFor("bob", contains: "Choose a nickname") != nil)
         await tmux.type("bob", "bob")

@@ -212,7 +212,8 @@ final class ChatSession {
         case nil: here = []
         }
         state.online = here.map(display).sorted()
-        state.nodeSummary = node.news.nodeRunning ? node.summary : "no node: offline"
+        let linked = node.news.presence.values.filter(\.linked).count
+        state.nodeSummary = node.news.nodeRunning ? "\(node.summary), \(linked) linked" : "no node: offline"
     }
 
     func paneMessage(_ message: MessageView) -> PaneMessage {
