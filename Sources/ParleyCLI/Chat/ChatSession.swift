@@ -34,6 +34,7 @@ final class ChatSession {
     var lastChanges = 0
     var lastFullReload = ContinuousClock.now
     var online: Set<UserID>?
+    var lastReloadError: String?
     /// The pane drawn last: its room, width and line count (to keep a scrolled-back view still).
     var lastPane: (key: String?, width: Int, lines: Int)?
     var quit = false
@@ -188,8 +189,12 @@ final class ChatSession {
                 state.unreadFrom = nil
             }
             updatePresence()
+            lastReloadError = nil
         } catch {
-            state.notice(describe(error, command: nil), kind: .error, millis: now)
+            // Once per distinct problem: reloads repeat every few seconds.
+            let message = describe(error, command: nil)
+            if message != lastReloadError { state.notice(message, kind: .error, millis: now) }
+            lastReloadError = message
         }
     }
 
