@@ -40,6 +40,49 @@ import Testing
         await tmux.waitFor("solo", contains: "chat exited 0")
     }
 
+    @Test(.timeLimit(.minutes(2))) func commands_nickEditReactDeleteTasksJoinLeave() async throws {
+        let tmux = try Tmux()
+        defer { tmux.shutDown() }
+        let options = ["lobby", "--no-discovery", "--listen", "127.0.0.1:0"]
+        try await tmux.startChat("solo", dataDirectory: try tmux.dataDirectory("solo"), arguments: options, width: 100, height: 30)
+        try #require(await tmux.waitFor("solo", contains: "Choose a nickname") != nil)
+        await tmux.type("solo", "erin")
+        try #require(await tmux.waitFor("solo", contains: "[erin#") != nil)
+
+        await tmux.type("solo", "/nick dave")
+        await tmux.waitFor("solo", contains: "you are now dave#")
+        await tmux.type("solo", "a typo here")
+        await tmux.waitFor("solo", contains: "dave#")
+        await tmux.type("solo", "/edit last no typo here")
+        await tmux.waitFor("solo", contains: "no typo here (edited)")
+        await tmux.type("solo", "/react last 👍")
+        await tmux.waitFor("solo", contains: "(edited) [👍 1]")
+        await tmux.type("solo", "/delete last")
+        await tmux.waitFor("solo", contains: "(message deleted)")
+
+        await tmux.type("solo", "/task add buy milk")
+        let added = try #require(await tmux.waitFor("solo", contains: "added task "))
+        let id = try #require(added.components(separatedBy: "added task ").last?.prefix(10))
+        await tmux.type("solo", "/task set \(id) --status complete")
+        await tmux.waitFor("solo", contains: "task updated")
+        await tmux.type("solo", "/tasks")
+        await tmux.waitFor("solo", "the board with the task complete") { $0.contains("Complete (1)") && $0.contains("buy milk") }
+
+        await tmux.type("solo", "/join dev")
+        await tmux.waitFor("solo", "#dev open") { $0.hasPrefix(" #dev") }
+        await tmux.type("solo", "/leave")
+        await tmux.waitFor("solo", "back in #lobby") { $0.hasPrefix(" #lobby") && $0.contains("left #dev") && !$0.contains("│ #dev") }
+        await tmux.type("solo", "/who")
+        await tmux.waitFor("solo", contains: "dave#")
+        await tmux.waitFor("solo", contains: "(you) online")
+        await tmux.type("solo", "/frobnicate")
+        await tmux.waitFor("solo", contains: "unknown command /frobnicate")
+        await tmux.type("solo", "/msg nobody-here hi")
+        await tmux.waitFor("solo", contains: "unknown user 'nobody-here'")
+        await tmux.type("solo", "/quit")
+        await tmux.waitFor("solo", contains: "chat exited 0")
+    }
+
     @Test(.timeLimit(.minutes(3))) func controlCharactersFromPeers_neverReachTheTerminal() async throws {
         let tmux = try Tmux()
         defer { tmux.shutDown() }

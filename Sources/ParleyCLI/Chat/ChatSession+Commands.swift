@@ -98,12 +98,15 @@ extension ChatSession {
         guard let target = requireTarget() else { return }
         let done: [String]?
         switch target {
-        case .room(let name, _): done = execute(LeaveCommand(), [name.value])
-        case .conversation(let id, _): done = execute(ConversationLeaveCommand(), [id.text])
+        case .room(let name, _): done = execute(LeaveCommand(), [name.value], show: false)
+        case .conversation(let id, _): done = execute(ConversationLeaveCommand(), [id.text], show: false)
         }
-        guard done != nil else { return }
+        guard let lines = done else { return }
+        // Off to the first room left, where the answer (`left #dev`) shows.
         state.current = nil
         reload()
+        open(state.entries.first?.key)
+        for line in lines { state.notice(line, millis: now) }
     }
 
     /// `/msg NICK [TEXT]`: the two-person conversation with NICK, created when there is none.
