@@ -66,6 +66,22 @@ import Testing
         let lobby = await tmux.screen("bob")
         #expect(lobby.contains(" new "), "the unread marker stands before the unread message:\n\(lobby)")
 
+        // Attachments show by name and size on the other side.
+        let file = tmux.directory + "/map.txt"
+        try "north".write(toFile: file, atomically: true, encoding: .utf8)
+        await tmux.type("alice", "/attach \(file) the way in")
+        await tmux.waitFor("bob", contains: "the way in [📎 map.txt, 5 B]")
+
+        // /conv: a named conversation with bob, then bob removed, then alice leaves it.
+        await tmux.type("alice", "/conv new team bob")
+        await tmux.waitFor("alice", "the new conversation open") { $0.hasPrefix(" team") }
+        await tmux.waitFor("bob", contains: "│ team")
+        await tmux.type("alice", "/conv remove bob")
+        await tmux.waitFor("alice", contains: "removed bob#")
+        await tmux.type("alice", "/conv leave")
+        await tmux.waitFor("alice", contains: "left 'team'")
+        await tmux.waitFor("alice", "team gone from alice's list") { !$0.contains("│ team") }
+
         // Scrollback: PgUp shows older lines and says there is more below; PgDn returns.
         await tmux.type("bob", "/help")
         await tmux.waitFor("bob", contains: "/quit — leave the chat")
