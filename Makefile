@@ -25,8 +25,8 @@ run: build
 ## otherwise starve Swift's cooperative thread pool (one thread per core) while they run in parallel.
 test: deps lint
 	swift build --build-tests $(SWIFT_FLAGS)
-	swift test $(SWIFT_FLAGS) --skip NodeTests --skip TerminalUITests.ChatSessionTests --skip TerminalUITests.ChatScreenTests
-	swift test $(SWIFT_FLAGS) --filter NodeTests --filter TerminalUITests.ChatSessionTests --filter TerminalUITests.ChatScreenTests
+	swift test $(SWIFT_FLAGS) --skip NodeTests --skip TerminalUITests.Tmux
+	swift test $(SWIFT_FLAGS) --filter NodeTests --filter TerminalUITests.Tmux
 
 ## lint: the code follows .swift-format (fix with `make format`).
 lint:

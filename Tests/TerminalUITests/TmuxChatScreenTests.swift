@@ -5,7 +5,7 @@ import Store
 import Testing
 
 /// The chat's screen in tmux: small terminals, resizes, wrapping, and hostile text from peers.
-@Suite(.serialized) struct ChatScreenTests {
+@Suite(.serialized) struct TmuxChatScreenTests {
     @Test(.timeLimit(.minutes(2))) func usableAt40x12_afterResizes_andLongMessagesWrap() async throws {
         let tmux = try Tmux()
         defer { tmux.shutDown() }

@@ -3,7 +3,7 @@ import Testing
 
 /// `parley chat` driven in tmux: two real sessions, each with its own data directory and an
 /// in-process node, linked over loopback (DESIGN §8: the terminal chat driven in tmux).
-@Suite(.serialized) struct ChatSessionTests {
+@Suite(.serialized) struct TmuxChatSessionTests {
     /// Starts alice and bob (fresh data directories: both see the nickname prompt), logs them
     /// in, and waits until each sees the other online.
     func startAliceAndBob(_ tmux: Tmux, slot: Int, width: Int = 80, height: Int = 24) async throws {

@@ -4,7 +4,7 @@ import Testing
 
 /// `parley chat` beside a running `parley run`: it attaches through the control socket instead
 /// of starting a node, works live both ways, and leaving it (Ctrl-C here) leaves the node running.
-@Suite(.serialized) struct ChatAttachTests {
+@Suite(.serialized) struct TmuxChatAttachTests {
     @Test(.timeLimit(.minutes(3))) func attachesToTheRunningNode_andCtrlCLeavesItRunning() async throws {
         let tmux = try Tmux()
         defer { tmux.shutDown() }
