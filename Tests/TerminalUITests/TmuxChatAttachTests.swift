@@ -9,7 +9,7 @@ import Testing
         let tmux = try Tmux()
         defer { tmux.shutDown() }
         let parley = try #require(ParleyExecutable.path, Comment(rawValue: ParleyExecutable.notFoundMessage))
-        let options = Tmux.nodeOptions(discoveryPort: Tmux.discoveryPort(slot: 2))
+        let options = try tmux.nodeOptions(discoveryPort: Tmux.discoveryPort(slot: 2))
         let aliceDirectory = try tmux.dataDirectory("alice")
         let environment = ["HOME": tmux.directory]
         let initialized = await CompletedProcess.run(

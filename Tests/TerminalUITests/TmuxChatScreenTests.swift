@@ -86,7 +86,7 @@ import Testing
     @Test(.timeLimit(.minutes(3))) func controlCharactersFromPeers_neverReachTheTerminal() async throws {
         let tmux = try Tmux()
         defer { tmux.shutDown() }
-        let options = ["lobby"] + Tmux.nodeOptions(discoveryPort: Tmux.discoveryPort(slot: 1))
+        let options = try ["lobby"] + tmux.nodeOptions(discoveryPort: Tmux.discoveryPort(slot: 1))
         let aliceDirectory = try tmux.dataDirectory("alice")
         try await tmux.startChat("alice", dataDirectory: aliceDirectory, arguments: options)
         try await tmux.startChat("bob", dataDirectory: try tmux.dataDirectory("bob"), arguments: options)

@@ -7,7 +7,7 @@ import Testing
     /// Starts alice and bob (fresh data directories: both see the nickname prompt), logs them
     /// in, and waits until each sees the other online.
     func startAliceAndBob(_ tmux: Tmux, slot: Int, width: Int = 80, height: Int = 24) async throws {
-        let options = ["lobby"] + Tmux.nodeOptions(discoveryPort: Tmux.discoveryPort(slot: slot))
+        let options = try ["lobby"] + tmux.nodeOptions(discoveryPort: Tmux.discoveryPort(slot: slot))
         try await tmux.startChat("alice", dataDirectory: try tmux.dataDirectory("alice"), arguments: options, width: width, height: height)
         try await tmux.startChat("bob", dataDirectory: try tmux.dataDirectory("bob"), arguments: options, width: width, height: height)
         for (session, nick) in [("alice", "alice"), ("bob", "bob")] {

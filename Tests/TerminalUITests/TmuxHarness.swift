@@ -119,10 +119,15 @@ final class Tmux: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    /// The options that keep a chat's node on loopback: loopback broadcast on a discovery port
-    /// of this test (below 32768), links on an ephemeral loopback port.
-    static func nodeOptions(discoveryPort: Int) -> [String] {
-        ["--listen", "127.0.0.1:0", "--broadcast", "127.255.255.255", "--discovery-port", "\(discoveryPort)"]
+    /// The options that keep a chat's node on loopback and among this test's nodes: loopback
+    /// broadcast on a discovery port of this test (below 32768), links on an ephemeral loopback
+    /// port, and a network secret of this test (nodes of other tests never talk to them).
+    func nodeOptions(discoveryPort: Int) throws -> [String] {
+        let secret = directory + "/network.secret"
+        if !FileManager.default.fileExists(atPath: secret) { try UUID().uuidString.write(toFile: secret, atomically: true, encoding: .utf8) }
+        return [
+            "--listen", "127.0.0.1:0", "--broadcast", "127.255.255.255", "--discovery-port", "\(discoveryPort)", "--network-secret-file", secret,
+        ]
     }
 
     /// A discovery port for this process and `slot`, in 20000..<32000.
