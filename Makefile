@@ -6,7 +6,6 @@ export PARLEY_BROADCAST ?= 127.255.255.255
 
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 PARLEY := .build/debug/parley
-NICK ?= $(shell id -un 2>/dev/null || echo me)
 
 .PHONY: run test build deps bench clean lint format
 
@@ -16,21 +15,18 @@ deps:
 build: deps
 	swift build $(SWIFT_FLAGS)
 
-## run: build, create your identity if needed, and show #lobby (the terminal chat replaces this).
+## run: build, then the terminal chat in #lobby (the first start asks for a nickname).
 run: build
-	@$(PARLEY) whoami >/dev/null 2>&1 || $(PARLEY) init --nick "$(NICK)"
-	@$(PARLEY) join lobby >/dev/null
-	@$(PARLEY) history --room lobby --limit 20
-	@echo "Say something: $(PARLEY) send --room lobby 'hello'   (all commands: $(PARLEY) --help)"
+	@$(PARLEY) chat lobby
 
 ## test: the whole suite (XCTest and Swift Testing); any failure fails it.
-## The node tests run in a second pass: their links and handshakes have deadlines, and the
-## other suites' CPU-heavy and process-spawning tests would otherwise starve Swift's
-## cooperative thread pool (one thread per core) while they run in parallel.
+## The node tests and the terminal chat's tmux tests run in a second pass: their links and
+## handshakes have deadlines, and the other suites' CPU-heavy and process-spawning tests would
+## otherwise starve Swift's cooperative thread pool (one thread per core) while they run in parallel.
 test: deps lint
 	swift build --build-tests $(SWIFT_FLAGS)
-	swift test $(SWIFT_FLAGS) --skip NodeTests
-	swift test $(SWIFT_FLAGS) --filter NodeTests
+	swift test $(SWIFT_FLAGS) --skip NodeTests --skip TerminalUITests.Tmux
+	swift test $(SWIFT_FLAGS) --filter NodeTests --filter TerminalUITests.Tmux
 
 ## lint: the code follows .swift-format (fix with `make format`).
 lint:

@@ -13,6 +13,8 @@ let package = Package(
         // System libraries (Debian packages).
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // ncursesw: no pkgConfig (SwiftPM would drop its -D flags); the shim defines NCURSES_WIDECHAR.
+        .systemLibrary(name: "CNcursesw", providers: [.apt(["libncurses-dev"])]),
 
         // Swift faces of the C libraries.
         .target(name: "Sodium", dependencies: ["CSodium"]),
@@ -46,8 +48,12 @@ let package = Package(
         // formatting that is safe for terminals. Shared by the CLI, the terminal chat and the web UI.
         .target(name: "Presentation", dependencies: ["Store", "Replica", "Identity"]),
 
+        // The terminal chat's screen: a pure model, layout, wrapping and line editor, and the one
+        // type that calls curses.
+        .target(name: "TerminalUI", dependencies: ["CNcursesw", "Presentation"]),
+
         // Command line: one small type per command; `parley` is a thin main.
-        .target(name: "ParleyCLI", dependencies: ["Presentation", "NodeRuntime", "Store", "Replica", "Identity", "Sodium", "Wire"]),
+        .target(name: "ParleyCLI", dependencies: ["Presentation", "TerminalUI", "NodeRuntime", "Store", "Replica", "Identity", "Sodium", "Wire"]),
         .executableTarget(name: "parley", dependencies: ["ParleyCLI"]),
 
         // Benchmarks (make bench); never part of the tests.
@@ -71,6 +77,7 @@ let package = Package(
             dependencies: [
                 "NodeRuntime", "Gossip", "Store", "Replica", "SQLite", "TestSupport", "SecureLink", "Discovery", "Transport", "Identity", "Sodium", "Wire",
             ]),
+        .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "TestSupport", "Store", "Replica", "Identity"]),
         .testTarget(name: "CLITests", dependencies: ["ParleyCLI", "Presentation", "Store", "Replica", "Identity", "TestSupport"]),
     ]
 )

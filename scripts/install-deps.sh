@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Installs the Debian packages Parley builds and tests with, only those missing (idempotent).
+# Installs the Debian packages Parley builds and tests with, only those missing (idempotent);
+# tmux drives the terminal chat's tests.
 # Runs apt-get as root, or through sudo when available.
 set -euo pipefail
 
-packages=(libsodium-dev libsqlite3-dev pkg-config)
+packages=(libsodium-dev libsqlite3-dev libncurses-dev pkg-config tmux)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

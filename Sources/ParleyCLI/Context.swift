@@ -32,6 +32,16 @@ public final class Context {
         self.clock = clock
     }
 
+    /// A context for the same data directory, options and environment that writes to `output`
+    /// (the terminal chat runs commands with their output captured for its screen).
+    func redirected(to output: Output) -> Context {
+        let context = Context(
+            output: output, environment: environment, dataDirectory: dataDirectoryOption, passphraseFile: passphraseFileOption, clock: clock)
+        context.resolvedDirectory = resolvedDirectory
+        context.loadedIdentity = loadedIdentity
+        return context
+    }
+
     /// Unix time in milliseconds from `Date()`: the wall clock the HLC starts from.
     static func wallClockMillis() -> UInt64 {
         UInt64(max(0, Date().timeIntervalSince1970 * 1000))

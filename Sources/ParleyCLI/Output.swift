@@ -16,6 +16,9 @@ public final class Output {
     private let outputDescriptor: Int32
     private let errorDescriptor: Int32
     private var buffer: [UInt8] = []
+    /// Where lines go instead of the descriptors (the terminal chat shows commands' output on
+    /// its screen); `isError` tells stderr lines from stdout ones.
+    private let capture: ((_ line: String, _ isError: Bool) -> Void)?
     /// Flush once this much is buffered, so a long history does not sit in memory twice.
     private static let flushThreshold = 64 * 1024
 
@@ -23,10 +26,19 @@ public final class Output {
     public init(outputDescriptor: Int32 = 1, errorDescriptor: Int32 = 2) {
         self.outputDescriptor = outputDescriptor
         self.errorDescriptor = errorDescriptor
+        self.capture = nil
+    }
+
+    /// Hands every line to `capture` and writes nothing to any descriptor.
+    public init(capturing capture: @escaping (_ line: String, _ isError: Bool) -> Void) {
+        self.outputDescriptor = -1
+        self.errorDescriptor = -1
+        self.capture = capture
     }
 
     /// Appends `text` and a newline to standard output.
     public func line(_ text: String = "") {
+        if let capture { return capture(text, false) }
         buffer.append(contentsOf: text.utf8)
         buffer.append(UInt8(ascii: "\n"))
         if buffer.count >= Self.flushThreshold { flush() }
@@ -35,16 +47,17 @@ public final class Output {
     /// Writes one line to standard error at once (after anything already buffered for stdout,
     /// so the two streams interleave in the order they were produced).
     public func errorLine(_ text: String) {
+        if let capture { return capture(text, true) }
         flush()
         Self.writeAll(Array((text + "\n").utf8), to: errorDescriptor)
     }
 
     /// Whether standard error is a terminal: friendly hints go there only for people, never
     /// into a script's captured stderr.
-    public var errorIsTerminal: Bool { isatty(errorDescriptor) == 1 }
+    public var errorIsTerminal: Bool { capture == nil && isatty(errorDescriptor) == 1 }
 
     /// Whether standard output is a terminal.
-    public var outputIsTerminal: Bool { isatty(outputDescriptor) == 1 }
+    public var outputIsTerminal: Bool { capture == nil && isatty(outputDescriptor) == 1 }
 
     /// Writes everything buffered for standard output.
     public func flush() {

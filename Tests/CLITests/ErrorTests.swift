@@ -37,7 +37,9 @@ import Testing
         (["task"], 2, "needs a subcommand"),
         (["profile", "--presence", "busy"], 2, "--presence must be online, away or hidden"),
         (["init", "--nick", "a b"], 2, "cannot contain spaces"),
-        (["chat"], 1, "not available in this version yet"),
+        (["chat"], 1, "parley chat needs a terminal"),
+        (["chat", "lobby", "dev"], 2, "unexpected argument 'dev'"),
+        (["chat", "--discovery-port", "0"], 2, "--discovery-port must be a port"),
         ([], 2, "no command given"),
     ]
 

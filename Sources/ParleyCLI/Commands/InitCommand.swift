@@ -23,40 +23,12 @@ struct InitCommand: Command {
     ]
     let examples = ["init --nick alice", "--data-dir /tmp/bob init --nick bob", "init --nick carol --passphrase-file ~/.parley-pass"]
 
-    /// The setting that records that this store was set up by `init` (the lobby joined once).
-    static let initializedSetting = "cli.initialized"
-
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
         try expectPositionals(arguments, 0...0, names: [])
         // Check every input before creating anything.
         let nick = try arguments.value("nick").map { value throws(CLIError) in try Lookup.nickname(value, option: "nick", command: name) }
-        let passphrase = try context.passphrase()
+        let (identity, created) = try context.setUpIdentity(nick: nick, command: name)
         let directory = try context.dataDirectory()
-        try directory.create()
-
-        let identity: Identity
-        let created: Bool
-        do {
-            (identity, created) = try KeyFile.loadOrCreate(at: directory.keyPath, passphrase: passphrase)
-        } catch {
-            throw ErrorReport.keyFileError(error)
-        }
-        context.adopt(identity)
-
-        let store = try context.store()
-        try context.storeCall {
-            if try store.setting(Self.initializedSetting) == nil {
-                try store.ensurePartition(.room(RoomName("lobby")!), joined: true)
-                try store.ensurePartition(.ownData(owner: identity.id), joined: true)
-                try store.ensurePartition(.inbox(owner: identity.id), joined: true)
-                try store.setSetting(Self.initializedSetting, .integer(1))
-            }
-        }
-        if let nick, try context.nick(of: identity.id) != nick {
-            try context.author(
-                .profile(subject: identity.id, nick: nick, displayName: nil, status: nil, presence: nil, avatar: nil),
-                in: PartitionDescriptor.directory.id, command: name)
-        }
 
         context.output.line(identity.id.text)
         if context.output.errorIsTerminal {
@@ -67,6 +39,47 @@ struct InitCommand: Command {
                     : "Your identity in \(directory.path) is kept; you are \(who).")
         }
         return 0
+    }
+}
+
+extension Context {
+    /// The setting that records that this store was set up (the lobby joined once).
+    static let initializedSetting = "cli.initialized"
+
+    /// What `init` does, shared with the chat's login screen: creates the data directory and the
+    /// identity if absent (an existing key is loaded, never replaced), joins #lobby and the
+    /// user's own partitions once, and sets `nick` when given and different. Returns the
+    /// identity and whether it was created now.
+    @discardableResult
+    func setUpIdentity(nick: String?, command: String) throws(CLIError) -> (identity: Identity, created: Bool) {
+        let passphrase = try passphrase()
+        let directory = try dataDirectory()
+        try directory.create()
+
+        let identity: Identity
+        let created: Bool
+        do {
+            (identity, created) = try KeyFile.loadOrCreate(at: directory.keyPath, passphrase: passphrase)
+        } catch {
+            throw ErrorReport.keyFileError(error)
+        }
+        adopt(identity)
+
+        let store = try store()
+        try storeCall {
+            if try store.setting(Self.initializedSetting) == nil {
+                try store.ensurePartition(.room(RoomName("lobby")!), joined: true)
+                try store.ensurePartition(.ownData(owner: identity.id), joined: true)
+                try store.ensurePartition(.inbox(owner: identity.id), joined: true)
+                try store.setSetting(Self.initializedSetting, .integer(1))
+            }
+        }
+        if let nick, try self.nick(of: identity.id) != nick {
+            try author(
+                .profile(subject: identity.id, nick: nick, displayName: nil, status: nil, presence: nil, avatar: nil),
+                in: PartitionDescriptor.directory.id, command: command)
+        }
+        return (identity, created)
     }
 }
 

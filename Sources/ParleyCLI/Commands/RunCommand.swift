@@ -12,7 +12,11 @@ struct RunCommand: Command {
         "run [--listen HOST:PORT] [--discovery-port N | --no-discovery] [--broadcast ADDR[,ADDR...]] "
             + "[--peers FILE] [--network-secret-file FILE] [--log-level LEVEL] [--join ROOM]..."
     ]
-    let options: [OptionSpec] = [
+    var options: [OptionSpec] { Self.nodeOptions }
+    var advancedOptions: [OptionSpec] { Self.nodeAdvancedOptions }
+
+    /// The options that configure a node; `parley chat` accepts them too (for the node it starts).
+    static let nodeOptions: [OptionSpec] = [
         .value("listen", "HOST:PORT", "where links are accepted (default 0.0.0.0:7748; port 0 picks a free port)"),
         .value("discovery-port", "N", "the UDP port of beacons (default 7747)"),
         .flag("no-discovery", "send and hear no beacons (link only to --peers)"),
@@ -24,7 +28,7 @@ struct RunCommand: Command {
         .flag("no-web", "serve no web UI (the web UI is not there yet; accepted for scripts)"),
         .value("web", "HOST:PORT", "(not yet supported) where the web UI listens"),
     ]
-    let advancedOptions: [OptionSpec] = [
+    static let nodeAdvancedOptions: [OptionSpec] = [
         .value("beacon-interval", "MS", "the fast beacon interval (default 1000)"),
         .value(
             "max-beacon-interval", "MS",
@@ -65,14 +69,8 @@ struct RunCommand: Command {
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
         try refuseUnsupported(arguments, ["web"])
         try expectPositionals(arguments, 0...0, names: [])
-        let configuration = try makeConfiguration(context, arguments)
-        let level =
-            try arguments.value("log-level").map { text throws(CLIError) in
-                guard let level = NodeLog.Level(name: text) else {
-                    throw CLIError.usage("--log-level must be debug, info, warn or error, not '\(text)'", command: name)
-                }
-                return level
-            } ?? .info
+        let configuration = try Self.nodeConfiguration(context, arguments, command: name)
+        let level = try Self.logLevel(arguments, command: name)
         let identity = try context.identity()
         let node = Node(configuration: configuration, identity: identity, log: NodeLog(level: level))
         do {
@@ -89,7 +87,19 @@ struct RunCommand: Command {
         return 0
     }
 
-    private func makeConfiguration(_ context: Context, _ arguments: ParsedArguments) throws(CLIError) -> NodeConfiguration {
+    /// The `--log-level` given (info when none).
+    static func logLevel(_ arguments: ParsedArguments, command name: String) throws(CLIError) -> NodeLog.Level {
+        try arguments.value("log-level").map { text throws(CLIError) in
+            guard let level = NodeLog.Level(name: text) else {
+                throw CLIError.usage("--log-level must be debug, info, warn or error, not '\(text)'", command: name)
+            }
+            return level
+        } ?? .info
+    }
+
+    /// The node's configuration from the `nodeOptions` in `arguments` and the environment
+    /// (`$PARLEY_BROADCAST`); usage errors name `command`.
+    static func nodeConfiguration(_ context: Context, _ arguments: ParsedArguments, command name: String) throws(CLIError) -> NodeConfiguration {
         var configuration = NodeConfiguration(dataDirectory: try context.dataDirectory().path)
         do throws(NodeConfiguration.OptionError) {
             if let listen = arguments.value("listen") { try configuration.setListen(listen) }
@@ -117,28 +127,28 @@ struct RunCommand: Command {
         configuration.joinRooms = try (arguments.values["join"] ?? []).map { text throws(CLIError) in
             try context.roomName(text, command: name)
         }
-        if let value = try milliseconds(arguments, "beacon-interval") { configuration.beaconInterval = value }
-        if let value = try milliseconds(arguments, "max-beacon-interval") { configuration.maxBeaconInterval = value }
-        if let value = try milliseconds(arguments, "ping-interval") {
+        if let value = try milliseconds(arguments, command: name, "beacon-interval") { configuration.beaconInterval = value }
+        if let value = try milliseconds(arguments, command: name, "max-beacon-interval") { configuration.maxBeaconInterval = value }
+        if let value = try milliseconds(arguments, command: name, "ping-interval") {
             configuration.link.pingInterval = value
             configuration.link.idleTimeout = 3 * value
         }
-        if let value = try milliseconds(arguments, "idle-timeout") { configuration.link.idleTimeout = value }
-        if let value = try milliseconds(arguments, "handshake-timeout") {
+        if let value = try milliseconds(arguments, command: name, "idle-timeout") { configuration.link.idleTimeout = value }
+        if let value = try milliseconds(arguments, command: name, "handshake-timeout") {
             configuration.handshakeTimeout = value
             configuration.link.helloTimeout = value
         }
-        if let value = try milliseconds(arguments, "sync-interval") { configuration.gossip.antiEntropyInterval = value }
-        if let value = try milliseconds(arguments, "poll-interval") { configuration.localWritePollInterval = value }
-        if let value = try number(arguments, "sync-credit", 1...256) { configuration.gossip.wantCredit = value }
-        if let value = try number(arguments, "rate-limit", 10...10_000_000) {
+        if let value = try milliseconds(arguments, command: name, "sync-interval") { configuration.gossip.antiEntropyInterval = value }
+        if let value = try milliseconds(arguments, command: name, "poll-interval") { configuration.localWritePollInterval = value }
+        if let value = try number(arguments, command: name, "sync-credit", 1...256) { configuration.gossip.wantCredit = value }
+        if let value = try number(arguments, command: name, "rate-limit", 10...10_000_000) {
             configuration.link.rateLimit.framesPerSecond = UInt64(value)
             configuration.link.rateLimit.frameBurst = UInt64(value) * 5
         }
         return configuration
     }
 
-    private func number(_ arguments: ParsedArguments, _ option: String, _ range: ClosedRange<Int>) throws(CLIError) -> Int? {
+    private static func number(_ arguments: ParsedArguments, command name: String, _ option: String, _ range: ClosedRange<Int>) throws(CLIError) -> Int? {
         guard let text = arguments.value(option) else { return nil }
         guard let value = Int(text), range.contains(value) else {
             throw .usage("--\(option) must be a number from \(range.lowerBound) to \(range.upperBound), not '\(text)'", command: name)
@@ -146,7 +156,7 @@ struct RunCommand: Command {
         return value
     }
 
-    private func milliseconds(_ arguments: ParsedArguments, _ option: String) throws(CLIError) -> UInt64? {
+    private static func milliseconds(_ arguments: ParsedArguments, command name: String, _ option: String) throws(CLIError) -> UInt64? {
         guard let text = arguments.value(option) else { return nil }
         guard let value = UInt64(text), (10...3_600_000).contains(value) else {
             throw .usage("--\(option) must be a number of milliseconds from 10 to 3600000, not '\(text)'", command: name)
