@@ -22,15 +22,7 @@ struct PeersCommand: Command {
         try expectPositionals(arguments, 0...0, names: [])
         let peers = try NodeConnection.require(ControlRequest(.peers), context).peers ?? []
         if arguments.has("json") {
-            context.output.json(
-                peers.map { peer in
-                    .object([
-                        "id": .string(peer.id), "nick": .optional(peer.nick), "addresses": .array(peer.addresses.map { .string($0) }),
-                        "state": .string(peer.state), "since": .string(Format.isoTime(millis: peer.since)),
-                        "last_seen": .optional(peer.lastSeen.map { Format.isoTime(millis: $0) }),
-                        "direction": .optional(peer.direction?.rawValue), "origin": .string(peer.origin), "static": .bool(peer.isStatic),
-                    ])
-                })
+            context.output.json(peers.map(ViewJSON.peer))
             return 0
         }
         guard !peers.isEmpty else {
@@ -83,29 +75,7 @@ struct StatusCommand: Command {
             throw CLIError.failure("the node sent no status; is it a different parley version? restart it")
         }
         if arguments.has("json") {
-            context.output.json([
-                .object([
-                    "pid": .integer(Int64(status.pid)), "started_at": .string(Format.isoTime(millis: status.startedAt)),
-                    "id": .string(status.id), "nick": .optional(status.nick), "data_dir": .string(status.dataDirectory),
-                    "listen": .string(status.listen), "discovery_port": status.discoveryPort.map { .integer(Int64($0)) } ?? .null,
-                    "broadcast_targets": .array(status.broadcastTargets.map { .string($0) }), "links": .integer(Int64(status.links)),
-                    "peers": .integer(Int64(status.peersKnown)), "store_ops": .integer(Int64(status.storeOps)),
-                    "sync": .object([
-                        "fetched": .unsigned(status.sync.fetched), "wanted": .unsigned(status.sync.wanted),
-                        "ops_received": .unsigned(status.sync.opsReceived), "ops_sent": .unsigned(status.sync.opsSent),
-                        "peers": .array(
-                            status.sync.peers.map { peer in
-                                .object([
-                                    "id": .string(peer.id), "nick": .optional(peer.nick), "fetched": .unsigned(peer.fetched),
-                                    "wanted": .unsigned(peer.wanted), "ops_received": .unsigned(peer.opsReceived),
-                                    "ops_sent": .unsigned(peer.opsSent), "bytes_received": .unsigned(peer.bytesReceived),
-                                    "bytes_sent": .unsigned(peer.bytesSent), "frames_received": .unsigned(peer.framesReceived),
-                                    "frames_sent": .unsigned(peer.framesSent), "since": .string(Format.isoTime(millis: peer.since)),
-                                ])
-                            }),
-                    ]),
-                ])
-            ])
+            context.output.json([ViewJSON.status(status)])
             return 0
         }
         let me = Format.person(UserID(text: status.id) ?? UserID(Bytes32.zero), nick: status.nick)
