@@ -13,6 +13,7 @@ let package = Package(
         // System libraries (Debian packages).
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
 
         // Swift faces of the C libraries.
         .target(name: "Sodium", dependencies: ["CSodium"]),
@@ -44,10 +45,16 @@ let package = Package(
 
         // What every interface shows: the JSON shapes of the views (a contract) and text
         // formatting that is safe for terminals. Shared by the CLI, the terminal chat and the web UI.
-        .target(name: "Presentation", dependencies: ["Store", "Replica", "Identity"]),
+        .target(name: "Presentation", dependencies: ["NodeRuntime", "Store", "Replica", "Identity"]),
+
+        // The web UI and JSON API served by `parley run`: HTTP server (libmicrohttpd), auth,
+        // routes, Server-Sent Events, the OpenAPI document; the page as plain HTML/CSS/JS resources.
+        .target(
+            name: "WebUI", dependencies: ["CMicroHTTPD", "Presentation", "NodeRuntime", "Store", "Replica", "Identity", "Sodium", "Wire"],
+            resources: [.copy("Assets")]),
 
         // Command line: one small type per command; `parley` is a thin main.
-        .target(name: "ParleyCLI", dependencies: ["Presentation", "NodeRuntime", "Store", "Replica", "Identity", "Sodium", "Wire"]),
+        .target(name: "ParleyCLI", dependencies: ["Presentation", "WebUI", "NodeRuntime", "Store", "Replica", "Identity", "Sodium", "Wire"]),
         .executableTarget(name: "parley", dependencies: ["ParleyCLI"]),
 
         // Benchmarks (make bench); never part of the tests.
@@ -71,6 +78,7 @@ let package = Package(
             dependencies: [
                 "NodeRuntime", "Gossip", "Store", "Replica", "SQLite", "TestSupport", "SecureLink", "Discovery", "Transport", "Identity", "Sodium", "Wire",
             ]),
+        .testTarget(name: "WebUITests", dependencies: ["WebUI", "Presentation", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["ParleyCLI", "Presentation", "Store", "Replica", "Identity", "TestSupport"]),
     ]
 )
