@@ -78,7 +78,7 @@ let package = Package(
             dependencies: [
                 "NodeRuntime", "Gossip", "Store", "Replica", "SQLite", "TestSupport", "SecureLink", "Discovery", "Transport", "Identity", "Sodium", "Wire",
             ]),
-        .testTarget(name: "WebUITests", dependencies: ["WebUI", "Presentation", "TestSupport"]),
+        .testTarget(name: "WebUITests", dependencies: ["WebUI", "Presentation", "TestSupport"], exclude: ["browser"]),
         .testTarget(name: "CLITests", dependencies: ["ParleyCLI", "Presentation", "Store", "Replica", "Identity", "TestSupport"]),
     ]
 )

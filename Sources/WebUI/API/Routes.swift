@@ -23,7 +23,7 @@ extension Route {
         Route(
             method: "POST", path: "/api/conversations", summary: "Start a private conversation",
             requestBody: Schema.body(["name": .string, "members": .list(.string)], required: ["name", "members"]), success: 201,
-            response: Schema.conversation, errors: [400, 409], handle: API.createConversation),
+            response: Schema.conversation, errors: [400], handle: API.createConversation),
         Route(
             method: "PATCH", path: "/api/conversations/{conversation}", summary: "Rename a conversation",
             requestBody: Schema.body(["name": .string], required: ["name"]), success: 200, response: Schema.conversation,
