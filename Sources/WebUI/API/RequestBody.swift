@@ -9,7 +9,7 @@ struct RequestBody {
         guard !request.body.isEmpty else { throw .badRequest("the request needs a JSON object body") }
         let parsed: Any
         do {
-            parsed = try JSONSerialization.jsonObject(with: Data(request.body), options: [])
+            parsed = try JSONSerialization.jsonObject(with: Data(request.body), options: [.fragmentsAllowed])
         } catch {
             throw .badRequest("the body is not valid JSON: \((error as NSError).localizedDescription)")
         }
