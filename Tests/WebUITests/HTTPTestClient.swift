@@ -10,6 +10,8 @@ import Foundation
 /// them do.
 struct HTTPTestClient: Sendable {
     let port: UInt16
+    /// How long one read may wait.
+    var readTimeoutSeconds = 15
 
     struct Response: CustomStringConvertible {
         let status: Int
@@ -75,7 +77,7 @@ struct HTTPTestClient: Sendable {
     private func connect() throws -> Int32 {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw Failure.connect(errno) }
-        var timeout = timeval(tv_sec: 15, tv_usec: 0)
+        var timeout = timeval(tv_sec: readTimeoutSeconds, tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
