@@ -8,10 +8,14 @@ SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 PARLEY := .build/debug/parley
 NICK ?= $(shell id -un 2>/dev/null || echo me)
 
-.PHONY: run test build deps bench clean lint format
+.PHONY: run test build deps test-deps bench clean lint format
 
 deps:
 	@scripts/install-deps.sh
+
+## test-deps: what the web UI's browser tests need (chromium, an emoji font, python3).
+test-deps: deps
+	@scripts/install-deps.sh --test
 
 build: deps
 	swift build $(SWIFT_FLAGS)
@@ -24,13 +28,14 @@ run: build
 	@echo "Say something: $(PARLEY) send --room lobby 'hello'   (all commands: $(PARLEY) --help)"
 
 ## test: the whole suite (XCTest and Swift Testing); any failure fails it.
-## The node tests run in a second pass: their links and handshakes have deadlines, and the
-## other suites' CPU-heavy and process-spawning tests would otherwise starve Swift's
-## cooperative thread pool (one thread per core) while they run in parallel.
-test: deps lint
+## The node tests and the browser tests run in a second pass: their links, handshakes and
+## pages have deadlines, and the other suites' CPU-heavy and process-spawning tests would
+## otherwise starve Swift's cooperative thread pool (one thread per core) while they run in
+## parallel. The browser tests save screenshots in .build/web-screenshots.
+test: test-deps lint
 	swift build --build-tests $(SWIFT_FLAGS)
-	swift test $(SWIFT_FLAGS) --skip NodeTests
-	swift test $(SWIFT_FLAGS) --filter NodeTests
+	swift test $(SWIFT_FLAGS) --skip NodeTests --skip BrowserTests
+	swift test $(SWIFT_FLAGS) --filter NodeTests --filter BrowserTests
 
 ## lint: the code follows .swift-format (fix with `make format`).
 lint:

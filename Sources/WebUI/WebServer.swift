@@ -136,7 +136,8 @@ struct Assets: Sendable {
             break
         }
         if files["index.html"] == nil {
-            let text = "<!doctype html><title>Parley</title><p>The web UI's files (Parley_WebUI.resources) are missing beside the parley executable; reinstall Parley. The API works: /api/openapi.json."
+            let text =
+                "<!doctype html><title>Parley</title><p>The web UI's files (Parley_WebUI.resources) are missing beside the parley executable; reinstall Parley. The API works: /api/openapi.json."
             files["index.html"] = File(mime: types["html"]!, bytes: Array(text.utf8))
         }
         return Assets(files: files)

@@ -44,7 +44,8 @@ final class APIClient: @unchecked Sendable {
 /// The JSON API against a real `parley run`: every endpoint's success and error cases, the
 /// OpenAPI document against what the server does, auth, Host/Origin, limits, events.
 @Suite struct APITests {
-    static func startNode(_ label: String, nick: String? = "alice", before: (WebNode) async throws -> Void = { _ in }) async throws -> (TestDirectory, WebNode) {
+    static func startNode(_ label: String, nick: String? = "alice", before: (WebNode) async throws -> Void = { _ in }) async throws -> (TestDirectory, WebNode)
+    {
         let directory = TestDirectory(label)
         let node = WebNode(name: "node", in: directory)
         try await node.create(nick: nick)
@@ -200,9 +201,10 @@ final class APIClient: @unchecked Sendable {
         let listed = try api.call("GET", "/api/conversations", expect: 200).array ?? []
         #expect(listed.map { $0["name"] as? String } == ["lab night"])
         try api.call("POST", "/api/partitions/{partition}/messages", ["partition": conversation], json: ["text": "secret"], expect: 201)
-        let privateTask = try api.call(
-            "POST", "/api/partitions/{partition}/tasks", ["partition": conversation], json: ["title": "book the van"], expect: 201
-        ).object?["id"] as? String
+        let privateTask =
+            try api.call(
+                "POST", "/api/partitions/{partition}/tasks", ["partition": conversation], json: ["title": "book the van"], expect: 201
+            ).object?["id"] as? String
         let renamed = try api.call("PATCH", "/api/conversations/{conversation}", ["conversation": conversation], json: ["name": "lab day"], expect: 200)
         #expect(renamed.object?["name"] as? String == "lab day")
         try api.call("PATCH", "/api/conversations/{conversation}", ["conversation": missing], json: ["name": "x"], expect: 404)
@@ -237,9 +239,10 @@ final class APIClient: @unchecked Sendable {
         let people = try api.call("GET", "/api/people", expect: 200).array ?? []
         #expect(people.contains { $0["id"] as? String == node.id && $0["me"] as? Bool == true })
         #expect(try api.call("GET", "/api/people", query: "?search=zzzz", expect: 200).array?.isEmpty == true)
-        let profile = try api.call(
-            "PATCH", "/api/profile", json: ["display_name": "Alice L.", "status": "in the lab", "presence": "away"], expect: 200
-        ).object ?? [:]
+        let profile =
+            try api.call(
+                "PATCH", "/api/profile", json: ["display_name": "Alice L.", "status": "in the lab", "presence": "away"], expect: 200
+            ).object ?? [:]
         #expect(profile["status"] as? String == "in the lab" && profile["presence"] as? String == "away")
         try api.call("PATCH", "/api/profile", json: ["nick": "has space"], expect: 400)
         try api.call("PATCH", "/api/profile", json: ["presence": "asleep"], expect: 400)
@@ -266,7 +269,9 @@ final class APIClient: @unchecked Sendable {
         let missingSuccess = api.checker.operations.subtracting(api.checker.succeeded).subtracting(["GET /api/events"])
         #expect(missingSuccess.isEmpty, "documented operations never exercised with success: \(missingSuccess.sorted())")
         for (operation, statuses) in api.checker.statusesSeen.sorted(by: { $0.key < $1.key }) {
-            let documented = Set((api.checker.operation(String(operation.split(separator: " ")[0]), String(operation.split(separator: " ")[1]))?["responses"] as? [String: Any] ?? [:]).keys.compactMap { Int($0) })
+            let documented = Set(
+                (api.checker.operation(String(operation.split(separator: " ")[0]), String(operation.split(separator: " ")[1]))?["responses"] as? [String: Any]
+                    ?? [:]).keys.compactMap { Int($0) })
             let untested = documented.subtracting(statuses).subtracting([401, 403]).subtracting(Self.unreachable[operation] ?? [])
             #expect(untested.isEmpty, "\(operation): documented statuses never seen: \(untested.sorted())")
         }

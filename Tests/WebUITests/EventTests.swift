@@ -13,9 +13,11 @@ import Testing
         let client = node.client
         var headers = node.bearer
         headers["Content-Type"] = "application/json"
-        let text = try client.stream("/api/events", headers: node.bearer, during: {
-            _ = try client.send("POST", "/api/partitions/lobby/messages", headers: headers, body: Array(#"{"text":"live"}"#.utf8))
-        }, until: { $0.contains("event: changed") })
+        let text = try client.stream(
+            "/api/events", headers: node.bearer,
+            during: {
+                _ = try client.send("POST", "/api/partitions/lobby/messages", headers: headers, body: Array(#"{"text":"live"}"#.utf8))
+            }, until: { $0.contains("event: changed") })
         #expect(text.contains("text/event-stream"), "\(text)")
         #expect(text.contains("event: hello") && text.contains("event: changed"), "\(text)")
 
@@ -23,18 +25,22 @@ import Testing
         // Spawned and waited for without the concurrency pool: this closure runs on a pool thread
         // that the stream's blocking reads hold.
         let binary = try #require(ParleyExecutable.path)
-        let fromCLI = try client.stream("/api/events", headers: node.bearer, during: {
-            let send = try ChildProcess(
-                executable: binary, arguments: ["--data-dir", node.dataDir, "send", "--room", "lobby", "from the command line"],
-                environment: ["HOME": directory.path], captureIn: directory.path, name: "cli-send")
-            let deadline = ContinuousClock.now + .seconds(20)
-            while send.isRunning && ContinuousClock.now < deadline { usleep(5_000) }
-        }, until: { $0.contains("event: changed") })
+        let fromCLI = try client.stream(
+            "/api/events", headers: node.bearer,
+            during: {
+                let send = try ChildProcess(
+                    executable: binary, arguments: ["--data-dir", node.dataDir, "send", "--room", "lobby", "from the command line"],
+                    environment: ["HOME": directory.path], captureIn: directory.path, name: "cli-send")
+                let deadline = ContinuousClock.now + .seconds(20)
+                while send.isRunning && ContinuousClock.now < deadline { usleep(5_000) }
+            }, until: { $0.contains("event: changed") })
         #expect(fromCLI.contains("event: changed"), "\(fromCLI)")
 
-        let typing = try client.stream("/api/events", headers: node.bearer, during: {
-            _ = try client.send("POST", "/api/partitions/lobby/typing", headers: node.bearer)
-        }, until: { $0.contains("event: typing") })
+        let typing = try client.stream(
+            "/api/events", headers: node.bearer,
+            during: {
+                _ = try client.send("POST", "/api/partitions/lobby/typing", headers: node.bearer)
+            }, until: { $0.contains("event: typing") })
         #expect(typing.contains("event: typing") && typing.contains(node.id), "\(typing)")
     }
 

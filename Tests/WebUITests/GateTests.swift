@@ -75,7 +75,8 @@ import Testing
         ]
         for headers in refused {
             for (method, path) in [("GET", "/api/me"), ("POST", "/api/rooms"), ("GET", "/")] {
-                let response = try client.send(method, path, headers: headers.merging(node.bearer) { a, _ in a }, body: method == "POST" ? Array(#"{"name":"x"}"#.utf8) : [])
+                let response = try client.send(
+                    method, path, headers: headers.merging(node.bearer) { a, _ in a }, body: method == "POST" ? Array(#"{"name":"x"}"#.utf8) : [])
                 #expect(response.status == 403, "\(method) \(path) with \(headers): \(response)")
                 #expect(response.errorMessage != nil)
             }

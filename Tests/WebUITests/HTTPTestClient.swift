@@ -51,7 +51,9 @@ struct HTTPTestClient: Sendable {
 
     /// Opens `path` as an event stream and reads until `until` holds for the text so far (or the
     /// timeout passes), while `during` runs once the stream is open.
-    func stream(_ path: String, headers: [String: String], timeout: Duration = .seconds(10), during: () throws -> Void, until: (String) -> Bool) throws -> String {
+    func stream(
+        _ path: String, headers: [String: String], timeout: Duration = .seconds(10), during: () throws -> Void, until: (String) -> Bool
+    ) throws -> String {
         let socket = try connect()
         defer { close(socket) }
         var head = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: text/event-stream\r\n"

@@ -136,7 +136,9 @@ struct RunCommand: Command {
             let url = try server.start()
             if !address.host.hasPrefix("127.") {
                 FileHandle.standardError.write(
-                    Data("parley: warning: the web UI listens on \(address.host):\(server.port), reachable from the network; anyone with the URL's token can act as you\n".utf8))
+                    Data(
+                        "parley: warning: the web UI listens on \(address.host):\(server.port), reachable from the network; anyone with the URL's token can act as you\n"
+                            .utf8))
             }
             context.output.line("parley web UI on port \(server.port): open \(url)")
             context.output.flush()

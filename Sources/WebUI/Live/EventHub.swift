@@ -62,6 +62,8 @@ final class EventHub: @unchecked Sendable {
     }
 
     func closeAll() {
-        for stream in lock.withLock({ defer { streams = [] }; return streams }) { stream.close() }
+        for stream in lock.withLock({
+            defer { streams = [] }; return streams
+        }) { stream.close() }
     }
 }

@@ -89,12 +89,13 @@ public final class NodeAccess: @unchecked Sendable {
                 try? await Task.sleep(for: .milliseconds(250))
                 guard let self else { return }
                 tick += 1
-                let changed = (try? self.lock.withLock { () -> Bool in
-                    let version = try self.store.dataVersion
-                    guard version != self.dataVersion else { return false }
-                    try self.refreshIfChanged()
-                    return true
-                }) ?? false
+                let changed =
+                    (try? self.lock.withLock { () -> Bool in
+                        let version = try self.store.dataVersion
+                        guard version != self.dataVersion else { return false }
+                        try self.refreshIfChanged()
+                        return true
+                    }) ?? false
                 if changed { self.hub.publish(.changed([])) }
                 if tick % 4 == 0 {
                     let peers = await self.node.peers()
