@@ -1,4 +1,5 @@
 import Identity
+import NodeRuntime
 import Presentation
 import Replica
 import Store
@@ -64,8 +65,12 @@ struct PeopleCommand: Command {
         try expectPositionals(arguments, 0...0, names: [])
         let me = try context.identity().id
         let store = try context.store()
-        // The seam for live presence: a running node will pass what its links tell it.
-        let people = try context.storeCall { try store.people(me: me, search: arguments.value("search")?.trimmingWhitespace(), live: [:]) }
+        // Presence comes from the running node's links; without a node everyone else is offline.
+        var live: [UserID: PeerPresence] = [:]
+        for report in try NodeConnection.ask(ControlRequest(.presence), context)?.presence ?? [] {
+            if let id = UserID(text: report.id) { live[id] = PeerPresence(linked: report.linked, lastSeenMillis: report.lastSeen) }
+        }
+        let people = try context.storeCall { try store.people(me: me, search: arguments.value("search")?.trimmingWhitespace(), live: live) }
         if arguments.has("json") {
             context.output.json(
                 people.map(ViewJSON.person))
