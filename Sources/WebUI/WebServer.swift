@@ -17,16 +17,12 @@ public final class WebServer: Sendable {
 
     /// `host` must be an IPv4 address; anything but loopback needs `allowRemote` (the caller
     /// warns). The token is new at every start.
-    public init(node: Node, identity: Identity, databasePath: String, host: String, port: UInt16, allowRemote: Bool) throws(WebError) {
+    public init(node: Node, identity: Identity, host: String, port: UInt16, allowRemote: Bool) throws(WebError) {
         guard Gate.isIPv4Literal(host) else { throw .badAddress("--web needs an IPv4 address and a port, such as 127.0.0.1:7749; '\(host)' is not one") }
         guard host.hasPrefix("127.") || allowRemote else {
             throw .badAddress("--web \(host) is not a loopback address: anyone on the network could reach the UI; add --web-allow-remote if you mean it")
         }
-        do {
-            access = try NodeAccess(node: node, identity: identity, databasePath: databasePath)
-        } catch {
-            throw .internalError("the web UI cannot open the store: \(error)")
-        }
+        access = NodeAccess(node: node, identity: identity)
         self.host = host
         self.requestedPort = port
         let state = self.state

@@ -35,13 +35,6 @@ import Testing
                 while send.isRunning && ContinuousClock.now < deadline { usleep(5_000) }
             }, until: { $0.contains("event: changed") })
         #expect(fromCLI.contains("event: changed"), "\(fromCLI)")
-
-        let typing = try client.stream(
-            "/api/events", headers: node.bearer,
-            during: {
-                _ = try client.send("POST", "/api/partitions/lobby/typing", headers: node.bearer)
-            }, until: { $0.contains("event: typing") })
-        #expect(typing.contains("event: typing") && typing.contains(node.id), "\(typing)")
     }
 
     @Test func aStream_withoutTheToken_is401() async throws {

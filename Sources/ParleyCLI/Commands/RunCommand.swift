@@ -128,10 +128,9 @@ struct RunCommand: Command {
         _ address: (host: String, port: UInt16, allowRemote: Bool), node: Node, identity: Identity, context: Context, explicit: Bool
     ) throws(CLIError) -> WebServer? {
         let server: WebServer
-        let databasePath = try context.dataDirectory().databasePath
         do throws(WebError) {
             server = try WebServer(
-                node: node, identity: identity, databasePath: databasePath, host: address.host, port: address.port,
+                node: node, identity: identity, host: address.host, port: address.port,
                 allowRemote: address.allowRemote)
             let url = try server.start()
             if !address.host.hasPrefix("127.") {

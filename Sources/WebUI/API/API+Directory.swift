@@ -9,7 +9,7 @@ extension API {
 
     static func rooms(_ call: Call) async throws -> HTTPReply {
         let me = call.access.identity.id
-        let rooms = try call.access.read { store in
+        let rooms = try await call.access.read { store in
             try store.partitions().compactMap { record -> (RoomName, PartitionID, Int)? in
                 guard record.joined, case .room(let name) = record.descriptor else { return nil }
                 return (name, record.id, try store.unreadCount(record.id, reader: me))
@@ -37,7 +37,7 @@ extension API {
         let text = call.parameter("room")
         guard let room = RoomName(text) else { throw WebError.badRequest("'\(text.prefix(80))' is not a room name") }
         let id = PartitionDescriptor.room(room).id
-        guard try call.access.read({ try $0.partition(id)?.joined ?? false }) else { throw WebError.notFound("you are not in \(room)") }
+        guard try await call.access.read({ try $0.partition(id)?.joined ?? false }) else { throw WebError.notFound("you are not in \(room)") }
         try await call.access.write { try $0.setJoined(id, false) }
         call.access.hub.publish(.partitions)
         return noContent
@@ -47,12 +47,12 @@ extension API {
 
     static func conversations(_ call: Call) async throws -> HTTPReply {
         let me = call.access.identity.id
-        return json(.array(try call.access.read { try $0.conversations(reader: me) }.map(ViewJSON.conversation)))
+        return json(.array(try await call.access.read { try $0.conversations(reader: me) }.map(ViewJSON.conversation)))
     }
 
-    static func summary(_ id: PartitionID, _ call: Call) throws -> JSON {
+    static func summary(_ id: PartitionID, _ call: Call) async throws -> JSON {
         let me = call.access.identity.id
-        let found = try call.access.read { try $0.conversations(reader: me).first { $0.id == id } }
+        let found = try await call.access.read { try $0.conversations(reader: me).first { $0.id == id } }
         guard let found else { throw WebError.notFound("conversation \(id.text) is not among yours") }
         return ViewJSON.conversation(found)
     }
@@ -65,19 +65,20 @@ extension API {
         var members: [UserID] = []
         for text in list { members.append(try userID(text, field: "members")) }
         let identity = call.access.identity
+        let invited = members
         let descriptor = try await call.access.write { store in
-            try store.createConversation(name: name, members: members, by: identity, nowMillis: API.now())
+            try store.createConversation(name: name, members: invited, by: identity, nowMillis: API.now())
         }
         call.access.hub.publish(.partitions)
-        return json(try summary(descriptor.id, call), status: 201)
+        return json(try await summary(descriptor.id, call), status: 201)
     }
 
     /// The conversation a path names; 404 unless this user is or was in it.
-    static func conversation(_ call: Call) throws -> (id: PartitionID, creator: UserID, members: Membership.State) {
+    static func conversation(_ call: Call) async throws -> (id: PartitionID, creator: UserID, members: Membership.State) {
         let text = call.parameter("conversation")
         guard let id = PartitionID(text: text.lowercased()) else { throw WebError.badRequest("'\(text.prefix(80))' is not a conversation id") }
         let me = call.access.identity.id
-        return try call.access.read { store in
+        return try await call.access.read { store in
             guard let record = try store.partition(id), case .conversation(let creator, _) = record.descriptor,
                 let details = try store.conversation(id), details.members.everMember.contains(me)
             else { throw WebError.notFound("no conversation \(id.text) of yours here") }
@@ -87,17 +88,17 @@ extension API {
 
     static func renameConversation(_ call: Call) async throws -> HTTPReply {
         let name = try conversationName(RequestBody(call.request).requiredString("name"))
-        let conversation = try conversation(call)
+        let conversation = try await conversation(call)
         let identity = call.access.identity
         try await call.access.write { store in
             _ = try store.author(.conversationRename(name: name), in: conversation.id, by: identity, nowMillis: API.now())
         }
-        return json(try summary(conversation.id, call))
+        return json(try await summary(conversation.id, call))
     }
 
     static func addMember(_ call: Call) async throws -> HTTPReply {
         let user = try userID(RequestBody(call.request).requiredString("user"), field: "user")
-        let conversation = try conversation(call)
+        let conversation = try await conversation(call)
         let identity = call.access.identity
         guard conversation.members.current.contains(identity.id) else { throw WebError.conflict("you are no longer a member") }
         if !conversation.members.current.contains(user) {
@@ -105,12 +106,12 @@ extension API {
                 _ = try store.author(.memberAdd(user), in: conversation.id, by: identity, nowMillis: API.now())
             }
         }
-        return json(try summary(conversation.id, call))
+        return json(try await summary(conversation.id, call))
     }
 
     static func removeMember(_ call: Call) async throws -> HTTPReply {
         let user = try userID(call.parameter("user"), field: "user")
-        let conversation = try conversation(call)
+        let conversation = try await conversation(call)
         let identity = call.access.identity
         guard conversation.creator == identity.id else { throw WebError.conflict("only the conversation's creator can remove members") }
         guard user != identity.id else { throw WebError.conflict("to leave a conversation, POST its /leave") }
@@ -118,11 +119,11 @@ extension API {
         try await call.access.write { store in
             _ = try store.author(.memberRemove(user), in: conversation.id, by: identity, nowMillis: API.now())
         }
-        return json(try summary(conversation.id, call))
+        return json(try await summary(conversation.id, call))
     }
 
     static func leaveConversation(_ call: Call) async throws -> HTTPReply {
-        let conversation = try conversation(call)
+        let conversation = try await conversation(call)
         let identity = call.access.identity
         guard conversation.members.current.contains(identity.id) else { throw WebError.conflict("you are no longer a member") }
         try await call.access.write { store in
@@ -145,12 +146,12 @@ extension API {
         let me = call.access.identity.id
         let search = call.request.query["search"].map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : $0 }
         let live = await call.access.livePresence()
-        return json(.array(try call.access.read { try $0.people(me: me, search: search, live: live) }.map(ViewJSON.person)))
+        return json(.array(try await call.access.read { try $0.people(me: me, search: search, live: live) }.map(ViewJSON.person)))
     }
 
     static func avatar(_ call: Call) async throws -> HTTPReply {
         let user = try userID(call.parameter("user"), field: "user")
-        let found = try call.access.read { store -> (Attachment, [UInt8]?)? in
+        let found = try await call.access.read { store -> (Attachment, [UInt8]?)? in
             guard let avatar = try store.profile(user)?.avatar else { return nil }
             return (avatar, try store.blob(avatar.hash))
         }
@@ -161,7 +162,7 @@ extension API {
 
     static func profile(_ call: Call) async throws -> HTTPReply {
         let me = call.access.identity.id
-        return json(ViewJSON.profile(me, try call.access.read { try $0.profile(me) }))
+        return json(ViewJSON.profile(me, try await call.access.read { try $0.profile(me) }))
     }
 
     static func updateProfile(_ call: Call) async throws -> HTTPReply {
@@ -216,7 +217,7 @@ extension API {
 
     static func me(_ call: Call) async throws -> HTTPReply {
         let me = call.access.identity.id
-        let profile = try call.access.read { try $0.profile(me) }
+        let profile = try await call.access.read { try $0.profile(me) }
         guard case .object(var fields) = ViewJSON.profile(me, profile) else { return json(.null) }
         fields["short"] = .string(me.short)
         fields["web"] = .string(call.web.url)
@@ -232,7 +233,7 @@ extension API {
     }
 
     static func digest(_ call: Call) async throws -> HTTPReply {
-        json(.array(try call.access.read { try ViewJSON.digestRows($0) }.map(ViewJSON.digest)))
+        json(.array(try await call.access.read { try ViewJSON.digestRows($0) }.map(ViewJSON.digest)))
     }
 
     static func events(_ call: Call) async throws -> HTTPReply {

@@ -7,18 +7,19 @@ extension API {
     // MARK: Messages
 
     static func history(_ call: Call) async throws -> HTTPReply {
-        let partition = try partition(call.parameter("partition"), call)
+        let partition = try await partition(call.parameter("partition"), call)
         var limit: Int?
         if let text = call.request.query["limit"] {
             guard let value = Int(text), value > 0 else { throw WebError.badRequest("limit must be a positive whole number, not '\(text.prefix(40))'") }
             limit = value
         }
-        let messages = try call.access.read { try $0.history(partition, limit: limit) }
+        let newest = limit
+        let messages = try await call.access.read { try $0.history(partition, limit: newest) }
         return json(.array(messages.map(ViewJSON.message)))
     }
 
     static func send(_ call: Call) async throws -> HTTPReply {
-        let partition = try partition(call.parameter("partition"), call)
+        let partition = try await partition(call.parameter("partition"), call)
         let body = try RequestBody(call.request)
         let text = try body.string("text") ?? ""
         let files = try (body.objects("attachments") ?? []).enumerated().map { index, object throws(WebError) in
@@ -38,13 +39,14 @@ extension API {
         }
         guard text.utf8.count <= BodyLimits.textBytes else { throw WebError.badRequest("text is over \(BodyLimits.textBytes) bytes") }
         let identity = call.access.identity
+        let place = location
         let message = try await call.access.write { store in
             let now = API.now()
             let attachments = try files.map { file in
                 try store.attach(file.bytes, name: file.name, mime: file.mime, in: partition, by: identity, nowMillis: now)
             }
             let op = try store.author(
-                .post(text: text, attachments: attachments, location: location, replyTo: nil), in: partition, by: identity, nowMillis: now)
+                .post(text: text, attachments: attachments, location: place, replyTo: nil), in: partition, by: identity, nowMillis: now)
             return try store.message(op.id)?.message
         }
         guard let message else { throw WebError.internalError("the message was stored but cannot be read back") }
@@ -56,7 +58,7 @@ extension API {
         let text = try body.requiredString("text")
         guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw WebError.badRequest("text is empty") }
         guard text.utf8.count <= BodyLimits.textBytes else { throw WebError.badRequest("text is over \(BodyLimits.textBytes) bytes") }
-        let (partition, message) = try message(call.parameter("message"), call)
+        let (partition, message) = try await message(call.parameter("message"), call)
         let identity = call.access.identity
         guard message.author == identity.id else { throw WebError.conflict("you can only edit your own messages") }
         guard !message.deleted else { throw WebError.conflict("the message was deleted; there is nothing to edit") }
@@ -68,7 +70,7 @@ extension API {
     }
 
     static func delete(_ call: Call) async throws -> HTTPReply {
-        let (partition, message) = try message(call.parameter("message"), call)
+        let (partition, message) = try await message(call.parameter("message"), call)
         let identity = call.access.identity
         guard message.author == identity.id else { throw WebError.conflict("you can only delete your own messages") }
         if !message.deleted {
@@ -84,7 +86,7 @@ extension API {
         let emoji = try body.requiredString("emoji").trimmingCharacters(in: .whitespacesAndNewlines)
         if let problem = Validation.reactionProblem(emoji) { throw WebError.badRequest("emoji \(problem)") }
         let on = try body.bool("on") ?? true
-        let (partition, message) = try message(call.parameter("message"), call)
+        let (partition, message) = try await message(call.parameter("message"), call)
         guard !message.deleted else { throw WebError.conflict("the message was deleted; it takes no reactions") }
         let identity = call.access.identity
         let reacted = try await call.access.write { store in
@@ -95,12 +97,12 @@ extension API {
     }
 
     static func attachment(_ call: Call) async throws -> HTTPReply {
-        let (partition, message) = try message(call.parameter("message"), call)
+        let (partition, message) = try await message(call.parameter("message"), call)
         guard let index = Int(call.parameter("index")), index >= 1, index <= message.attachments.count else {
             throw WebError.notFound("message \(message.id.text) has \(message.attachments.count) attachment(s), counted from 1")
         }
         let attachment = message.attachments[index - 1]
-        switch try call.access.read({ try $0.attachmentContent(attachment, in: partition) }) {
+        switch try await call.access.read({ try $0.attachmentContent(attachment, in: partition) }) {
         case .notFetched: throw WebError.notFound("\(attachment.name) has not reached this node yet")
         case .cannotOpen: throw WebError.conflict("\(attachment.name) is encrypted with a key this node does not hold")
         case .content(let bytes): return content(bytes, mime: attachment.mime, name: attachment.name)
@@ -108,7 +110,7 @@ extension API {
     }
 
     static func markRead(_ call: Call) async throws -> HTTPReply {
-        let partition = try partition(call.parameter("partition"), call)
+        let partition = try await partition(call.parameter("partition"), call)
         let identity = call.access.identity
         try await call.access.write { store in
             guard let newest = try store.newestMessageHLC(partition) else { return }
@@ -121,22 +123,20 @@ extension API {
     }
 
     static func typing(_ call: Call) async throws -> HTTPReply {
-        let partition = try partition(call.parameter("partition"), call)
-        let me = call.access.identity.id
-        let nick = try call.access.read { try $0.profile(me)?.nick }
-        call.access.typing(in: partition, nick: nick)
+        let partition = try await partition(call.parameter("partition"), call)
+        await call.access.typing(in: partition)
         return noContent
     }
 
     // MARK: Tasks
 
     static func tasks(_ call: Call) async throws -> HTTPReply {
-        let partition = try partition(call.parameter("partition"), call)
-        return json(.array(try call.access.read { try $0.tasks(partition) }.map(ViewJSON.task)))
+        let partition = try await partition(call.parameter("partition"), call)
+        return json(.array(try await call.access.read { try $0.tasks(partition) }.map(ViewJSON.task)))
     }
 
     static func addTask(_ call: Call) async throws -> HTTPReply {
-        let partition = try partition(call.parameter("partition"), call)
+        let partition = try await partition(call.parameter("partition"), call)
         let body = try RequestBody(call.request)
         let title = try taskTitle(body.requiredString("title"))
         let owner = try body.string("owner").map { text throws(WebError) in try userID(text, field: "owner") }
@@ -165,17 +165,18 @@ extension API {
         guard status != nil || title != nil || body.has("owner") else {
             throw WebError.badRequest("nothing to change: give status, title or owner")
         }
-        let (partition, task) = try task(call.parameter("task"), call)
+        let (partition, task) = try await task(call.parameter("task"), call)
         let identity = call.access.identity
+        let change = owner
         let updated = try await call.access.write { store in
-            _ = try store.author(.taskUpdate(target: task.id, title: title, status: status, owner: owner), in: partition, by: identity, nowMillis: API.now())
+            _ = try store.author(.taskUpdate(target: task.id, title: title, status: status, owner: change), in: partition, by: identity, nowMillis: API.now())
             return try store.task(task.id)?.task
         }
         return json(ViewJSON.task(updated ?? task))
     }
 
     static func deleteTask(_ call: Call) async throws -> HTTPReply {
-        let (partition, task) = try task(call.parameter("task"), call)
+        let (partition, task) = try await task(call.parameter("task"), call)
         let identity = call.access.identity
         try await call.access.write { store in
             _ = try store.author(.taskDelete(target: task.id), in: partition, by: identity, nowMillis: API.now())

@@ -44,7 +44,7 @@ enum API {
 
     /// The room or conversation a path names: a partition id (as `rooms` and `conversations`
     /// list them) or a room's name. Only joined rooms and conversations this user is or was in.
-    static func partition(_ text: String, _ call: Call) throws -> PartitionID {
+    static func partition(_ text: String, _ call: Call) async throws -> PartitionID {
         let me = call.access.identity.id
         let id: PartitionID
         if let parsed = PartitionID(text: text.lowercased()) {
@@ -54,7 +54,7 @@ enum API {
         } else {
             throw WebError.badRequest("'\(text.prefix(80))' is neither a partition id nor a room name")
         }
-        try call.access.read { store in
+        try await call.access.read { store in
             guard let record = try store.partition(id) else { throw WebError.notFound("no room or conversation \(text.prefix(80)) here") }
             switch record.descriptor {
             case .room:
@@ -82,10 +82,10 @@ enum API {
     }
 
     /// The message a path names, with its partition; 404 when there is none or it is not visible.
-    static func message(_ text: String, _ call: Call) throws -> (partition: PartitionID, message: MessageView) {
+    static func message(_ text: String, _ call: Call) async throws -> (partition: PartitionID, message: MessageView) {
         let id = try opID(text, what: "message")
         let me = call.access.identity.id
-        return try call.access.read { store in
+        return try await call.access.read { store in
             guard let found = try store.message(id), try canSee(found.partition, store, me: me) else {
                 throw WebError.notFound("no message \(id.text) here")
             }
@@ -94,10 +94,10 @@ enum API {
     }
 
     /// The task a path names, with its partition; 404 when there is none (or it was deleted).
-    static func task(_ text: String, _ call: Call) throws -> (partition: PartitionID, task: TaskView) {
+    static func task(_ text: String, _ call: Call) async throws -> (partition: PartitionID, task: TaskView) {
         let id = try opID(text, what: "task")
         let me = call.access.identity.id
-        return try call.access.read { store in
+        return try await call.access.read { store in
             guard let found = try store.task(id), try canSee(found.partition, store, me: me) else {
                 throw WebError.notFound("no task \(id.text) here (or it was deleted)")
             }
@@ -106,7 +106,7 @@ enum API {
     }
 
     /// A file sent as `{name, mime, data}` (data in base64), at most 8 MiB once decoded.
-    struct File {
+    struct File: Sendable {
         let name: String
         let mime: String
         let bytes: [UInt8]

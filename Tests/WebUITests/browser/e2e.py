@@ -84,6 +84,13 @@ def main():
         bob.wait_for("[...document.querySelectorAll('#messages .author')].some(e => e.textContent.startsWith('alice#'))", "alice's name on the bubble")
         shot("bob", "02-bob-sees-alice-live")
 
+        step("bob types; alice's page says bob is typing")
+        bob.focus("#composer-text")
+        bob.type("hm")
+        alice.wait_for("document.getElementById('typing').textContent.startsWith('bob#')", "'bob is typing' on alice's page")
+        shot("alice", "02b-bob-is-typing")
+        bob.evaluate("document.getElementById('composer-text').value = ''")
+
         step("bob reacts to alice's message; alice sees the reaction")
         bob.click("#messages li.message .actions button[data-action=react]")
         bob.click("#messages li.message .emoji-picker button")
