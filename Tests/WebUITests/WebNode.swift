@@ -56,10 +56,12 @@ final class WebNode: @unchecked Sendable {
 
     /// Starts `parley run --web 127.0.0.1:0 --listen 127.0.0.1:0` plus `network` (discovery
     /// options: loopback broadcast or none) and waits for the web URL on its stdout.
-    func start(network: [String] = ["--no-discovery"], sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    func start(
+        network: [String] = ["--no-discovery"], web: [String] = ["--web", "127.0.0.1:0"], sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
         let binary = try #require(ParleyExecutable.path, Comment(rawValue: ParleyExecutable.notFoundMessage), sourceLocation: sourceLocation)
         let process = try ChildProcess(
-            executable: binary, arguments: ["--data-dir", dataDir, "run", "--listen", "127.0.0.1:0", "--web", "127.0.0.1:0"] + network,
+            executable: binary, arguments: ["--data-dir", dataDir, "run", "--listen", "127.0.0.1:0"] + web + network,
             environment: ["HOME": directory.path], captureIn: directory.path, name: "\(name)-run")
         self.process = process
         var line: Substring?

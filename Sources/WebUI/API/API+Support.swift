@@ -137,6 +137,9 @@ enum API {
                 headers: [
                     ("Content-Type", inline ? mime : "application/octet-stream"),
                     ("Content-Disposition", (inline ? "inline" : "attachment") + "; filename=\"\(safeName)\""),
+                    // Content named by a message id and index, or an avatar URL carrying its
+                    // hash, never changes: the browser may keep it.
+                    ("Cache-Control", "private, max-age=86400"),
                 ], body: bytes))
     }
 }

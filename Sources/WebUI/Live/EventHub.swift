@@ -51,7 +51,9 @@ final class EventHub: @unchecked Sendable {
 
     func publish(_ event: WebEvent) {
         let (name, data) = event.wire
-        let text = data.text.replacingOccurrences(of: "\n", with: "")
+        // One line: JSON strings hold no raw line breaks, so dropping each break and the
+        // indentation after it changes nothing but layout.
+        let text = data.text.replacing(/\n */, with: "")
         for stream in lock.withLock({ streams }) where !stream.send(event: name, data: text) {
             lock.withLock { streams.removeAll { $0 === stream } }
         }

@@ -188,7 +188,7 @@ public final class HTTPServer: @unchecked Sendable {
         }
         guard let made else { return .NO }
         defer { MHD_destroy_response(made) }
-        for (name, value) in response.headers + Self.commonHeaders { MHD_add_response_header(made, name, value) }
+        for (name, value) in Self.withCommonHeaders(response.headers) { MHD_add_response_header(made, name, value) }
         return MHD_queue_response(connection, UInt32(response.status), made)
     }
 
@@ -202,7 +202,7 @@ public final class HTTPServer: @unchecked Sendable {
             return .NO
         }
         defer { MHD_destroy_response(made) }
-        for (name, value) in [("Content-Type", "text/event-stream; charset=utf-8"), ("Cache-Control", "no-store")] + Self.commonHeaders {
+        for (name, value) in Self.withCommonHeaders([("Content-Type", "text/event-stream; charset=utf-8")]) {
             MHD_add_response_header(made, name, value)
         }
         let key = ObjectIdentifier(stream)
@@ -236,6 +236,12 @@ public final class HTTPServer: @unchecked Sendable {
             "default-src 'self'; img-src 'self' blob: data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'"
         ),
     ]
+
+    /// `headers` plus each common header they do not set themselves.
+    static func withCommonHeaders(_ headers: [(String, String)]) -> [(String, String)] {
+        let given = Set(headers.map { $0.0.lowercased() })
+        return headers + commonHeaders.filter { !given.contains($0.0.lowercased()) }
+    }
 
     // MARK: - Headers and query arguments
 
