@@ -639,6 +639,7 @@ function connectEvents() {
     state.typing.set(data.user, { nick: data.nick, partition: data.partition, until: Date.now() + 6000 });
     renderTyping();
   });
+  source.addEventListener("bye", () => { $("connection").textContent = "the node stopped"; });
   source.onerror = () => { $("connection").textContent = "reconnecting…"; };
   setInterval(renderTyping, 1000);
 }
