@@ -1,12 +1,37 @@
 #ifndef PARLEY_CMICROHTTPD_SHIM_H
 #define PARLEY_CMICROHTTPD_SHIM_H
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <microhttpd.h>
+
+/* Counts the requests of each connection: a counter allocated when the connection opens, kept
+ * as its socket context, freed when it closes. */
+static void parley_mhd_notify_connection(void *cls, struct MHD_Connection *connection, void **socket_context,
+                                         enum MHD_ConnectionNotificationCode code)
+{
+    (void)cls;
+    (void)connection;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        *socket_context = calloc(1, sizeof(unsigned long));
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        free(*socket_context);
+        *socket_context = NULL;
+    }
+}
+
+/* One more request on `connection`: how many it has carried, this one included (0 if unknown). */
+static inline unsigned long parley_mhd_count_request(struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    if (info == NULL || info->socket_context == NULL) return 0;
+    unsigned long *count = (unsigned long *)info->socket_context;
+    return ++*count;
+}
 
 /* The bind address is only read while MHD_start_daemon runs.
  * Swift cannot call the variadic MHD_start_daemon: this wrapper passes every option through
@@ -29,6 +54,7 @@ static inline struct MHD_Daemon *parley_mhd_start(
         {MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds, NULL},
         {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)connection_memory_limit, NULL},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, completed_cls},
+        {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)parley_mhd_notify_connection, NULL},
         {MHD_OPTION_END, 0, NULL},
     };
     return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_cls,

@@ -174,6 +174,16 @@ import Testing
         #expect(!script.contains("innerHTML") && !script.contains("insertAdjacentHTML") && !script.contains("document.write"))
     }
 
+    @Test func aKeepAliveConnection_carriesAtMost1000Requests() async throws {
+        let (directory, node) = try await APITests.startNode("keep-alive")
+        defer {
+            node.kill()
+            directory.remove()
+        }
+        let result = try node.client.keepAlive("/app.css", max: 1_100)
+        #expect(result.answered == 1_000 && result.lastSaidClose, "\(result)")
+    }
+
     @Test func garbage_doesNotStopTheServer() async throws {
         let (directory, node) = try await APITests.startNode("garbage")
         defer {

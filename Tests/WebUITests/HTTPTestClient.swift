@@ -76,6 +76,47 @@ struct HTTPTestClient: Sendable {
         return text
     }
 
+    /// Sends `GET path` again and again on one keep-alive connection, reading each answer by its
+    /// `Content-Length`, until the server closes the connection or `max` requests were answered;
+    /// returns how many were answered and whether the last said `Connection: close`.
+    func keepAlive(_ path: String, max: Int) throws -> (answered: Int, lastSaidClose: Bool) {
+        let socket = try connect()
+        defer { close(socket) }
+        var pending: [UInt8] = []
+        var answered = 0
+        var saidClose = false
+        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8)
+        while answered < max {
+            try write(socket, request)
+            // Read one response: headers, then Content-Length bytes.
+            var buffer = [UInt8](repeating: 0, count: 64 << 10)
+            func headEnd() -> Int? { (0..<Swift.max(0, pending.count - 3)).first { pending[$0..<$0 + 4].elementsEqual([13, 10, 13, 10]) } }
+            while headEnd() == nil {
+                let count = recv(socket, &buffer, buffer.count, 0)
+                guard count > 0 else { return (answered, saidClose) }
+                pending += buffer[..<count]
+            }
+            let end = headEnd()!
+            let head = String(decoding: pending[..<end], as: UTF8.self).lowercased()
+            let length =
+                head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }.flatMap { Int($0.dropFirst(15).trimmingCharacters(in: .whitespaces)) }
+                ?? 0
+            while pending.count < end + 4 + length {
+                let count = recv(socket, &buffer, buffer.count, 0)
+                guard count > 0 else { return (answered, saidClose) }
+                pending += buffer[..<count]
+            }
+            pending.removeFirst(end + 4 + length)
+            answered += 1
+            saidClose = head.contains("connection: close")
+            if saidClose { break }
+        }
+        // After `Connection: close` the server closes: the next read sees the end.
+        var probe = [UInt8](repeating: 0, count: 16)
+        if saidClose && recv(socket, &probe, probe.count, 0) > 0 { saidClose = false }
+        return (answered, saidClose)
+    }
+
     private func connect() throws -> Int32 {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw Failure.connect(errno) }

@@ -23,6 +23,8 @@ public final class HTTPServer: @unchecked Sendable {
         public var connectionMemory = 64 << 10
         /// The longest a handler may take before the request is answered 503.
         public var handlerTimeout: Duration = .seconds(30)
+        /// Requests on one keep-alive connection; the last one's answer closes it.
+        public var requestsPerConnection: UInt = 1_000
         public init() {}
     }
 
@@ -85,6 +87,8 @@ public final class HTTPServer: @unchecked Sendable {
         var request: HTTPRequest
         var limit: Int
         var tooLarge = false
+        /// This request is the connection's last (`Limits.requestsPerConnection`).
+        var closesConnection = false
 
         init(request: HTTPRequest, limit: Int) {
             self.request = request
@@ -114,6 +118,7 @@ public final class HTTPServer: @unchecked Sendable {
                 method: method.map { String(cString: $0) } ?? "", path: url.map { String(cString: $0) } ?? "/",
                 query: Self.values(connection, .GET_ARGUMENT_KIND), headers: Self.values(connection, .HEADER_KIND, lowercase: true))
             let exchange = Exchange(request: request, limit: bodyLimit(request.method, request.path))
+            exchange.closesConnection = parley_mhd_count_request(connection) >= limits.requestsPerConnection
             state.pointee = Unmanaged.passRetained(exchange).toOpaque()
             if let length = request.header("content-length"), let declared = Int(length), declared > exchange.limit {
                 exchange.phase = .done
@@ -140,7 +145,7 @@ public final class HTTPServer: @unchecked Sendable {
             }
             if exchange.tooLarge {
                 exchange.phase = .done
-                return queue(WebError.tooLarge(limit: exchange.limit).response, on: connection)
+                return queue(WebError.tooLarge(limit: exchange.limit).response, on: connection, close: true)
             }
             exchange.phase = .running
             lock.withLock { running += 1 }
@@ -159,7 +164,7 @@ public final class HTTPServer: @unchecked Sendable {
         case .replying(let reply):
             exchange.phase = .done
             switch reply {
-            case .response(let response): return queue(response, on: connection)
+            case .response(let response): return queue(response, on: connection, close: exchange.closesConnection)
             case .stream(let stream): return queue(stream, on: connection)
             }
         case .done:
@@ -182,13 +187,14 @@ public final class HTTPServer: @unchecked Sendable {
         }
     }
 
-    private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+    private func queue(_ response: HTTPResponse, on connection: OpaquePointer, close: Bool = false) -> MHD_Result {
         let made = response.body.withUnsafeBytes { bytes in
             MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
         }
         guard let made else { return .NO }
         defer { MHD_destroy_response(made) }
-        for (name, value) in Self.withCommonHeaders(response.headers) { MHD_add_response_header(made, name, value) }
+        let headers = response.headers + (close ? [("Connection", "close")] : [])
+        for (name, value) in Self.withCommonHeaders(headers) { MHD_add_response_header(made, name, value) }
         return MHD_queue_response(connection, UInt32(response.status), made)
     }
 
