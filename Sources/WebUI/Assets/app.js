@@ -165,6 +165,7 @@ async function openChat(id) {
   localStorage.setItem("parley.chat", id);
   $("chat-title").textContent = chat.name;
   $("leave-chat").textContent = chat.kind === "room" ? "Leave room" : "Leave conversation";
+  $("members-button").hidden = chat.kind !== "conversation";
   closeSidebar();
   renderSidebar();
   await refreshCurrent(true);
@@ -601,6 +602,65 @@ async function submitNick(event) {
   }
 }
 
+// ---------- a conversation's members ----------
+
+function currentConversation() {
+  return state.current && state.current.kind === "conversation" ? state.conversations.find((c) => c.id === state.current.id) : null;
+}
+
+async function openMembers() {
+  $("add-member-search").value = "";
+  $("add-member-results").replaceChildren();
+  $("members-error").textContent = "";
+  renderMembers();
+  openDialog($("members-dialog"), $("add-member-search"));
+}
+
+function renderMembers() {
+  const conversation = currentConversation();
+  if (!conversation) return;
+  const mayRemove = state.me && conversation.creator === state.me.id;
+  $("members-list").replaceChildren(...conversation.members.map((id) => {
+    const person = state.people.find((p) => p.id === id) || { id, presence: "offline" };
+    const item = el("li", { "data-member-of": conversation.id },
+      el("span", { class: `dot ${person.presence}`, role: "img", "aria-label": person.presence }),
+      el("span", { text: personLabel(id, person.nick) + (id === conversation.creator ? " (creator)" : "") + (state.me && id === state.me.id ? " (you)" : "") }));
+    if (mayRemove && id !== state.me.id) {
+      item.append(el("button", {
+        type: "button", text: "Remove", "aria-label": `Remove ${personLabel(id, person.nick)}`,
+        onclick: () => changeMembers("DELETE", `/api/conversations/${conversation.id}/members/${id}`),
+      }));
+    }
+    return item;
+  }));
+}
+
+async function searchToAdd(text) {
+  const conversation = currentConversation();
+  if (!conversation) return;
+  const people = text ? await api("GET", `/api/people?search=${encodeURIComponent(text)}`) : [];
+  const candidates = people.filter((p) => !p.me && !conversation.members.includes(p.id));
+  $("add-member-results").replaceChildren(...candidates.map((person) => el("li", {},
+    el("span", { class: `dot ${person.presence}`, "aria-hidden": "true" }),
+    el("span", { text: personLabel(person.id, person.nick) }),
+    el("button", {
+      type: "button", text: "Add", "aria-label": `Add ${personLabel(person.id, person.nick)}`,
+      onclick: () => changeMembers("POST", `/api/conversations/${conversation.id}/members`, { user: person.id }),
+    }))));
+}
+
+async function changeMembers(method, path, body) {
+  try {
+    await api(method, path, body);
+    await loadSidebar();
+    renderMembers();
+    $("add-member-search").value = "";
+    $("add-member-results").replaceChildren();
+  } catch (error) {
+    $("members-error").textContent = error.message;
+  }
+}
+
 // ---------- sidebar on narrow screens ----------
 
 function toggleSidebar() {
@@ -728,6 +788,12 @@ function wire() {
     } catch (error) { showError(error); }
   });
   $("new-conversation").addEventListener("click", () => openNewConversation().catch(showError));
+  $("members-button").addEventListener("click", () => openMembers().catch(showError));
+  let addTimer = null;
+  $("add-member-search").addEventListener("input", () => {
+    clearTimeout(addTimer);
+    addTimer = setTimeout(() => searchToAdd($("add-member-search").value.trim()).catch(showError), 150);
+  });
   $("conversation-form").addEventListener("submit", createConversation);
   $("conversation-cancel").addEventListener("click", () => $("conversation-dialog").close());
   let searchTimer = null;

@@ -114,6 +114,12 @@ def main():
         bob.press("Enter")
         bob.wait_for("[...document.querySelectorAll('#messages .text')].some(e => e.textContent === 'only for you, alice')", "bob's private message")
 
+        bob.click("#members-button")
+        bob.wait_for("document.querySelectorAll('#members-list li').length === 2", "both members in the members dialog")
+        shot("bob", "03b-members")
+        bob.press("Escape")
+        bob.wait_for("!document.getElementById('members-dialog').open", "the members dialog to close")
+
         step("alice sees the conversation with an unread badge, opens it and answers")
         alice.wait_for("[...document.querySelectorAll('#conversations button')].some(b => b.textContent.includes('lab night') && b.querySelector('.badge'))",
                        "'lab night' with an unread badge on alice's page", timeout=30)
