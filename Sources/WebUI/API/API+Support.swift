@@ -1,5 +1,6 @@
 import Foundation
 import Identity
+import NodeRuntime
 import Presentation
 import Replica
 import Store
@@ -24,6 +25,7 @@ enum API {
             case .unknownPartition, .notFound: return .notFound(error.description)
             case .damaged: return .internalError(error.description)
             }
+        case let error as NodeError: return .unavailable("the node cannot answer now: \(error.description)")
         default: return .internalError("this node failed: \(error)")
         }
     }

@@ -152,6 +152,21 @@ def main():
         bob.wait_for("[...document.querySelectorAll('#messages .text')].some(e => e.textContent === 'the way in')", "the image message on bob's page")
         shot("alice", "06-image-attachment")
 
+        step("alice shares a location; bob's page shows it as a map link")
+        alice.click("#location-button")
+        alice.wait_for("document.getElementById('location-dialog').open", "the location dialog")
+        alice.focus("#location-lat")
+        alice.type("52.52")
+        alice.focus("#location-lon")
+        alice.type("13.405")
+        alice.press("Enter")
+        alice.wait_for("document.querySelectorAll('#pending .chip').length === 1", "the location waiting in the composer")
+        alice.focus("#composer-text")
+        alice.type("meet here")
+        alice.press("Enter")
+        bob.wait_for("[...document.querySelectorAll('#messages a.file-link')].some(a => a.textContent.includes('52.52000, 13.40500') && a.href.includes('mlat=52.52'))",
+                     "the location link on bob's page")
+
         step("alice uploads an avatar; bob's page shows it")
         avatar = png(os.path.join(work, "avatar.png"), 300, 300, (220, 60, 90))
         alice.press_letter("p", ALT)
