@@ -96,6 +96,29 @@ function timeText(iso) {
   return date.toDateString() === now.toDateString() ? clock : `${date.toLocaleDateString()} ${clock}`;
 }
 
+// Live updates re-render lists; a keyboard user must not lose their place. The focused control
+// is found again by its data attributes inside the re-rendered message or task.
+function focusKey() {
+  const active = document.activeElement;
+  if (!active || active === document.body) return null;
+  const host = active.closest("[data-message], [data-task]");
+  const hostSelector = host ? (host.dataset.message ? `[data-message="${host.dataset.message}"]` : `[data-task="${host.dataset.task}"]`) : "";
+  for (const name of ["data-chat", "data-person", "data-task-status", "data-action", "data-member"]) {
+    if (active.hasAttribute(name)) return `${hostSelector} [${name}="${CSS.escape(active.getAttribute(name))}"]`.trim();
+  }
+  return null;
+}
+
+function restoreFocus(key) {
+  if (!key || (document.activeElement && document.activeElement !== document.body)) return;
+  const target = document.querySelector(key);
+  if (target) target.focus();
+}
+
+function announce(text) {
+  $("announce").textContent = text;
+}
+
 // ---------- loading ----------
 
 async function loadMe() {
@@ -121,6 +144,7 @@ function chats() {
 }
 
 function renderSidebar() {
+  const focused = focusKey();
   const renderList = (list, items) => {
     list.replaceChildren(...items.map((chat) => {
       const current = state.current && state.current.id === chat.id;
@@ -154,6 +178,7 @@ function renderSidebar() {
     const chat = all.find((c) => c.id === state.current.id);
     if (chat) { state.current = chat; $("chat-title").textContent = chat.name; }
   }
+  restoreFocus(focused);
 }
 
 async function openChat(id) {
@@ -179,7 +204,10 @@ async function refreshCurrent(scroll) {
     const nearBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 80;
     const messages = await api("GET", `/api/partitions/${id}/messages?limit=200`);
     if (!state.current || state.current.id !== id) return;
+    const known = new Set(state.messages.map((m) => m.id));
+    const fresh = state.messages.length && !scroll ? messages.filter((m) => !known.has(m.id) && state.me && m.author !== state.me.id) : [];
     state.messages = messages;
+    if (fresh.length) announce(fresh.map((m) => `${personLabel(m.author, m.nick)}: ${m.text}`).join(". "));
     renderMessages();
     if (scroll || nearBottom) list.scrollTop = list.scrollHeight;
     const chat = chats().find((c) => c.id === id);
@@ -201,7 +229,9 @@ function renderMessages() {
     list.replaceChildren(el("li", { class: "muted", text: "No messages yet. Say hello!" }));
     return;
   }
+  const focused = focusKey();
   list.replaceChildren(...state.messages.map(renderMessage));
+  restoreFocus(focused);
 }
 
 function renderMessage(message) {
@@ -450,12 +480,14 @@ function renderTyping() {
 const statuses = [["open", "Open"], ["in-progress", "In progress"], ["complete", "Complete"]];
 
 function renderTasks() {
+  const focused = focusKey();
   for (const [status] of statuses) {
     const list = $(`tasks-${status}`);
     const tasks = state.tasks.filter((t) => t.status === status);
     list.replaceChildren(...tasks.map(renderTask));
     if (tasks.length === 0) list.append(el("li", { class: "muted", text: "nothing here" }));
   }
+  restoreFocus(focused);
 }
 
 function renderTask(task) {
@@ -470,13 +502,13 @@ function renderTask(task) {
   });
   const owner = task.owner ? personLabel(task.owner, nickOf(task.owner)) : null;
   const take = el("button", {
-    type: "button", text: task.owner === (state.me && state.me.id) ? "Unassign" : "Take it",
+    type: "button", "data-action": "take", text: task.owner === (state.me && state.me.id) ? "Unassign" : "Take it",
     onclick: async () => {
       const mineNow = task.owner === state.me.id;
       try { await api("PATCH", `/api/tasks/${task.id}`, { owner: mineNow ? null : state.me.id }); await refreshCurrent(false); } catch (error) { showError(error); }
     },
   });
-  const remove = el("button", { type: "button", text: "Delete", "aria-label": `Delete task ${task.title}` });
+  const remove = el("button", { type: "button", text: "Delete", "data-action": "delete-task", "aria-label": `Delete task ${task.title}` });
   remove.addEventListener("click", async () => {
     if (remove.dataset.confirm !== "yes") { remove.dataset.confirm = "yes"; remove.textContent = "Really?"; return; }
     try { await api("DELETE", `/api/tasks/${task.id}`); await refreshCurrent(false); } catch (error) { showError(error); }
