@@ -29,6 +29,19 @@ import Testing
         #expect(try client.send("GET", "/api/me", headers: ["Host": "evil.example:\(node.port)"].merging(node.bearer) { a, _ in a }).status == 403)
     }
 
+    @Test func status_saysWhereTheWebUIListens_withoutTheToken() async throws {
+        let (directory, node) = try await APITests.startNode("status")
+        defer {
+            node.kill()
+            directory.remove()
+        }
+        let status = await node.parley(["status", "--json"])
+        #expect(status.exitCode == 0 && status.stdout.contains("\"web\": \"http://127.0.0.1:\(node.port)/\""), "\(status)")
+        #expect(!status.stdout.contains(node.token))
+        let text = await node.parley(["status"])
+        #expect(text.stdout.contains("web UI      http://127.0.0.1:\(node.port)/"), "\(text)")
+    }
+
     @Test func noWeb_servesNothing() async throws {
         let directory = TestDirectory("no-web")
         defer { directory.remove() }
@@ -42,5 +55,7 @@ import Testing
         let up = await poll(timeout: .seconds(10)) { process.stdout.contains("listening on") || !process.isRunning }
         #expect(up && process.isRunning)
         #expect(!process.stdout.contains("web UI"), "\(process.stdout)")
+        let status = await node.parley(["status"])
+        #expect(status.stdout.contains("web UI      off"), "\(status)")
     }
 }

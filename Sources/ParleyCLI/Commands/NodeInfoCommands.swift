@@ -1,3 +1,4 @@
+import Foundation
 import Identity
 import NodeRuntime
 import Presentation
@@ -47,6 +48,13 @@ struct PeersCommand: Command {
     }
 }
 
+/// Where the running node's web UI listens, from the file `parley run` keeps (nil: no web UI).
+private func webAddress(_ context: Context) -> String? {
+    guard let path = try? context.dataDirectory().webAddressPath, let data = FileManager.default.contents(atPath: path) else { return nil }
+    let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    return text.hasPrefix("http://") ? text : nil
+}
+
 /// `parley status`: the running node at a glance.
 struct StatusCommand: Command {
     let name = "status"
@@ -55,7 +63,7 @@ struct StatusCommand: Command {
     let options: [OptionSpec] = [
         .flag(
             "json",
-            "print one JSON array with one object: pid, started_at, id, nick, data_dir, listen, "
+            "print one JSON array with one object: pid, started_at, id, nick, data_dir, listen, web, "
                 + "discovery_port, broadcast_targets, links, peers, store_ops, sync {fetched, wanted, ops_received, ops_sent, "
                 + "peers: [{id, nick, fetched, wanted, ops_received, ops_sent, bytes_received, bytes_sent, frames_received, "
                 + "frames_sent, since}]}")
@@ -75,7 +83,7 @@ struct StatusCommand: Command {
             throw CLIError.failure("the node sent no status; is it a different parley version? restart it")
         }
         if arguments.has("json") {
-            context.output.json([ViewJSON.status(status)])
+            context.output.json([ViewJSON.status(status, extra: ["web": .optional(webAddress(context))])])
             return 0
         }
         let me = Format.person(UserID(text: status.id) ?? UserID(Bytes32.zero), nick: status.nick)
@@ -87,6 +95,7 @@ struct StatusCommand: Command {
         } else {
             context.output.line("discovery   off")
         }
+        context.output.line("web UI      \(webAddress(context).map { "\($0) (open the URL `parley run` printed: it carries the token)" } ?? "off")")
         context.output.line("links       \(status.links) (of \(status.peersKnown) known peers)")
         context.output.line("store       \(status.storeOps) ops")
         let left = status.sync.wanted - min(status.sync.wanted, status.sync.fetched)

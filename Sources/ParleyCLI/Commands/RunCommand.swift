@@ -91,9 +91,17 @@ struct RunCommand: Command {
         } catch let error as NodeError {
             throw CLIError.failure(error.description)
         }
+        let addressFile = try context.dataDirectory().webAddressPath
+        try? FileManager.default.removeItem(atPath: addressFile)
         let server = try web.flatMap { address throws(CLIError) in
             try startWeb(address, node: node, identity: identity, context: context, explicit: arguments.has("web"))
         }
+        if let server {
+            let shown = web?.host == "0.0.0.0" ? "127.0.0.1" : web?.host ?? "127.0.0.1"
+            _ = FileManager.default.createFile(
+                atPath: addressFile, contents: Data("http://\(shown):\(server.port)/\n".utf8), attributes: [.posixPermissions: 0o600])
+        }
+        defer { try? FileManager.default.removeItem(atPath: addressFile) }
         let signals = SignalWatcher {
             Task {
                 await server?.stop()
