@@ -28,6 +28,7 @@ class Browser:
         self.process = subprocess.Popen(
             [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
              "--no-first-run", "--no-default-browser-check", "--disable-extensions", "--mute-audio",
+             "--disable-dev-shm-usage", "--lang=en-US",
              "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
              "--disable-backgrounding-occluded-windows", f"--user-data-dir={profile_dir}", "about:blank"],
             stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, pass_fds=(3, 4), preexec_fn=wire_fds)
