@@ -42,6 +42,19 @@ import Testing
         #expect(text.stdout.contains("web UI      http://127.0.0.1:\(node.port)/"), "\(text)")
     }
 
+    @Test func anExplicitWebPortInUse_isAnError_andTheNodeLeavesCleanly() async throws {
+        let (directory, first) = try await APITests.startNode("busy")
+        defer {
+            first.kill()
+            directory.remove()
+        }
+        let second = WebNode(name: "second", in: directory)
+        try await second.create(nick: "bob")
+        let result = await second.parley(["run", "--no-discovery", "--listen", "127.0.0.1:0", "--web", "127.0.0.1:\(first.port)"])
+        #expect(result.exitCode == 1 && result.stderr.contains("cannot serve the web UI"), "\(result)")
+        #expect(result.stderr.contains("stopped"), "the node said goodbye before exiting: \(result)")
+    }
+
     @Test func noWeb_servesNothing() async throws {
         let directory = TestDirectory("no-web")
         defer { directory.remove() }

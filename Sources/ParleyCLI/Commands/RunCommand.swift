@@ -93,8 +93,14 @@ struct RunCommand: Command {
         }
         let addressFile = try context.dataDirectory().webAddressPath
         try? FileManager.default.removeItem(atPath: addressFile)
-        let server = try web.flatMap { address throws(CLIError) in
-            try startWeb(address, node: node, identity: identity, context: context, explicit: arguments.has("web"))
+        let server: WebServer?
+        do {
+            server = try web.flatMap { address throws(CLIError) in
+                try startWeb(address, node: node, identity: identity, context: context, explicit: arguments.has("web"))
+            }
+        } catch {
+            try? NodeConnection.wait { await node.stop() }  // leave cleanly: goodbyes, store closed
+            throw error
         }
         if let server {
             let shown = web?.host == "0.0.0.0" ? "127.0.0.1" : web?.host ?? "127.0.0.1"
