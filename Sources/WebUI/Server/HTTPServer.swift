@@ -80,10 +80,17 @@ public final class HTTPServer: @unchecked Sendable {
 
     // MARK: - One request
 
-    /// What the server knows about one request across the library's calls.
+    /// What the server knows about one request across the library's calls. Only the library's
+    /// thread touches it, except `phase`, which the handler's task sets once (under the lock)
+    /// before it resumes the connection.
     final class Exchange: @unchecked Sendable {
         enum Phase { case receiving, running, replying(HTTPReply), done }
-        var phase = Phase.receiving
+        private let lock = NSLock()
+        private var storedPhase = Phase.receiving
+        var phase: Phase {
+            get { lock.withLock { storedPhase } }
+            set { lock.withLock { storedPhase = newValue } }
+        }
         var request: HTTPRequest
         var limit: Int
         var tooLarge = false
@@ -154,7 +161,7 @@ public final class HTTPServer: @unchecked Sendable {
             let box = ConnectionBox(connection)
             Task { [handler, limits] in
                 let reply = await Self.run(handler, request, timeout: limits.handlerTimeout)
-                exchange.phase = .replying(reply)  // read by the library's thread only after the resume below
+                exchange.phase = .replying(reply)
                 MHD_resume_connection(box.connection)
                 self.lock.withLock { self.running -= 1 }
             }
