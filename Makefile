@@ -7,10 +7,14 @@ export PARLEY_BROADCAST ?= 127.255.255.255
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 PARLEY := .build/debug/parley
 
-.PHONY: run test build deps bench clean lint format
+.PHONY: run test build deps test-deps bench clean lint format
 
 deps:
 	@scripts/install-deps.sh
+
+## test-deps: what the web UI's browser tests need (chromium, an emoji font, python3).
+test-deps: deps
+	@scripts/install-deps.sh --test
 
 build: deps
 	swift build $(SWIFT_FLAGS)
@@ -20,13 +24,14 @@ run: build
 	@$(PARLEY) chat lobby
 
 ## test: the whole suite (XCTest and Swift Testing); any failure fails it.
-## The node tests and the terminal chat's tmux tests run in a second pass: their links and
-## handshakes have deadlines, and the other suites' CPU-heavy and process-spawning tests would
-## otherwise starve Swift's cooperative thread pool (one thread per core) while they run in parallel.
-test: deps lint
+## The node tests, the terminal chat's tmux tests and the browser tests run in a second pass:
+## their links, handshakes, panes and pages have deadlines, and the other suites' CPU-heavy and
+## process-spawning tests would otherwise starve Swift's cooperative thread pool (one thread per
+## core) while they run in parallel. The browser tests save screenshots in .build/web-screenshots.
+test: test-deps lint
 	swift build --build-tests $(SWIFT_FLAGS)
-	swift test $(SWIFT_FLAGS) --skip NodeTests --skip TerminalUITests.Tmux
-	swift test $(SWIFT_FLAGS) --filter NodeTests --filter TerminalUITests.Tmux
+	swift test $(SWIFT_FLAGS) --skip NodeTests --skip TerminalUITests.Tmux --skip BrowserTests
+	swift test $(SWIFT_FLAGS) --filter NodeTests --filter TerminalUITests.Tmux --filter BrowserTests
 
 ## lint: the code follows .swift-format (fix with `make format`).
 lint:

@@ -15,6 +15,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // ncursesw: no pkgConfig (SwiftPM would drop its -D flags); the shim defines NCURSES_WIDECHAR.
         .systemLibrary(name: "CNcursesw", providers: [.apt(["libncurses-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
 
         // Swift faces of the C libraries.
         .target(name: "Sodium", dependencies: ["CSodium"]),
@@ -46,14 +47,21 @@ let package = Package(
 
         // What every interface shows: the JSON shapes of the views (a contract) and text
         // formatting that is safe for terminals. Shared by the CLI, the terminal chat and the web UI.
-        .target(name: "Presentation", dependencies: ["Store", "Replica", "Identity"]),
+        .target(name: "Presentation", dependencies: ["NodeRuntime", "Store", "Replica", "Identity"]),
+
+        // The web UI and JSON API served by `parley run`: HTTP server (libmicrohttpd), auth,
+        // routes, Server-Sent Events, the OpenAPI document; the page as plain HTML/CSS/JS resources.
+        .target(
+            name: "WebUI", dependencies: ["CMicroHTTPD", "Presentation", "NodeRuntime", "Store", "Replica", "Identity", "Sodium", "Wire"],
+            resources: [.copy("Assets")]),
 
         // The terminal chat's screen: a pure model, layout, wrapping and line editor, and the one
         // type that calls curses.
         .target(name: "TerminalUI", dependencies: ["CNcursesw", "Presentation"]),
 
         // Command line: one small type per command; `parley` is a thin main.
-        .target(name: "ParleyCLI", dependencies: ["Presentation", "TerminalUI", "NodeRuntime", "Store", "Replica", "Identity", "Sodium", "Wire"]),
+        .target(
+            name: "ParleyCLI", dependencies: ["Presentation", "TerminalUI", "WebUI", "NodeRuntime", "Store", "Replica", "Identity", "Sodium", "Wire"]),
         .executableTarget(name: "parley", dependencies: ["ParleyCLI"]),
 
         // Benchmarks (make bench); never part of the tests.
@@ -78,6 +86,7 @@ let package = Package(
                 "NodeRuntime", "Gossip", "Store", "Replica", "SQLite", "TestSupport", "SecureLink", "Discovery", "Transport", "Identity", "Sodium", "Wire",
             ]),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "TestSupport", "Store", "Replica", "Identity"]),
+        .testTarget(name: "WebUITests", dependencies: ["WebUI", "Presentation", "TestSupport"], exclude: ["browser"]),
         .testTarget(name: "CLITests", dependencies: ["ParleyCLI", "Presentation", "Store", "Replica", "Identity", "TestSupport"]),
     ]
 )

@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
-# Installs the Debian packages Parley builds and tests with, only those missing (idempotent);
-# tmux drives the terminal chat's tests.
+# Installs the Debian packages Parley builds and tests with, only those missing (idempotent).
 # Runs apt-get as root, or through sudo when available.
+#   scripts/install-deps.sh          what the build needs
+#   scripts/install-deps.sh --test   also what the tests need: Chromium, an emoji font and python3
+#                                    for the web UI's browser tests (without root outside CI, a
+#                                    warning: those tests are then skipped)
 set -euo pipefail
 
-packages=(libsodium-dev libsqlite3-dev libncurses-dev pkg-config tmux)
+packages=(libsodium-dev libsqlite3-dev libncurses-dev libmicrohttpd-dev pkg-config)
+optional=false
+if [ "${1:-}" = "--test" ]; then
+    # tmux drives the terminal chat's tests; Chromium, an emoji font and python3 the web UI's.
+    packages=(tmux chromium fonts-noto-color-emoji python3)
+    [ "${CI:-}" = "true" ] || optional=true
+fi
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -15,6 +24,9 @@ if [ "$(id -u)" -eq 0 ]; then
     apt=(apt-get)
 elif command -v sudo >/dev/null 2>&1; then
     apt=(sudo apt-get)
+elif $optional; then
+    echo "parley: warning: missing ${missing[*]}; the browser tests will be skipped (as root: apt-get install ${missing[*]})" >&2
+    exit 0
 else
     echo "parley: missing packages: ${missing[*]}; install them as root: apt-get install ${missing[*]}" >&2
     exit 1

@@ -16,6 +16,9 @@ struct DataDirectory: Sendable, Equatable {
 
     var keyPath: String { path + "/identity.key" }
     var databasePath: String { path + "/parley.db" }
+    /// Where the running node's web UI listens (`http://HOST:PORT/`, never the token), for
+    /// `parley status`; written by `parley run`, removed when it stops.
+    var webAddressPath: String { path + "/web.address" }
 
     /// The directory chosen by the option (if any) and the environment.
     static func resolve(option: String?, environment: [String: String]) throws(CLIError) -> DataDirectory {

@@ -1,4 +1,5 @@
 import Identity
+import Presentation
 import Replica
 import Store
 
@@ -140,22 +141,13 @@ extension String {
 }
 
 extension Lookup {
-    /// The longest nickname accepted, in characters: it is shown before `#xxxxxx` on every line.
-    static let maximumNickLength = 32
-
-    /// A nickname: trimmed, 1–32 characters, no spaces, control characters or `#` (the `#`
-    /// separates the nick from the id suffix in `alice#k3v9q2`).
+    /// A nickname: trimmed, then checked by `Validation.nicknameProblem` (1–32 characters, no
+    /// spaces, control characters or `#`).
     static func nickname(_ text: String, option: String, command: String) throws(CLIError) -> String {
         let nick = text.trimmingWhitespace()
         guard !nick.isEmpty else { throw .usage("--\(option) needs a nickname, not an empty string", command: command) }
-        guard nick.count <= maximumNickLength else {
-            throw .usage("the nickname '\(nick)' is longer than \(maximumNickLength) characters", command: command)
-        }
-        let forbidden = nick.unicodeScalars.contains {
-            $0.properties.isWhitespace || $0.properties.generalCategory == .control || $0 == "#"
-        }
-        guard !forbidden else {
-            throw .usage("a nickname cannot contain spaces, control characters or '#', and '\(nick)' does", command: command)
+        if let problem = Validation.nicknameProblem(nick) {
+            throw .usage("the nickname '\(nick)' \(problem)", command: command)
         }
         return nick
     }

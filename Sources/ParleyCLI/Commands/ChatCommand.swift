@@ -25,7 +25,10 @@ struct ChatCommand: Command {
     let examples = ["chat", "chat dev", "chat lobby --broadcast 127.255.255.255", "chat --no-discovery --peers ~/parley-peers.txt"]
 
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
-        try refuseUnsupported(arguments, ["web"])
+        for option in ["web", "web-allow-remote"] where arguments.has(option) {
+            throw CLIError.usage(
+                "--\(option): the node the chat starts serves no web UI; run `parley run` for the web UI and `parley chat` beside it", command: name)
+        }
         try expectPositionals(arguments, 0...1, names: ["ROOM"])
         let room = try arguments.positionals.first.map { text throws(CLIError) in try context.roomName(text, command: name) }
         // Every option is checked before the terminal is taken, so usage errors print as usual.

@@ -150,10 +150,7 @@ enum ConversationCommandSupport {
     /// A conversation name: trimmed, not empty, at most 128 bytes.
     static func conversationName(_ text: String, command: String) throws(CLIError) -> String {
         let title = text.trimmingWhitespace()
-        guard !title.isEmpty else { throw .usage("the conversation name is empty", command: command) }
-        guard title.utf8.count <= BodyLimits.nameBytes else {
-            throw .usage("the conversation name is over \(BodyLimits.nameBytes) bytes; choose a shorter one", command: command)
-        }
+        if let problem = Validation.conversationNameProblem(title) { throw .usage("the conversation name \(problem)", command: command) }
         return title
     }
 }

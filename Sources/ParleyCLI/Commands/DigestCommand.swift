@@ -15,38 +15,13 @@ struct DigestCommand: Command {
     ]
     let examples = ["digest", "digest --json"]
 
-    struct Row {
-        let partition: PartitionID
-        let kind: PartitionKind
-        let name: String
-        let ops: Int
-        let authors: Int
-        let digest: PartitionDigest
-        let joined: Bool
-    }
-
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
         try expectPositionals(arguments, 0...0, names: [])
         _ = try context.identity()
         let store = try context.store()
-        let rows: [Row] = try context.storeCall {
-            try store.partitions().map { record in
-                let heads = try store.heads(record.id)
-                return Row(
-                    partition: record.id, kind: record.descriptor.kind, name: try Self.name(of: record.descriptor, in: store),
-                    ops: try store.opCount(record.id), authors: heads.filter { $0.maxSeq > 0 }.count,
-                    digest: PartitionDigest(heads: heads), joined: record.joined)
-            }
-        }
+        let rows = try context.storeCall { try ViewJSON.digestRows(store) }
         if arguments.has("json") {
-            context.output.json(
-                rows.map { row in
-                    .object([
-                        "partition": .string(row.partition.text), "kind": .string(row.kind.description), "name": .string(row.name),
-                        "ops": .integer(Int64(row.ops)), "authors": .integer(Int64(row.authors)), "digest": .string(row.digest.text),
-                        "joined": .bool(row.joined),
-                    ])
-                })
+            context.output.json(rows.map(ViewJSON.digest))
             return 0
         }
         let names = rows.map { Format.safe($0.name, keepNewlines: false) }
@@ -60,13 +35,5 @@ struct DigestCommand: Command {
                     + String(repeating: " ", count: max(0, 7 - authors.count)) + authors + "  " + String(row.digest.text.prefix(16)))
         }
         return 0
-    }
-
-    static func name(of descriptor: PartitionDescriptor, in store: ReplicaStore) throws -> String {
-        switch descriptor {
-        case .room(let name): name.value
-        case .conversation: try store.conversation(descriptor.id)?.name ?? ""
-        case .directory, .inbox, .ownData: descriptor.kind.description
-        }
     }
 }

@@ -62,12 +62,8 @@ struct ReactCommand: Command {
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
         try expectPositionals(arguments, 2...2, names: ["MESSAGE_ID", "EMOJI"])
         let emoji = arguments.positionals[1].trimmingWhitespace()
-        guard !emoji.isEmpty, !emoji.unicodeScalars.contains(where: { $0.properties.isWhitespace }),
-            emoji.utf8.count <= BodyLimits.emojiBytes
-        else {
-            throw CLIError.usage(
-                "'\(arguments.positionals[1])' is not a reaction: give one emoji or a short word "
-                    + "without spaces (at most \(BodyLimits.emojiBytes) bytes)", command: name)
+        if let problem = Validation.reactionProblem(emoji) {
+            throw CLIError.usage("'\(arguments.positionals[1])' is not a reaction: a reaction \(problem)", command: name)
         }
         let (partition, message) = try Lookup.message(arguments.positionals[0], context: context, command: name)
         guard !message.deleted else { throw CLIError.failure("message \(message.id.text) was deleted; it takes no reactions") }

@@ -1,3 +1,4 @@
+import Foundation
 import Identity
 import NodeRuntime
 import Presentation
@@ -22,15 +23,7 @@ struct PeersCommand: Command {
         try expectPositionals(arguments, 0...0, names: [])
         let peers = try NodeConnection.require(ControlRequest(.peers), context).peers ?? []
         if arguments.has("json") {
-            context.output.json(
-                peers.map { peer in
-                    .object([
-                        "id": .string(peer.id), "nick": .optional(peer.nick), "addresses": .array(peer.addresses.map { .string($0) }),
-                        "state": .string(peer.state), "since": .string(Format.isoTime(millis: peer.since)),
-                        "last_seen": .optional(peer.lastSeen.map { Format.isoTime(millis: $0) }),
-                        "direction": .optional(peer.direction?.rawValue), "origin": .string(peer.origin), "static": .bool(peer.isStatic),
-                    ])
-                })
+            context.output.json(peers.map(ViewJSON.peer))
             return 0
         }
         guard !peers.isEmpty else {
@@ -55,6 +48,13 @@ struct PeersCommand: Command {
     }
 }
 
+/// Where the running node's web UI listens, from the file `parley run` keeps (nil: no web UI).
+private func webAddress(_ context: Context) -> String? {
+    guard let path = try? context.dataDirectory().webAddressPath, let data = FileManager.default.contents(atPath: path) else { return nil }
+    let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    return text.hasPrefix("http://") ? text : nil
+}
+
 /// `parley status`: the running node at a glance.
 struct StatusCommand: Command {
     let name = "status"
@@ -63,7 +63,7 @@ struct StatusCommand: Command {
     let options: [OptionSpec] = [
         .flag(
             "json",
-            "print one JSON array with one object: pid, started_at, id, nick, data_dir, listen, "
+            "print one JSON array with one object: pid, started_at, id, nick, data_dir, listen, web, "
                 + "discovery_port, broadcast_targets, links, peers, store_ops, sync {fetched, wanted, ops_received, ops_sent, "
                 + "peers: [{id, nick, fetched, wanted, ops_received, ops_sent, bytes_received, bytes_sent, frames_received, "
                 + "frames_sent, since}]}")
@@ -83,29 +83,7 @@ struct StatusCommand: Command {
             throw CLIError.failure("the node sent no status; is it a different parley version? restart it")
         }
         if arguments.has("json") {
-            context.output.json([
-                .object([
-                    "pid": .integer(Int64(status.pid)), "started_at": .string(Format.isoTime(millis: status.startedAt)),
-                    "id": .string(status.id), "nick": .optional(status.nick), "data_dir": .string(status.dataDirectory),
-                    "listen": .string(status.listen), "discovery_port": status.discoveryPort.map { .integer(Int64($0)) } ?? .null,
-                    "broadcast_targets": .array(status.broadcastTargets.map { .string($0) }), "links": .integer(Int64(status.links)),
-                    "peers": .integer(Int64(status.peersKnown)), "store_ops": .integer(Int64(status.storeOps)),
-                    "sync": .object([
-                        "fetched": .unsigned(status.sync.fetched), "wanted": .unsigned(status.sync.wanted),
-                        "ops_received": .unsigned(status.sync.opsReceived), "ops_sent": .unsigned(status.sync.opsSent),
-                        "peers": .array(
-                            status.sync.peers.map { peer in
-                                .object([
-                                    "id": .string(peer.id), "nick": .optional(peer.nick), "fetched": .unsigned(peer.fetched),
-                                    "wanted": .unsigned(peer.wanted), "ops_received": .unsigned(peer.opsReceived),
-                                    "ops_sent": .unsigned(peer.opsSent), "bytes_received": .unsigned(peer.bytesReceived),
-                                    "bytes_sent": .unsigned(peer.bytesSent), "frames_received": .unsigned(peer.framesReceived),
-                                    "frames_sent": .unsigned(peer.framesSent), "since": .string(Format.isoTime(millis: peer.since)),
-                                ])
-                            }),
-                    ]),
-                ])
-            ])
+            context.output.json([ViewJSON.status(status, extra: ["web": .optional(webAddress(context))])])
             return 0
         }
         let me = Format.person(UserID(text: status.id) ?? UserID(Bytes32.zero), nick: status.nick)
@@ -117,6 +95,7 @@ struct StatusCommand: Command {
         } else {
             context.output.line("discovery   off")
         }
+        context.output.line("web UI      \(webAddress(context).map { "\($0) (open the URL `parley run` printed: it carries the token)" } ?? "off")")
         context.output.line("links       \(status.links) (of \(status.peersKnown) known peers)")
         context.output.line("store       \(status.storeOps) ops")
         let left = status.sync.wanted - min(status.sync.wanted, status.sync.fetched)

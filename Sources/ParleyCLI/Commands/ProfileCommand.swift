@@ -56,13 +56,7 @@ struct ProfileCommand: Command {
             presence: profile?.presence
         )
         if arguments.has("json") {
-            context.output.json([
-                .object([
-                    "id": .string(identity.id.text), "nick": .optional(fields.nick), "display_name": .optional(fields.displayName),
-                    "status": .optional(fields.status), "presence": .optional(fields.presence?.description),
-                    "avatar": profile?.avatar.map(ViewJSON.attachment) ?? .null,
-                ])
-            ])
+            context.output.json([ViewJSON.profile(identity.id, profile)])
             return 0
         }
         context.output.line(Format.person(identity.id, nick: fields.nick))

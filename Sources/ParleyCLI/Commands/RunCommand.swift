@@ -1,7 +1,9 @@
 import Dispatch
 import Foundation
+import Identity
 import NodeRuntime
 import Replica
+import WebUI
 
 /// `parley run`: the node in the foreground — discovery, links, sync, the control socket — until
 /// SIGINT or SIGTERM.
@@ -10,7 +12,8 @@ struct RunCommand: Command {
     let summary = "run the node: find peers on the LAN, link to them, sync your rooms, serve the control socket"
     let usage = [
         "run [--listen HOST:PORT] [--discovery-port N | --no-discovery] [--broadcast ADDR[,ADDR...]] "
-            + "[--peers FILE] [--network-secret-file FILE] [--log-level LEVEL] [--join ROOM]..."
+            + "[--peers FILE] [--network-secret-file FILE] [--web HOST:PORT [--web-allow-remote] | --no-web] "
+            + "[--log-level LEVEL] [--join ROOM]..."
     ]
     var options: [OptionSpec] { Self.nodeOptions }
     var advancedOptions: [OptionSpec] { Self.nodeAdvancedOptions }
@@ -25,8 +28,9 @@ struct RunCommand: Command {
         .value("network-secret-file", "FILE", "the deployment secret: nodes with different secrets never talk"),
         .value("log-level", "LEVEL", "debug, info (default), warn or error"),
         .value("join", "ROOM", "join ROOM before starting (repeatable)"),
-        .flag("no-web", "serve no web UI (the web UI is not there yet; accepted for scripts)"),
-        .value("web", "HOST:PORT", "(not yet supported) where the web UI listens"),
+        .value("web", "HOST:PORT", "where the web UI and JSON API listen (default 127.0.0.1:7749; port 0 picks a free port)"),
+        .flag("web-allow-remote", "allow --web on an address other than loopback (others on the network can then reach it)"),
+        .flag("no-web", "serve no web UI"),
     ]
     static let nodeAdvancedOptions: [OptionSpec] = [
         .value("beacon-interval", "MS", "the fast beacon interval (default 1000)"),
@@ -60,6 +64,10 @@ struct RunCommand: Command {
         "Other commands reach the running node through control.sock in the data directory (mode 0600): they write the "
             + "store themselves and poke the node, which pushes the new ops to its peers at once (it also checks the "
             + "store every --poll-interval). One node per data directory: a second `parley run` on it fails.",
+        "Web UI: a page and a JSON API (its OpenAPI document at /api/openapi.json) on --web, by default 127.0.0.1:7749. "
+            + "The URL printed at start carries a new random access token; open it in a browser (it then stays in a cookie), "
+            + "or send the token as Authorization: Bearer TOKEN. If the default port is taken, the node runs without a web UI "
+            + "and says so. See docs/WEB.md.",
     ]
     let examples = [
         "run", "run --listen 127.0.0.1:0 --broadcast 127.255.255.255",
@@ -67,8 +75,8 @@ struct RunCommand: Command {
     ]
 
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
-        try refuseUnsupported(arguments, ["web"])
         try expectPositionals(arguments, 0...0, names: [])
+        let web = try webAddress(arguments)
         let configuration = try Self.nodeConfiguration(context, arguments, command: name)
         let level = try Self.logLevel(arguments, command: name)
         let identity = try context.identity()
@@ -81,10 +89,79 @@ struct RunCommand: Command {
         } catch let error as NodeError {
             throw CLIError.failure(error.description)
         }
-        let signals = SignalWatcher { Task { await node.stop() } }
+        let addressFile = try context.dataDirectory().webAddressPath
+        try? FileManager.default.removeItem(atPath: addressFile)
+        let server: WebServer?
+        do {
+            server = try web.flatMap { address throws(CLIError) in
+                try startWeb(address, node: node, identity: identity, context: context, explicit: arguments.has("web"))
+            }
+        } catch {
+            try? NodeConnection.wait { await node.stop() }  // leave cleanly: goodbyes, store closed
+            throw error
+        }
+        if let server {
+            let shown = web?.host == "0.0.0.0" ? "127.0.0.1" : web?.host ?? "127.0.0.1"
+            _ = FileManager.default.createFile(
+                atPath: addressFile, contents: Data("http://\(shown):\(server.port)/\n".utf8), attributes: [.posixPermissions: 0o600])
+        }
+        defer { try? FileManager.default.removeItem(atPath: addressFile) }
+        let signals = SignalWatcher {
+            Task {
+                await server?.stop()
+                await node.stop()
+            }
+        }
         try NodeConnection.wait { await node.waitUntilStopped() }
         signals.cancel()
         return 0
+    }
+
+    /// `--web` / `--no-web` / `--web-allow-remote`: where to serve the web UI, or nil for nowhere.
+    private func webAddress(_ arguments: ParsedArguments) throws(CLIError) -> (host: String, port: UInt16, allowRemote: Bool)? {
+        if arguments.has("no-web") {
+            if arguments.has("web") || arguments.has("web-allow-remote") {
+                throw .usage("--no-web excludes --web and --web-allow-remote", command: name)
+            }
+            return nil
+        }
+        let text = arguments.value("web") ?? WebServer.defaultAddress
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
+            throw .usage("--web must be HOST:PORT, such as 127.0.0.1:7749, not '\(text)'", command: name)
+        }
+        var host = String(text[..<colon])
+        if host == "localhost" { host = "127.0.0.1" }
+        return (host, port, arguments.has("web-allow-remote"))
+    }
+
+    /// Starts the web server and prints the URL to open (with its token; it is printed nowhere
+    /// else). A default port that is taken is a warning; an explicit `--web` that fails is an error.
+    private func startWeb(
+        _ address: (host: String, port: UInt16, allowRemote: Bool), node: Node, identity: Identity, context: Context, explicit: Bool
+    ) throws(CLIError) -> WebServer? {
+        let server: WebServer
+        do throws(WebError) {
+            server = try WebServer(
+                node: node, identity: identity, host: address.host, port: address.port,
+                allowRemote: address.allowRemote)
+            let url = try server.start()
+            if !address.host.hasPrefix("127.") {
+                FileHandle.standardError.write(
+                    Data(
+                        "parley: warning: the web UI listens on \(address.host):\(server.port), reachable from the network; anyone with the URL's token can act as you\n"
+                            .utf8))
+            }
+            context.output.line("parley web UI on port \(server.port): open \(url)")
+            context.output.flush()
+            return server
+        } catch {
+            if case .badAddress(let why) = error { throw .usage(why, command: name) }
+            guard explicit else {
+                FileHandle.standardError.write(Data("parley: warning: no web UI: \(error.message); use --web HOST:PORT or --no-web\n".utf8))
+                return nil
+            }
+            throw .failure("cannot serve the web UI: \(error.message)")
+        }
     }
 
     /// The `--log-level` given (info when none).

@@ -1,0 +1,242 @@
+import Identity
+import NodeRuntime
+import Presentation
+import Replica
+import Store
+
+extension API {
+    // MARK: Rooms
+
+    static func rooms(_ call: Call) async throws -> HTTPReply {
+        let me = call.access.identity.id
+        let rooms = try await call.access.read { store in
+            try store.partitions().compactMap { record -> (RoomName, PartitionID, Int)? in
+                guard record.joined, case .room(let name) = record.descriptor else { return nil }
+                return (name, record.id, try store.unreadCount(record.id, reader: me))
+            }.sorted { $0.0.value < $1.0.value }
+        }
+        return json(.array(rooms.map { ViewJSON.room(name: $0.0, id: $0.1, unread: $0.2) }))
+    }
+
+    static func join(_ call: Call) async throws -> HTTPReply {
+        let text = try RequestBody(call.request).requiredString("name")
+        guard let room = RoomName(text) else {
+            throw WebError.badRequest("'\(text.prefix(80))' is not a room name: \(RoomName.problem(with: text) ?? "it is not valid")")
+        }
+        let me = call.access.identity.id
+        let (id, unread) = try await call.access.write { store in
+            let record = try store.ensurePartition(.room(room), joined: true)
+            if !record.joined { try store.setJoined(record.id, true) }
+            return (record.id, try store.unreadCount(record.id, reader: me))
+        }
+        call.access.hub.publish(.partitions)
+        return json(ViewJSON.room(name: room, id: id, unread: unread), status: 201)
+    }
+
+    static func leave(_ call: Call) async throws -> HTTPReply {
+        let text = call.parameter("room")
+        guard let room = RoomName(text) else { throw WebError.badRequest("'\(text.prefix(80))' is not a room name") }
+        let id = PartitionDescriptor.room(room).id
+        guard try await call.access.read({ try $0.partition(id)?.joined ?? false }) else { throw WebError.notFound("you are not in \(room)") }
+        try await call.access.write { try $0.setJoined(id, false) }
+        call.access.hub.publish(.partitions)
+        return noContent
+    }
+
+    // MARK: Conversations
+
+    static func conversations(_ call: Call) async throws -> HTTPReply {
+        let me = call.access.identity.id
+        return json(.array(try await call.access.read { try $0.conversations(reader: me) }.map(ViewJSON.conversation)))
+    }
+
+    static func summary(_ id: PartitionID, _ call: Call) async throws -> JSON {
+        let me = call.access.identity.id
+        let found = try await call.access.read { try $0.conversations(reader: me).first { $0.id == id } }
+        guard let found else { throw WebError.notFound("conversation \(id.text) is not among yours") }
+        return ViewJSON.conversation(found)
+    }
+
+    static func createConversation(_ call: Call) async throws -> HTTPReply {
+        let body = try RequestBody(call.request)
+        let name = try conversationName(body.requiredString("name"))
+        guard let list = try body.strings("members"), !list.isEmpty else { throw WebError.badRequest("members needs at least one user id") }
+        guard list.count <= BodyLimits.members else { throw WebError.badRequest("at most \(BodyLimits.members) members") }
+        var members: [UserID] = []
+        for text in list { members.append(try userID(text, field: "members")) }
+        let identity = call.access.identity
+        let invited = members
+        let descriptor = try await call.access.write { store in
+            try store.createConversation(name: name, members: invited, by: identity, nowMillis: API.now())
+        }
+        call.access.hub.publish(.partitions)
+        return json(try await summary(descriptor.id, call), status: 201)
+    }
+
+    /// The conversation a path names; 404 unless this user is or was in it.
+    static func conversation(_ call: Call) async throws -> (id: PartitionID, creator: UserID, members: Membership.State) {
+        let text = call.parameter("conversation")
+        guard let id = PartitionID(text: text.lowercased()) else { throw WebError.badRequest("'\(text.prefix(80))' is not a conversation id") }
+        let me = call.access.identity.id
+        return try await call.access.read { store in
+            guard let record = try store.partition(id), case .conversation(let creator, _) = record.descriptor,
+                let details = try store.conversation(id), details.members.everMember.contains(me)
+            else { throw WebError.notFound("no conversation \(id.text) of yours here") }
+            return (id, creator, details.members)
+        }
+    }
+
+    static func renameConversation(_ call: Call) async throws -> HTTPReply {
+        let name = try conversationName(RequestBody(call.request).requiredString("name"))
+        let conversation = try await conversation(call)
+        let identity = call.access.identity
+        try await call.access.write { store in
+            _ = try store.author(.conversationRename(name: name), in: conversation.id, by: identity, nowMillis: API.now())
+        }
+        return json(try await summary(conversation.id, call))
+    }
+
+    static func addMember(_ call: Call) async throws -> HTTPReply {
+        let user = try userID(RequestBody(call.request).requiredString("user"), field: "user")
+        let conversation = try await conversation(call)
+        let identity = call.access.identity
+        guard conversation.members.current.contains(identity.id) else { throw WebError.conflict("you are no longer a member") }
+        if !conversation.members.current.contains(user) {
+            try await call.access.write { store in
+                _ = try store.author(.memberAdd(user), in: conversation.id, by: identity, nowMillis: API.now())
+            }
+        }
+        return json(try await summary(conversation.id, call))
+    }
+
+    static func removeMember(_ call: Call) async throws -> HTTPReply {
+        let user = try userID(call.parameter("user"), field: "user")
+        let conversation = try await conversation(call)
+        let identity = call.access.identity
+        guard conversation.creator == identity.id else { throw WebError.conflict("only the conversation's creator can remove members") }
+        guard user != identity.id else { throw WebError.conflict("to leave a conversation, POST its /leave") }
+        guard conversation.members.current.contains(user) else { throw WebError.notFound("that person is not a member") }
+        try await call.access.write { store in
+            _ = try store.author(.memberRemove(user), in: conversation.id, by: identity, nowMillis: API.now())
+        }
+        return json(try await summary(conversation.id, call))
+    }
+
+    static func leaveConversation(_ call: Call) async throws -> HTTPReply {
+        let conversation = try await conversation(call)
+        let identity = call.access.identity
+        guard conversation.members.current.contains(identity.id) else { throw WebError.conflict("you are no longer a member") }
+        try await call.access.write { store in
+            _ = try store.author(.memberLeave, in: conversation.id, by: identity, nowMillis: API.now())
+            try store.setJoined(conversation.id, false)
+        }
+        call.access.hub.publish(.partitions)
+        return noContent
+    }
+
+    private static func conversationName(_ text: String) throws(WebError) -> String {
+        let name = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if let problem = Validation.conversationNameProblem(name) { throw .badRequest("name \(problem)") }
+        return name
+    }
+
+    // MARK: People and profile
+
+    static func people(_ call: Call) async throws -> HTTPReply {
+        let me = call.access.identity.id
+        let search = call.request.query["search"].map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : $0 }
+        let live = await call.access.livePresence()
+        return json(.array(try await call.access.read { try $0.people(me: me, search: search, live: live) }.map(ViewJSON.person)))
+    }
+
+    static func avatar(_ call: Call) async throws -> HTTPReply {
+        let user = try userID(call.parameter("user"), field: "user")
+        let found = try await call.access.read { store -> (Attachment, [UInt8]?)? in
+            guard let avatar = try store.profile(user)?.avatar else { return nil }
+            return (avatar, try store.blob(avatar.hash))
+        }
+        guard let (avatar, bytes) = found else { throw WebError.notFound("that person has no avatar") }
+        guard let bytes else { throw WebError.notFound("the avatar has not reached this node yet") }
+        return content(bytes, mime: avatar.mime, name: avatar.name)
+    }
+
+    static func profile(_ call: Call) async throws -> HTTPReply {
+        let me = call.access.identity.id
+        return json(ViewJSON.profile(me, try await call.access.read { try $0.profile(me) }))
+    }
+
+    static func updateProfile(_ call: Call) async throws -> HTTPReply {
+        let body = try RequestBody(call.request)
+        let nick = try body.string("nick").map { text throws(WebError) in
+            let nick = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            if let problem = Validation.nicknameProblem(nick) { throw WebError.badRequest("the nickname \(problem)") }
+            return nick
+        }
+        let displayName = try body.string("display_name").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        let status = try body.string("status").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        if let displayName, displayName.utf8.count > BodyLimits.nameBytes { throw WebError.badRequest("display_name is over \(BodyLimits.nameBytes) bytes") }
+        if let status, status.utf8.count > BodyLimits.statusBytes { throw WebError.badRequest("status is over \(BodyLimits.statusBytes) bytes") }
+        let presence = try body.string("presence").map { text throws(WebError) in
+            guard let mode = PresenceMode.allCases.first(where: { $0.description == text }) else {
+                throw WebError.badRequest("presence must be online, away or hidden")
+            }
+            return mode
+        }
+        guard nick != nil || displayName != nil || status != nil || presence != nil else {
+            throw WebError.badRequest("nothing to change: give nick, display_name, status or presence")
+        }
+        return try await writeProfile(call, nick: nick, displayName: displayName, status: status, presence: presence, avatar: nil)
+    }
+
+    static func uploadAvatar(_ call: Call) async throws -> HTTPReply {
+        let body = try RequestBody(call.request)
+        let file = try file(body.object, field: "avatar")
+        guard file.mime.hasPrefix("image/") else { throw WebError.badRequest("an avatar must be an image (mime image/...)") }
+        return try await writeProfile(call, nick: nil, displayName: nil, status: nil, presence: nil, avatar: file)
+    }
+
+    private static func writeProfile(
+        _ call: Call, nick: String?, displayName: String?, status: String?, presence: PresenceMode?, avatar file: File?
+    ) async throws -> HTTPReply {
+        let identity = call.access.identity
+        let profile = try await call.access.write { store in
+            let now = API.now()
+            let avatar = try file.map { file in
+                Attachment(name: file.name, size: UInt64(file.bytes.count), mime: file.mime, hash: try store.storeBlob(file.bytes, nowMillis: now))
+            }
+            _ = try store.author(
+                .profile(subject: identity.id, nick: nick, displayName: displayName, status: status, presence: presence, avatar: avatar),
+                in: PartitionDescriptor.directory.id, by: identity, nowMillis: now)
+            return try store.profile(identity.id)
+        }
+        call.access.hub.publish(.presence)
+        return json(ViewJSON.profile(identity.id, profile))
+    }
+
+    // MARK: The node
+
+    static func me(_ call: Call) async throws -> HTTPReply {
+        let me = call.access.identity.id
+        let profile = try await call.access.read { try $0.profile(me) }
+        guard case .object(var fields) = ViewJSON.profile(me, profile) else { return json(.null) }
+        fields["short"] = .string(me.short)
+        fields["web"] = .string(call.web.url)
+        return json(.object(fields))
+    }
+
+    static func peers(_ call: Call) async throws -> HTTPReply {
+        json(.array(await call.access.node.peers().map(ViewJSON.peer)))
+    }
+
+    static func status(_ call: Call) async throws -> HTTPReply {
+        json(ViewJSON.status(await call.access.node.status(), extra: ["web": .string(call.web.url)]))
+    }
+
+    static func digest(_ call: Call) async throws -> HTTPReply {
+        json(.array(try await call.access.read { try ViewJSON.digestRows($0) }.map(ViewJSON.digest)))
+    }
+
+    static func events(_ call: Call) async throws -> HTTPReply {
+        .stream(call.access.hub.subscribe())
+    }
+}

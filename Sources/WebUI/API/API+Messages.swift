@@ -1,0 +1,193 @@
+import Identity
+import Presentation
+import Replica
+import Store
+
+extension API {
+    // MARK: Messages
+
+    static func history(_ call: Call) async throws -> HTTPReply {
+        let partition = try await partition(call.parameter("partition"), call)
+        var limit: Int?
+        if let text = call.request.query["limit"] {
+            guard let value = Int(text), value > 0 else { throw WebError.badRequest("limit must be a positive whole number, not '\(text.prefix(40))'") }
+            limit = value
+        }
+        let newest = limit
+        let messages = try await call.access.read { try $0.history(partition, limit: newest) }
+        return json(.array(messages.map(ViewJSON.message)))
+    }
+
+    static func send(_ call: Call) async throws -> HTTPReply {
+        let partition = try await partition(call.parameter("partition"), call)
+        let body = try RequestBody(call.request)
+        let text = try body.string("text") ?? ""
+        let files = try (body.objects("attachments") ?? []).enumerated().map { index, object throws(WebError) in
+            try file(object, field: "attachments[\(index)]")
+        }
+        guard files.count <= BodyLimits.attachments else { throw WebError.badRequest("at most \(BodyLimits.attachments) attachments per message") }
+        var location: Location?
+        if let place = try body.object("location") {
+            guard let latitude = place["lat"] as? Double, let longitude = place["lon"] as? Double else {
+                throw WebError.badRequest("location must be {\"lat\": number, \"lon\": number}")
+            }
+            location = Location(latitude: latitude, longitude: longitude)
+            guard location!.isValid else { throw WebError.badRequest("location is off the globe: lat within -90...90, lon within -180...180") }
+        }
+        guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty || !files.isEmpty || location != nil else {
+            throw WebError.badRequest("a message needs text, an attachment or a location")
+        }
+        guard text.utf8.count <= BodyLimits.textBytes else { throw WebError.badRequest("text is over \(BodyLimits.textBytes) bytes") }
+        let identity = call.access.identity
+        let place = location
+        let message = try await call.access.write { store in
+            let now = API.now()
+            let attachments = try files.map { file in
+                try store.attach(file.bytes, name: file.name, mime: file.mime, in: partition, by: identity, nowMillis: now)
+            }
+            let op = try store.author(
+                .post(text: text, attachments: attachments, location: place, replyTo: nil), in: partition, by: identity, nowMillis: now)
+            return try store.message(op.id)?.message
+        }
+        guard let message else { throw WebError.internalError("the message was stored but cannot be read back") }
+        return json(ViewJSON.message(message), status: 201)
+    }
+
+    static func edit(_ call: Call) async throws -> HTTPReply {
+        let body = try RequestBody(call.request)
+        let text = try body.requiredString("text")
+        guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw WebError.badRequest("text is empty") }
+        guard text.utf8.count <= BodyLimits.textBytes else { throw WebError.badRequest("text is over \(BodyLimits.textBytes) bytes") }
+        let (partition, message) = try await message(call.parameter("message"), call)
+        let identity = call.access.identity
+        guard message.author == identity.id else { throw WebError.conflict("you can only edit your own messages") }
+        guard !message.deleted else { throw WebError.conflict("the message was deleted; there is nothing to edit") }
+        let edited = try await call.access.write { store in
+            if message.text != text { try store.author(.edit(target: message.id, text: text), in: partition, by: identity, nowMillis: API.now()) }
+            return try store.message(message.id)?.message
+        }
+        return json(ViewJSON.message(edited ?? message))
+    }
+
+    static func delete(_ call: Call) async throws -> HTTPReply {
+        let (partition, message) = try await message(call.parameter("message"), call)
+        let identity = call.access.identity
+        guard message.author == identity.id else { throw WebError.conflict("you can only delete your own messages") }
+        if !message.deleted {
+            try await call.access.write { store in
+                _ = try store.author(.delete(target: message.id), in: partition, by: identity, nowMillis: API.now())
+            }
+        }
+        return noContent
+    }
+
+    static func react(_ call: Call) async throws -> HTTPReply {
+        let body = try RequestBody(call.request)
+        let emoji = try body.requiredString("emoji").trimmingCharacters(in: .whitespacesAndNewlines)
+        if let problem = Validation.reactionProblem(emoji) { throw WebError.badRequest("emoji \(problem)") }
+        let on = try body.bool("on") ?? true
+        let (partition, message) = try await message(call.parameter("message"), call)
+        guard !message.deleted else { throw WebError.conflict("the message was deleted; it takes no reactions") }
+        let identity = call.access.identity
+        let reacted = try await call.access.write { store in
+            _ = try store.author(.react(target: message.id, emoji: emoji, on: on), in: partition, by: identity, nowMillis: API.now())
+            return try store.message(message.id)?.message
+        }
+        return json(ViewJSON.message(reacted ?? message))
+    }
+
+    static func attachment(_ call: Call) async throws -> HTTPReply {
+        let (partition, message) = try await message(call.parameter("message"), call)
+        guard let index = Int(call.parameter("index")), index >= 1, index <= message.attachments.count else {
+            throw WebError.notFound("message \(message.id.text) has \(message.attachments.count) attachment(s), counted from 1")
+        }
+        let attachment = message.attachments[index - 1]
+        switch try await call.access.read({ try $0.attachmentContent(attachment, in: partition) }) {
+        case .notFetched: throw WebError.notFound("\(attachment.name) has not reached this node yet")
+        case .cannotOpen: throw WebError.conflict("\(attachment.name) is encrypted with a key this node does not hold")
+        case .content(let bytes): return content(bytes, mime: attachment.mime, name: attachment.name)
+        }
+    }
+
+    static func markRead(_ call: Call) async throws -> HTTPReply {
+        let partition = try await partition(call.parameter("partition"), call)
+        let identity = call.access.identity
+        try await call.access.write { store in
+            guard let newest = try store.newestMessageHLC(partition) else { return }
+            if let marker = try store.readMarker(owner: identity.id, partition: partition), marker >= newest { return }
+            let ownData = PartitionDescriptor.ownData(owner: identity.id)
+            _ = try store.ensurePartition(ownData, joined: true)
+            _ = try store.author(.readMarker(partition: partition, position: newest), in: ownData.id, by: identity, nowMillis: API.now())
+        }
+        return noContent
+    }
+
+    static func typing(_ call: Call) async throws -> HTTPReply {
+        let partition = try await partition(call.parameter("partition"), call)
+        await call.access.typing(in: partition)
+        return noContent
+    }
+
+    // MARK: Tasks
+
+    static func tasks(_ call: Call) async throws -> HTTPReply {
+        let partition = try await partition(call.parameter("partition"), call)
+        return json(.array(try await call.access.read { try $0.tasks(partition) }.map(ViewJSON.task)))
+    }
+
+    static func addTask(_ call: Call) async throws -> HTTPReply {
+        let partition = try await partition(call.parameter("partition"), call)
+        let body = try RequestBody(call.request)
+        let title = try taskTitle(body.requiredString("title"))
+        let owner = try body.string("owner").map { text throws(WebError) in try userID(text, field: "owner") }
+        let identity = call.access.identity
+        let task = try await call.access.write { store in
+            let op = try store.author(.taskCreate(title: title, owner: owner), in: partition, by: identity, nowMillis: API.now())
+            return try store.task(op.id)?.task
+        }
+        guard let task else { throw WebError.internalError("the task was stored but cannot be read back") }
+        return json(ViewJSON.task(task), status: 201)
+    }
+
+    static func updateTask(_ call: Call) async throws -> HTTPReply {
+        let body = try RequestBody(call.request)
+        let status = try body.string("status").map { text throws(WebError) in
+            guard let status = TaskStatus(text: text) else { throw WebError.badRequest("status must be open, in-progress or complete") }
+            return status
+        }
+        let title = try body.string("title").map { text throws(WebError) in try taskTitle(text) }
+        var owner = FieldChange<UserID>.unchanged
+        if body.isNull("owner") {
+            owner = .cleared
+        } else if let text = try body.string("owner") {
+            owner = .set(try userID(text, field: "owner"))
+        }
+        guard status != nil || title != nil || body.has("owner") else {
+            throw WebError.badRequest("nothing to change: give status, title or owner")
+        }
+        let (partition, task) = try await task(call.parameter("task"), call)
+        let identity = call.access.identity
+        let change = owner
+        let updated = try await call.access.write { store in
+            _ = try store.author(.taskUpdate(target: task.id, title: title, status: status, owner: change), in: partition, by: identity, nowMillis: API.now())
+            return try store.task(task.id)?.task
+        }
+        return json(ViewJSON.task(updated ?? task))
+    }
+
+    static func deleteTask(_ call: Call) async throws -> HTTPReply {
+        let (partition, task) = try await task(call.parameter("task"), call)
+        let identity = call.access.identity
+        try await call.access.write { store in
+            _ = try store.author(.taskDelete(target: task.id), in: partition, by: identity, nowMillis: API.now())
+        }
+        return noContent
+    }
+
+    private static func taskTitle(_ text: String) throws(WebError) -> String {
+        let title = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !title.isEmpty else { throw .badRequest("title is empty") }
+        guard title.utf8.count <= BodyLimits.textBytes else { throw .badRequest("title is over \(BodyLimits.textBytes) bytes") }
+        return title
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+
+/// A request's JSON object, read field by field with a 400 that names the field when a field is
+/// missing or of the wrong type. Nothing in it is trusted beyond its type: handlers check values.
+struct RequestBody {
+    private let fields: [String: Any]
+
+    init(_ request: HTTPRequest) throws(WebError) {
+        guard !request.body.isEmpty else { throw .badRequest("the request needs a JSON object body") }
+        let parsed: Any
+        do {
+            parsed = try JSONSerialization.jsonObject(with: Data(request.body), options: [.fragmentsAllowed])
+        } catch {
+            throw .badRequest("the body is not valid JSON: \((error as NSError).localizedDescription)")
+        }
+        guard let object = parsed as? [String: Any] else { throw .badRequest("the body must be a JSON object") }
+        fields = object
+    }
+
+    func has(_ key: String) -> Bool { fields[key] != nil }
+
+    /// Whether the field is present and `null`.
+    func isNull(_ key: String) -> Bool { fields[key] is NSNull }
+
+    func string(_ key: String) throws(WebError) -> String? {
+        guard let value = fields[key], !(value is NSNull) else { return nil }
+        guard let text = value as? String else { throw .badRequest("\(key) must be a string") }
+        return text
+    }
+
+    func requiredString(_ key: String) throws(WebError) -> String {
+        guard let text = try string(key) else { throw .badRequest("\(key) is missing") }
+        return text
+    }
+
+    func bool(_ key: String) throws(WebError) -> Bool? {
+        guard let value = fields[key], !(value is NSNull) else { return nil }
+        guard let flag = value as? Bool else {
+            throw .badRequest("\(key) must be true or false")
+        }
+        return flag
+    }
+
+    func number(_ key: String) throws(WebError) -> Double? {
+        guard let value = fields[key], !(value is NSNull) else { return nil }
+        guard let number = value as? NSNumber, !(value is Bool) else { throw .badRequest("\(key) must be a number") }
+        return number.doubleValue
+    }
+
+    func strings(_ key: String) throws(WebError) -> [String]? {
+        guard let value = fields[key], !(value is NSNull) else { return nil }
+        guard let list = value as? [Any], let texts = list as? [String], texts.count == list.count else {
+            throw .badRequest("\(key) must be an array of strings")
+        }
+        return texts
+    }
+
+    func objects(_ key: String) throws(WebError) -> [[String: Any]]? {
+        guard let value = fields[key], !(value is NSNull) else { return nil }
+        guard let list = value as? [Any], let objects = list as? [[String: Any]], objects.count == list.count else {
+            throw .badRequest("\(key) must be an array of objects")
+        }
+        return objects
+    }
+
+    func object(_ key: String) throws(WebError) -> [String: Any]? {
+        guard let value = fields[key], !(value is NSNull) else { return nil }
+        guard let object = value as? [String: Any] else { throw .badRequest("\(key) must be an object") }
+        return object
+    }
+}
+
+extension RequestBody {
+    /// The whole object (for a body that is itself a file).
+    var object: [String: Any] { fields }
+}

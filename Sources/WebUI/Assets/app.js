@@ -1,0 +1,876 @@
+// Parley's page: plain JavaScript, no framework, no build step.
+// Every string that came from a peer is put in the page with textContent, never as HTML.
+"use strict";
+
+const state = {
+  me: null,
+  rooms: [],
+  conversations: [],
+  people: [],
+  current: null,        // { id, kind: "room" | "conversation", name }
+  view: "messages",
+  messages: [],
+  tasks: [],
+  pending: [],          // files to send: { name, mime, data, thumb? }
+  location: null,
+  typing: new Map(),    // user -> { nick, until }
+  editing: null,        // message id being edited
+};
+
+const $ = (id) => document.getElementById(id);
+
+// ---------- the API ----------
+
+class ApiError extends Error {
+  constructor(status, message) { super(message); this.status = status; }
+}
+
+async function api(method, path, body) {
+  const options = { method, headers: {}, credentials: "same-origin" };
+  if (body !== undefined) {
+    options.headers["Content-Type"] = "application/json";
+    options.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, options);
+  if (response.status === 204) return null;
+  let data = null;
+  try { data = await response.json(); } catch (_) { data = null; }
+  if (!response.ok) {
+    const message = data && typeof data.error === "string" ? data.error : `HTTP ${response.status}`;
+    throw new ApiError(response.status, message);
+  }
+  return data;
+}
+
+function showError(error) {
+  const toast = $("toast");
+  toast.textContent = error instanceof Error ? error.message : String(error);
+  toast.hidden = false;
+  clearTimeout(showError.timer);
+  showError.timer = setTimeout(() => { toast.hidden = true; }, 6000);
+}
+
+// ---------- small DOM helpers ----------
+
+function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attributes)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? "" : String(value));
+  }
+  for (const child of children) if (child) node.append(child);
+  return node;
+}
+
+function personLabel(id, nick) {
+  const short = id ? id.slice(0, 6) : "";
+  return nick ? `${nick}#${short}` : `#${short}`;
+}
+
+function nickOf(id) {
+  const person = state.people.find((p) => p.id === id);
+  return person && person.nick ? person.nick : null;
+}
+
+function avatarElement(person, large) {
+  const span = el("span", { class: large ? "avatar large" : "avatar", "aria-hidden": "true" });
+  const initials = (person && (person.nick || person.display_name) || "?").slice(0, 2).toUpperCase();
+  if (person && person.avatar) {
+    // Until the picture's content reaches this node, the initials stand in for it.
+    const img = el("img", { alt: "", src: `/api/people/${person.id}/avatar?v=${person.avatar.hash.slice(0, 12)}`, "data-avatar-of": person.id });
+    img.addEventListener("error", () => { img.hidden = true; span.append(initials); });
+    span.append(img);
+  } else {
+    span.textContent = initials;
+  }
+  return span;
+}
+
+function timeText(iso) {
+  const date = new Date(iso);
+  const now = new Date();
+  const clock = date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  return date.toDateString() === now.toDateString() ? clock : `${date.toLocaleDateString()} ${clock}`;
+}
+
+// Live updates re-render lists; a keyboard user must not lose their place. The focused control
+// is found again by its data attributes inside the re-rendered message or task.
+function focusKey() {
+  const active = document.activeElement;
+  if (!active || active === document.body) return null;
+  const host = active.closest("[data-message], [data-task]");
+  const hostSelector = host ? (host.dataset.message ? `[data-message="${host.dataset.message}"]` : `[data-task="${host.dataset.task}"]`) : "";
+  for (const name of ["data-chat", "data-person", "data-task-status", "data-action", "data-member"]) {
+    if (active.hasAttribute(name)) return `${hostSelector} [${name}="${CSS.escape(active.getAttribute(name))}"]`.trim();
+  }
+  return null;
+}
+
+function restoreFocus(key) {
+  if (!key || (document.activeElement && document.activeElement !== document.body)) return;
+  const target = document.querySelector(key);
+  if (target) target.focus();
+}
+
+function announce(text) {
+  $("announce").textContent = text;
+}
+
+// ---------- loading ----------
+
+async function loadMe() {
+  state.me = await api("GET", "/api/me");
+  $("me-name").textContent = personLabel(state.me.id, state.me.nick);
+  const slot = $("me-avatar");
+  slot.replaceWith(Object.assign(avatarElement(state.me), { id: "me-avatar" }));
+}
+
+async function loadSidebar() {
+  const [rooms, conversations, people] = await Promise.all([
+    api("GET", "/api/rooms"), api("GET", "/api/conversations"), api("GET", "/api/people"),
+  ]);
+  state.rooms = rooms; state.conversations = conversations; state.people = people;
+  renderSidebar();
+}
+
+function chats() {
+  return [
+    ...state.rooms.map((r) => ({ id: r.partition, kind: "room", name: `#${r.name}`, room: r.name, unread: r.unread })),
+    ...state.conversations.map((c) => ({ id: c.id, kind: "conversation", name: c.name || "(name not received yet)", unread: c.unread, members: c.members, creator: c.creator })),
+  ];
+}
+
+function renderSidebar() {
+  const focused = focusKey();
+  const renderList = (list, items) => {
+    list.replaceChildren(...items.map((chat) => {
+      const current = state.current && state.current.id === chat.id;
+      const button = el("button", {
+        type: "button", "aria-current": current ? "true" : "false", "data-chat": chat.id,
+        onclick: () => openChat(chat.id),
+      }, el("span", { class: "chat-name", text: chat.name }));
+      if (chat.unread > 0) button.append(el("span", { class: "badge", text: String(chat.unread), "aria-label": `${chat.unread} unread` }));
+      return el("li", {}, button);
+    }));
+  };
+  const all = chats();
+  renderList($("rooms"), all.filter((c) => c.kind === "room"));
+  renderList($("conversations"), all.filter((c) => c.kind === "conversation"));
+  if (state.conversations.length === 0) $("conversations").append(el("li", { class: "muted", text: "none yet" }));
+
+  $("people").replaceChildren(...state.people.map((person) => {
+    const label = personLabel(person.id, person.nick) + (person.me ? " (you)" : "");
+    const button = el("button", {
+      type: "button", "data-person": person.id, title: person.me ? "your profile" : "start a conversation",
+      onclick: () => person.me ? openProfile() : openNewConversation([person.id]),
+    },
+    el("span", { class: `dot ${person.presence}`, role: "img", "aria-label": person.presence }),
+    avatarElement(person),
+    el("span", { class: "person-name", text: label }));
+    if (person.status) button.append(el("span", { class: "muted", text: person.status }));
+    return el("li", {}, button);
+  }));
+
+  if (state.current) {
+    const chat = all.find((c) => c.id === state.current.id);
+    if (chat) { state.current = chat; $("chat-title").textContent = chat.name; }
+  }
+  restoreFocus(focused);
+}
+
+async function openChat(id) {
+  const chat = chats().find((c) => c.id === id);
+  if (!chat) return;
+  state.current = chat;
+  state.editing = null;
+  state.typing.clear();
+  localStorage.setItem("parley.chat", id);
+  $("chat-title").textContent = chat.name;
+  $("leave-chat").textContent = chat.kind === "room" ? "Leave room" : "Leave conversation";
+  $("members-button").hidden = chat.kind !== "conversation";
+  closeSidebar();
+  renderSidebar();
+  await refreshCurrent(true);
+}
+
+async function refreshCurrent(scroll) {
+  if (!state.current) return;
+  const id = state.current.id;
+  if (state.view === "messages") {
+    const list = $("messages");
+    const nearBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 80;
+    const messages = await api("GET", `/api/partitions/${id}/messages?limit=200`);
+    if (!state.current || state.current.id !== id) return;
+    const known = new Set(state.messages.map((m) => m.id));
+    const fresh = state.messages.length && !scroll ? messages.filter((m) => !known.has(m.id) && state.me && m.author !== state.me.id) : [];
+    state.messages = messages;
+    if (fresh.length) announce(fresh.map((m) => `${personLabel(m.author, m.nick)}: ${m.text}`).join(". "));
+    renderMessages();
+    if (scroll || nearBottom) list.scrollTop = list.scrollHeight;
+    const chat = chats().find((c) => c.id === id);
+    if (document.visibilityState === "visible" && chat && chat.unread > 0) {
+      await api("POST", `/api/partitions/${id}/read`);
+    }
+  } else {
+    state.tasks = await api("GET", `/api/partitions/${id}/tasks`);
+    renderTasks();
+  }
+  renderTyping();
+}
+
+// ---------- messages ----------
+
+function renderMessages() {
+  const list = $("messages");
+  if (state.messages.length === 0) {
+    list.replaceChildren(el("li", { class: "muted", text: "No messages yet. Say hello!" }));
+    return;
+  }
+  const focused = focusKey();
+  list.replaceChildren(...state.messages.map(renderMessage));
+  restoreFocus(focused);
+}
+
+function renderMessage(message) {
+  const mine = state.me && message.author === state.me.id;
+  const person = state.people.find((p) => p.id === message.author) || { id: message.author, nick: message.nick };
+  const bubble = el("div", { class: "bubble" });
+  bubble.append(el("div", { class: "meta" },
+    el("span", { class: "author", text: personLabel(message.author, message.nick) }),
+    el("time", { datetime: message.time, text: timeText(message.time) }),
+    message.edited && !message.deleted ? el("span", { text: "(edited)" }) : null));
+
+  if (message.deleted) {
+    bubble.append(el("p", { class: "text", text: "message deleted" }));
+  } else if (state.editing === message.id) {
+    const box = el("textarea", { class: "edit-box", "aria-label": "Edit message" });
+    box.value = message.text;
+    const save = async () => {
+      try {
+        await api("PATCH", `/api/messages/${message.id}`, { text: box.value });
+        state.editing = null;
+        await refreshCurrent(false);
+      } catch (error) { showError(error); }
+    };
+    box.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); save(); }
+      if (event.key === "Escape") { event.preventDefault(); state.editing = null; renderMessages(); }
+    });
+    bubble.append(box, el("div", { class: "actions" },
+      el("button", { type: "button", text: "Save", onclick: save }),
+      el("button", { type: "button", text: "Cancel", onclick: () => { state.editing = null; renderMessages(); } })));
+    setTimeout(() => box.focus(), 0);
+  } else {
+    if (message.text) bubble.append(el("p", { class: "text", text: message.text }));
+    const attachments = renderAttachments(message);
+    if (attachments) bubble.append(attachments);
+    if (message.location) {
+      const { lat, lon } = message.location;
+      bubble.append(el("a", {
+        class: "file-link", href: `https://www.openstreetmap.org/?mlat=${lat}&mlon=${lon}#map=16/${lat}/${lon}`,
+        target: "_blank", rel: "noopener noreferrer", text: `📍 ${lat.toFixed(5)}, ${lon.toFixed(5)}`,
+      }));
+    }
+  }
+
+  const reactions = el("div", { class: "reactions" });
+  for (const emoji of Object.keys(message.reactions).sort()) {
+    const users = message.reactions[emoji];
+    const minePressed = state.me && users.includes(state.me.id);
+    reactions.append(el("button", {
+      type: "button", class: minePressed ? "mine-reaction" : "", "aria-pressed": minePressed ? "true" : "false",
+      title: users.map((u) => personLabel(u, nickOf(u))).join(", "),
+      text: `${emoji} ${users.length}`, onclick: () => react(message, emoji, !minePressed),
+    }));
+  }
+  if (reactions.childElementCount) bubble.append(reactions);
+
+  if (!message.deleted && state.editing !== message.id) {
+    const actions = el("div", { class: "actions" });
+    const picker = el("span", { class: "emoji-picker", hidden: true });
+    for (const emoji of ["👍", "❤️", "😂", "🎉", "😮"]) {
+      picker.append(el("button", { type: "button", "aria-label": `react ${emoji}`, text: emoji, onclick: () => react(message, emoji, true) }));
+    }
+    actions.append(el("button", {
+      type: "button", text: "React", "aria-expanded": "false", "data-action": "react",
+      onclick: (event) => {
+        picker.hidden = !picker.hidden;
+        event.currentTarget.setAttribute("aria-expanded", String(!picker.hidden));
+        if (!picker.hidden) picker.firstChild.focus();
+      },
+    }), picker);
+    if (mine) {
+      actions.append(el("button", { type: "button", text: "Edit", "data-action": "edit", onclick: () => { state.editing = message.id; renderMessages(); } }));
+      const remove = el("button", { type: "button", text: "Delete", "data-action": "delete" });
+      remove.addEventListener("click", async () => {
+        if (remove.dataset.confirm !== "yes") {
+          remove.dataset.confirm = "yes";
+          remove.textContent = "Really delete?";
+          return;
+        }
+        try { await api("DELETE", `/api/messages/${message.id}`); await refreshCurrent(false); } catch (error) { showError(error); }
+      });
+      actions.append(remove);
+    }
+    bubble.append(actions);
+  }
+  return el("li", { class: `message${mine ? " mine" : ""}${message.deleted ? " deleted" : ""}`, "data-message": message.id },
+    avatarElement(person), bubble);
+}
+
+// An image sent from a page carries its thumbnail as the next attachment, named NAME.thumb.jpg.
+function renderAttachments(message) {
+  if (message.attachments.length === 0) return null;
+  const box = el("div", { class: "attachments" });
+  const list = message.attachments;
+  for (let index = 0; index < list.length; index++) {
+    const attachment = list[index];
+    const url = `/api/messages/${message.id}/attachments/${index + 1}`;
+    const next = list[index + 1];
+    const thumbnail = next && next.name === `${attachment.name}.thumb.jpg` ? index + 2 : null;
+    if (attachment.mime.startsWith("image/") && ["image/png", "image/jpeg", "image/gif", "image/webp"].includes(attachment.mime)) {
+      const src = thumbnail ? `/api/messages/${message.id}/attachments/${thumbnail}` : url;
+      const link = el("a", { href: url, target: "_blank", rel: "noopener", title: attachment.name });
+      const img = el("img", { src, alt: attachment.name, loading: "lazy", class: "thumbnail" });
+      img.addEventListener("error", () => { link.replaceChildren(document.createTextNode(`🖼 ${attachment.name} (not here yet)`)); });
+      link.append(img);
+      box.append(link);
+    } else {
+      box.append(el("a", { class: "file-link", href: url, download: attachment.name, text: `📄 ${attachment.name} (${sizeText(attachment.size)})` }));
+    }
+    if (thumbnail) index++;
+  }
+  return box;
+}
+
+function sizeText(bytes) {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+async function react(message, emoji, on) {
+  try {
+    await api("POST", `/api/messages/${message.id}/reactions`, { emoji, on });
+    await refreshCurrent(false);
+  } catch (error) { showError(error); }
+}
+
+async function send(event) {
+  event.preventDefault();
+  if (!state.current) return;
+  const box = $("composer-text");
+  const text = box.value;
+  if (!text.trim() && state.pending.length === 0 && !state.location) return;
+  const attachments = [];
+  for (const file of state.pending) {
+    attachments.push({ name: file.name, mime: file.mime, data: file.data });
+    if (file.thumb) attachments.push({ name: `${file.name}.thumb.jpg`, mime: "image/jpeg", data: file.thumb });
+  }
+  const body = { text };
+  if (attachments.length) body.attachments = attachments;
+  if (state.location) body.location = state.location;
+  $("send-button").disabled = true;
+  try {
+    await api("POST", `/api/partitions/${state.current.id}/messages`, body);
+    box.value = "";
+    state.pending = [];
+    state.location = null;
+    renderPending();
+    await refreshCurrent(true);
+  } catch (error) {
+    showError(error);
+  } finally {
+    $("send-button").disabled = false;
+    box.focus();
+  }
+}
+
+// ---------- attachments, thumbnails made here ----------
+
+function readAsBase64(blob) {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(String(reader.result).split(",", 2)[1] || "");
+    reader.onerror = () => reject(reader.error);
+    reader.readAsDataURL(blob);
+  });
+}
+
+// A JPEG no larger than `size` on its longer side, drawn on a canvas; null if the browser
+// cannot decode the image.
+async function thumbnail(file, size) {
+  const url = URL.createObjectURL(file);
+  try {
+    const image = await new Promise((resolve, reject) => {
+      const img = new Image();
+      img.onload = () => resolve(img);
+      img.onerror = reject;
+      img.src = url;
+    });
+    const scale = Math.min(1, size / Math.max(image.naturalWidth, image.naturalHeight));
+    const canvas = document.createElement("canvas");
+    canvas.width = Math.max(1, Math.round(image.naturalWidth * scale));
+    canvas.height = Math.max(1, Math.round(image.naturalHeight * scale));
+    const context = canvas.getContext("2d");
+    context.fillStyle = "#fff";
+    context.fillRect(0, 0, canvas.width, canvas.height);
+    context.drawImage(image, 0, 0, canvas.width, canvas.height);
+    const blob = await new Promise((resolve) => canvas.toBlob(resolve, "image/jpeg", 0.82));
+    return blob;
+  } catch (_) {
+    return null;
+  } finally {
+    URL.revokeObjectURL(url);
+  }
+}
+
+const maxFileBytes = 8 * 1024 * 1024;
+
+async function addFiles(files) {
+  for (const file of files) {
+    if (file.size > maxFileBytes) { showError(`${file.name} is over 8 MiB`); continue; }
+    const entry = { name: file.name, mime: file.type || "application/octet-stream", data: await readAsBase64(file) };
+    if (file.type.startsWith("image/")) {
+      const thumb = await thumbnail(file, 320);
+      if (thumb) { entry.thumb = await readAsBase64(thumb); entry.preview = URL.createObjectURL(thumb); }
+    }
+    state.pending.push(entry);
+  }
+  renderPending();
+}
+
+function renderPending() {
+  const box = $("pending");
+  const chips = state.pending.map((file, index) => el("span", { class: "chip" },
+    file.preview ? el("img", { src: file.preview, alt: "" }) : null,
+    el("span", { text: file.name }),
+    el("button", { type: "button", "aria-label": `remove ${file.name}`, text: "✕", onclick: () => { state.pending.splice(index, 1); renderPending(); } })));
+  if (state.location) {
+    chips.push(el("span", { class: "chip" }, el("span", { text: `📍 ${state.location.lat}, ${state.location.lon}` }),
+      el("button", { type: "button", "aria-label": "remove the location", text: "✕", onclick: () => { state.location = null; renderPending(); } })));
+  }
+  box.replaceChildren(...chips);
+}
+
+// ---------- typing ----------
+
+let lastTypingSent = 0;
+function noteTyping() {
+  if (!state.current || Date.now() - lastTypingSent < 3000) return;
+  lastTypingSent = Date.now();
+  api("POST", `/api/partitions/${state.current.id}/typing`).catch(() => {});
+}
+
+function renderTyping() {
+  const now = Date.now();
+  const names = [];
+  for (const [user, entry] of state.typing) {
+    if (entry.until < now || !state.current || entry.partition !== state.current.id || (state.me && user === state.me.id)) continue;
+    names.push(personLabel(user, entry.nick));
+  }
+  $("typing").textContent = names.length ? `${names.join(", ")} ${names.length === 1 ? "is" : "are"} typing…` : "";
+}
+
+// ---------- tasks ----------
+
+const statuses = [["open", "Open"], ["in-progress", "In progress"], ["complete", "Complete"]];
+
+function renderTasks() {
+  const focused = focusKey();
+  for (const [status] of statuses) {
+    const list = $(`tasks-${status}`);
+    const tasks = state.tasks.filter((t) => t.status === status);
+    list.replaceChildren(...tasks.map(renderTask));
+    if (tasks.length === 0) list.append(el("li", { class: "muted", text: "nothing here" }));
+  }
+  restoreFocus(focused);
+}
+
+function renderTask(task) {
+  const select = el("select", { "aria-label": `Status of ${task.title}`, "data-task-status": task.id });
+  for (const [value, label] of statuses) {
+    const option = el("option", { value, text: label });
+    if (value === task.status) option.selected = true;
+    select.append(option);
+  }
+  select.addEventListener("change", async () => {
+    try { await api("PATCH", `/api/tasks/${task.id}`, { status: select.value }); await refreshCurrent(false); } catch (error) { showError(error); }
+  });
+  const owner = task.owner ? personLabel(task.owner, nickOf(task.owner)) : null;
+  const take = el("button", {
+    type: "button", "data-action": "take", text: task.owner === (state.me && state.me.id) ? "Unassign" : "Take it",
+    onclick: async () => {
+      const mineNow = task.owner === state.me.id;
+      try { await api("PATCH", `/api/tasks/${task.id}`, { owner: mineNow ? null : state.me.id }); await refreshCurrent(false); } catch (error) { showError(error); }
+    },
+  });
+  const remove = el("button", { type: "button", text: "Delete", "data-action": "delete-task", "aria-label": `Delete task ${task.title}` });
+  remove.addEventListener("click", async () => {
+    if (remove.dataset.confirm !== "yes") { remove.dataset.confirm = "yes"; remove.textContent = "Really?"; return; }
+    try { await api("DELETE", `/api/tasks/${task.id}`); await refreshCurrent(false); } catch (error) { showError(error); }
+  });
+  return el("li", { class: "task", "data-task": task.id },
+    el("div", { class: "task-title", text: task.title }),
+    owner ? el("div", { class: "muted", text: `→ ${owner}` }) : null,
+    el("div", { class: "task-controls" }, select, take, remove));
+}
+
+function setView(view) {
+  state.view = view;
+  $("tab-messages").setAttribute("aria-selected", String(view === "messages"));
+  $("tab-tasks").setAttribute("aria-selected", String(view === "tasks"));
+  $("messages-panel").hidden = view !== "messages";
+  $("tasks-panel").hidden = view !== "tasks";
+  refreshCurrent(true).catch(showError);
+}
+
+// ---------- dialogs ----------
+
+function openDialog(dialog, focus) {
+  if (!dialog.open) dialog.showModal();
+  if (focus) setTimeout(() => focus.focus(), 0);
+}
+
+async function openNewConversation(preselected = []) {
+  const dialog = $("conversation-dialog");
+  $("conversation-name").value = "";
+  $("member-search").value = "";
+  $("conversation-error").textContent = "";
+  state.selectedMembers = new Set(preselected);
+  await searchMembers("");
+  openDialog(dialog, $("conversation-name"));
+}
+
+async function searchMembers(text) {
+  const people = await api("GET", `/api/people${text ? `?search=${encodeURIComponent(text)}` : ""}`);
+  const list = $("member-results");
+  const others = people.filter((p) => !p.me);
+  list.replaceChildren(...others.map((person) => {
+    const box = el("input", { type: "checkbox", value: person.id, "data-member": person.id });
+    box.checked = state.selectedMembers.has(person.id);
+    box.addEventListener("change", () => { if (box.checked) state.selectedMembers.add(person.id); else state.selectedMembers.delete(person.id); });
+    return el("li", {}, el("label", {}, box, el("span", { class: `dot ${person.presence}`, "aria-hidden": "true" }),
+      el("span", { text: personLabel(person.id, person.nick) + (person.display_name ? ` — ${person.display_name}` : "") })));
+  }));
+  if (others.length === 0) list.append(el("li", { class: "muted", text: text ? "nobody matches" : "nobody in the directory yet" }));
+}
+
+async function createConversation(event) {
+  event.preventDefault();
+  const name = $("conversation-name").value.trim();
+  const members = [...state.selectedMembers];
+  if (!name) { $("conversation-error").textContent = "Give the conversation a name."; return; }
+  if (members.length === 0) { $("conversation-error").textContent = "Pick at least one member."; return; }
+  try {
+    const conversation = await api("POST", "/api/conversations", { name, members });
+    $("conversation-dialog").close();
+    await loadSidebar();
+    await openChat(conversation.id);
+    $("composer-text").focus();
+  } catch (error) {
+    $("conversation-error").textContent = error.message;
+  }
+}
+
+async function openProfile() {
+  const profile = await api("GET", "/api/profile");
+  $("profile-nick").value = profile.nick || "";
+  $("profile-display-name").value = profile.display_name || "";
+  $("profile-status").value = profile.status || "";
+  $("profile-presence").value = profile.presence || "online";
+  $("profile-id").textContent = `Your id: ${profile.id}`;
+  $("profile-error").textContent = "";
+  $("profile-avatar").replaceWith(Object.assign(avatarElement(profile, true), { id: "profile-avatar" }));
+  openDialog($("profile-dialog"), $("profile-nick"));
+}
+
+async function saveProfile(event) {
+  event.preventDefault();
+  const body = {
+    display_name: $("profile-display-name").value, status: $("profile-status").value, presence: $("profile-presence").value,
+  };
+  const nick = $("profile-nick").value.trim();
+  if (nick && nick !== (state.me.nick || "")) body.nick = nick;
+  try {
+    await api("PATCH", "/api/profile", body);
+    $("profile-dialog").close();
+    await loadMe();
+    await loadSidebar();
+  } catch (error) {
+    $("profile-error").textContent = error.message;
+  }
+}
+
+async function uploadAvatar() {
+  const file = $("avatar-input").files[0];
+  if (!file) return;
+  $("profile-error").textContent = "";
+  try {
+    // The avatar is scaled down here: 256 px is plenty for a round picture next to a name.
+    const scaled = await thumbnail(file, 256);
+    if (!scaled) throw new Error("this file is not an image the browser can read");
+    const profile = await api("PUT", "/api/profile/avatar", { name: "avatar.jpg", mime: "image/jpeg", data: await readAsBase64(scaled) });
+    $("profile-avatar").replaceWith(Object.assign(avatarElement(profile, true), { id: "profile-avatar" }));
+    await loadMe();
+    await loadSidebar();
+  } catch (error) {
+    $("profile-error").textContent = error.message;
+  }
+}
+
+async function submitNick(event) {
+  event.preventDefault();
+  const nick = $("nick-input").value.trim();
+  try {
+    await api("PATCH", "/api/profile", { nick });
+    $("nick-dialog").close();
+    await start();
+  } catch (error) {
+    $("nick-error").textContent = error.message;
+  }
+}
+
+// ---------- a conversation's members ----------
+
+function currentConversation() {
+  return state.current && state.current.kind === "conversation" ? state.conversations.find((c) => c.id === state.current.id) : null;
+}
+
+async function openMembers() {
+  $("add-member-search").value = "";
+  $("add-member-results").replaceChildren();
+  $("members-error").textContent = "";
+  renderMembers();
+  openDialog($("members-dialog"), $("add-member-search"));
+}
+
+function renderMembers() {
+  const conversation = currentConversation();
+  if (!conversation) return;
+  const mayRemove = state.me && conversation.creator === state.me.id;
+  $("members-list").replaceChildren(...conversation.members.map((id) => {
+    const person = state.people.find((p) => p.id === id) || { id, presence: "offline" };
+    const item = el("li", { "data-member-of": conversation.id },
+      el("span", { class: `dot ${person.presence}`, role: "img", "aria-label": person.presence }),
+      el("span", { text: personLabel(id, person.nick) + (id === conversation.creator ? " (creator)" : "") + (state.me && id === state.me.id ? " (you)" : "") }));
+    if (mayRemove && id !== state.me.id) {
+      item.append(el("button", {
+        type: "button", text: "Remove", "aria-label": `Remove ${personLabel(id, person.nick)}`,
+        onclick: () => changeMembers("DELETE", `/api/conversations/${conversation.id}/members/${id}`),
+      }));
+    }
+    return item;
+  }));
+}
+
+async function searchToAdd(text) {
+  const conversation = currentConversation();
+  if (!conversation) return;
+  const people = text ? await api("GET", `/api/people?search=${encodeURIComponent(text)}`) : [];
+  const candidates = people.filter((p) => !p.me && !conversation.members.includes(p.id));
+  $("add-member-results").replaceChildren(...candidates.map((person) => el("li", {},
+    el("span", { class: `dot ${person.presence}`, "aria-hidden": "true" }),
+    el("span", { text: personLabel(person.id, person.nick) }),
+    el("button", {
+      type: "button", text: "Add", "aria-label": `Add ${personLabel(person.id, person.nick)}`,
+      onclick: () => changeMembers("POST", `/api/conversations/${conversation.id}/members`, { user: person.id }),
+    }))));
+}
+
+async function changeMembers(method, path, body) {
+  try {
+    await api(method, path, body);
+    await loadSidebar();
+    renderMembers();
+    $("add-member-search").value = "";
+    $("add-member-results").replaceChildren();
+  } catch (error) {
+    $("members-error").textContent = error.message;
+  }
+}
+
+// ---------- sidebar on narrow screens ----------
+
+function toggleSidebar() {
+  const open = !$("sidebar").classList.contains("open");
+  $("sidebar").classList.toggle("open", open);
+  $("menu-toggle").setAttribute("aria-expanded", String(open));
+  if (open) { const first = $("sidebar").querySelector("button, input"); if (first) first.focus(); }
+}
+function closeSidebar() {
+  $("sidebar").classList.remove("open");
+  $("menu-toggle").setAttribute("aria-expanded", "false");
+}
+
+// ---------- live events ----------
+
+let refreshTimer = null;
+function scheduleRefresh(partitions) {
+  clearTimeout(refreshTimer);
+  refreshTimer = setTimeout(async () => {
+    try {
+      await loadSidebar();
+      if (state.current && (partitions.length === 0 || partitions.includes(state.current.id))) await refreshCurrent(false);
+    } catch (error) { if (error.status === 401) location.reload(); }
+  }, 80);
+}
+
+function connectEvents() {
+  const source = new EventSource("/api/events");
+  source.addEventListener("hello", () => { $("connection").textContent = "live"; });
+  source.addEventListener("changed", (event) => scheduleRefresh(JSON.parse(event.data).partitions || []));
+  source.addEventListener("partitions", () => scheduleRefresh([]));
+  source.addEventListener("presence", () => scheduleRefresh(["-"]));
+  source.addEventListener("peers", () => scheduleRefresh(["-"]));
+  source.addEventListener("typing", (event) => {
+    const data = JSON.parse(event.data);
+    state.typing.set(data.user, { nick: data.nick, partition: data.partition, until: Date.now() + 6000 });
+    renderTyping();
+  });
+  source.addEventListener("bye", () => { $("connection").textContent = "the node stopped"; });
+  source.onerror = () => { $("connection").textContent = "reconnecting…"; };
+  setInterval(renderTyping, 1000);
+}
+
+// ---------- keyboard ----------
+
+function onKey(event) {
+  if (document.querySelector("dialog[open]")) return;
+  const typingInField = ["INPUT", "TEXTAREA", "SELECT"].includes(document.activeElement.tagName);
+  if (event.altKey && (event.key === "ArrowUp" || event.key === "ArrowDown")) {
+    event.preventDefault();
+    const all = chats();
+    const index = all.findIndex((c) => state.current && c.id === state.current.id);
+    const next = all[(index + (event.key === "ArrowDown" ? 1 : all.length - 1)) % all.length];
+    if (next) openChat(next.id).catch(showError);
+  } else if (event.altKey && event.key.toLowerCase() === "n") {
+    event.preventDefault(); openNewConversation().catch(showError);
+  } else if (event.altKey && event.key.toLowerCase() === "p") {
+    event.preventDefault(); openProfile().catch(showError);
+  } else if (event.altKey && event.key.toLowerCase() === "t") {
+    event.preventDefault(); setView(state.view === "messages" ? "tasks" : "messages");
+  } else if (event.altKey && event.key.toLowerCase() === "m") {
+    event.preventDefault(); toggleSidebar();
+  } else if (event.key === "/" && !typingInField) {
+    event.preventDefault(); setView("messages"); $("composer-text").focus();
+  }
+}
+
+// ---------- start ----------
+
+function wire() {
+  $("composer").addEventListener("submit", send);
+  $("composer-text").addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) { event.preventDefault(); $("composer").requestSubmit(); }
+  });
+  $("composer-text").addEventListener("input", noteTyping);
+  $("attach-button").addEventListener("click", () => $("attach-input").click());
+  $("attach-input").addEventListener("change", async () => { await addFiles([...$("attach-input").files]); $("attach-input").value = ""; });
+  $("location-button").addEventListener("click", () => openDialog($("location-dialog"), $("location-lat")));
+  $("location-here").addEventListener("click", () => {
+    if (!navigator.geolocation) return showError("this browser cannot tell where you are");
+    navigator.geolocation.getCurrentPosition((position) => {
+      $("location-lat").value = position.coords.latitude.toFixed(5);
+      $("location-lon").value = position.coords.longitude.toFixed(5);
+    }, () => showError("your position is not available"));
+  });
+  $("location-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const lat = Number($("location-lat").value), lon = Number($("location-lon").value);
+    if (!(lat >= -90 && lat <= 90 && lon >= -180 && lon <= 180)) return showError("latitude -90…90, longitude -180…180");
+    state.location = { lat, lon };
+    $("location-dialog").close();
+    renderPending();
+    $("composer-text").focus();
+  });
+  $("location-cancel").addEventListener("click", () => $("location-dialog").close());
+  $("tab-messages").addEventListener("click", () => setView("messages"));
+  $("tab-tasks").addEventListener("click", () => setView("tasks"));
+  $("task-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const title = $("task-title").value.trim();
+    if (!title || !state.current) return;
+    try { await api("POST", `/api/partitions/${state.current.id}/tasks`, { title }); $("task-title").value = ""; await refreshCurrent(false); } catch (error) { showError(error); }
+  });
+  $("join-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const name = $("join-name").value.trim();
+    if (!name) return;
+    try {
+      const room = await api("POST", "/api/rooms", { name });
+      $("join-name").value = "";
+      await loadSidebar();
+      await openChat(room.partition);
+    } catch (error) { showError(error); }
+  });
+  $("leave-chat").addEventListener("click", async () => {
+    if (!state.current) return;
+    const chat = state.current;
+    try {
+      if (chat.kind === "room") await api("DELETE", `/api/rooms/${encodeURIComponent(chat.room)}`);
+      else await api("POST", `/api/conversations/${chat.id}/leave`);
+      state.current = null;
+      await loadSidebar();
+      const first = chats()[0];
+      if (first) await openChat(first.id);
+    } catch (error) { showError(error); }
+  });
+  $("new-conversation").addEventListener("click", () => openNewConversation().catch(showError));
+  $("members-button").addEventListener("click", () => openMembers().catch(showError));
+  let addTimer = null;
+  $("add-member-search").addEventListener("input", () => {
+    clearTimeout(addTimer);
+    addTimer = setTimeout(() => searchToAdd($("add-member-search").value.trim()).catch(showError), 150);
+  });
+  $("conversation-form").addEventListener("submit", createConversation);
+  $("conversation-cancel").addEventListener("click", () => $("conversation-dialog").close());
+  let searchTimer = null;
+  $("member-search").addEventListener("input", () => {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(() => searchMembers($("member-search").value.trim()).catch(showError), 150);
+  });
+  $("profile-button").addEventListener("click", () => openProfile().catch(showError));
+  $("profile-form").addEventListener("submit", saveProfile);
+  $("profile-cancel").addEventListener("click", () => $("profile-dialog").close());
+  $("avatar-input").addEventListener("change", uploadAvatar);
+  $("nick-form").addEventListener("submit", submitNick);
+  $("nick-dialog").addEventListener("cancel", (event) => event.preventDefault());
+  $("menu-toggle").addEventListener("click", toggleSidebar);
+  document.addEventListener("keydown", onKey);
+  document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible") refreshCurrent(false).catch(() => {}); });
+}
+
+async function start() {
+  try {
+    await loadMe();
+  } catch (error) {
+    $("connection").textContent = "not signed in";
+    if (error.status === 401) {
+      $("chat-title").textContent = "Open the link that `parley run` printed: it carries this node's access token.";
+    } else {
+      showError(error);
+    }
+    return;
+  }
+  if (!state.me.nick) {
+    openDialog($("nick-dialog"), $("nick-input"));
+    return;
+  }
+  await loadSidebar();
+  if (state.rooms.length === 0 && state.conversations.length === 0) {
+    await api("POST", "/api/rooms", { name: "lobby" });
+    await loadSidebar();
+  }
+  const remembered = localStorage.getItem("parley.chat");
+  const first = chats().find((c) => c.id === remembered) || chats()[0];
+  if (first) await openChat(first.id);
+  if (!start.connected) { start.connected = true; connectEvents(); }
+  document.body.dataset.ready = "true";
+}
+
+wire();
+start().catch(showError);

@@ -1,0 +1,83 @@
+import Foundation
+import Identity
+import NodeRuntime
+import Replica
+import Store
+
+/// How the web API reaches the node: store reads and writes on the node's executor
+/// (`Node.read`/`Node.write`: a write goes to the linked peers at once), typing frames, live
+/// presence, and the node's events, forwarded to the open event streams with a heartbeat.
+public final class NodeAccess: Sendable {
+    public let identity: Identity
+    let node: Node
+    let hub = EventHub()
+    private let tasks = TaskBox()
+
+    public init(node: Node, identity: Identity) {
+        self.node = node
+        self.identity = identity
+    }
+
+    /// Runs `body` against the node's store (for reads).
+    func read<T: Sendable>(_ body: @escaping @Sendable (ReplicaStore) throws -> T) async throws -> T {
+        try await node.read(body)
+    }
+
+    /// Runs `body` against the node's store; the node pushes what it wrote to its peers at once
+    /// and tells every interface what changed.
+    func write<T: Sendable>(_ body: @escaping @Sendable (ReplicaStore) throws -> T) async throws -> T {
+        try await node.write(body)
+    }
+
+    /// What the node's links say about each peer, for `ReplicaStore.people(me:search:live:)`.
+    func livePresence() async -> [UserID: PeerPresence] {
+        await node.livePresence()
+    }
+
+    /// Tells the linked peers who may see `partition` that this user is typing there (the node
+    /// sends at most one frame per partition every few seconds).
+    func typing(in partition: PartitionID) async {
+        await node.typing(in: partition)
+    }
+
+    // MARK: Events
+
+    /// Forwards the node's events to the event streams (a typing user's nick looked up on the
+    /// way) and sends every stream a heartbeat every 15 s.
+    func startWatching() {
+        let events = Task { [node, hub] in
+            for await event in await node.events() {
+                switch event {
+                case .changed(let partitions): hub.publish(.changed(partitions))
+                case .partitions: hub.publish(.partitions)
+                case .presence: hub.publish(.presence)
+                case .peers: hub.publish(.peers)
+                case .typing(let partition, let user):
+                    let nick = try? await node.read { try $0.profile(user)?.nick }
+                    hub.publish(.typing(partition: partition, user: user.text, nick: nick ?? nil))
+                }
+            }
+        }
+        let heartbeat = Task { [hub] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(15))
+                hub.heartbeat()
+            }
+        }
+        tasks.set([events, heartbeat])
+    }
+
+    func stopWatching() {
+        tasks.cancelAll()
+        hub.closeAll()
+    }
+}
+
+/// The watching tasks, cancelled at stop.
+private final class TaskBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var tasks: [Task<Void, Never>] = []
+
+    func set(_ new: [Task<Void, Never>]) { lock.withLock { tasks = new } }
+    func cancelAll() { for task in lock.withLock({ tasks }) { task.cancel() } }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Where the browser and its driver are: Debian's `chromium` (or `$PARLEY_CHROMIUM`) and stock
+/// python3, which drives it over the DevTools protocol (`browser/cdp.py`).
+enum BrowserTools {
+    static let chromium: String? = {
+        let candidates = [ProcessInfo.processInfo.environment["PARLEY_CHROMIUM"], "/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        return candidates.compactMap { $0 }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }()
+    static let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    static var inCI: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
+    /// Run when the tools are here, and always in CI (where their absence is a failure).
+    static var shouldRun: Bool { (chromium != nil && python != nil) || inCI }
+
+    /// `.build/web-screenshots` in the package, for a person to look at.
+    static let screenshots: String = {
+        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return package.appendingPathComponent(".build/web-screenshots").path
+    }()
+    static let driver = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("browser/e2e.py").path
+}
+
+/// Ports for this test process: a discovery port below the ephemeral range, apart from the node
+/// tests' range (20000-29999), derived from the pid so concurrent runs do not meet.
+enum WebTestPorts {
+    static func discovery(slot: Int) -> UInt16 { UInt16(10_000 + Int(getpid() % 400) * 25 + slot) }
+}
+
+/// The web UI end to end in a real headless Chromium: two linked nodes, a page on each.
+@Suite(.serialized) struct BrowserTests {
+    @Test(
+        .enabled(if: BrowserTools.shouldRun, "chromium or python3 is missing (apt-get install chromium fonts-noto-color-emoji); CI runs this always"),
+        .timeLimit(.minutes(5)))
+    func twoNodes_twoPages_chatConversationAvatarAndTaskBoard() async throws {
+        let chromium = try #require(BrowserTools.chromium, "chromium is not installed: apt-get install chromium fonts-noto-color-emoji")
+        let python = try #require(BrowserTools.python, "python3 is not installed")
+        let directory = TestDirectory("browser")
+        let nodes = [WebNode(name: "alice", in: directory), WebNode(name: "bob", in: directory)]
+        defer {
+            for node in nodes { node.kill() }
+            directory.remove()
+        }
+        let network = ["--broadcast", "127.255.255.255", "--discovery-port", "\(WebTestPorts.discovery(slot: 0))"]
+        for node in nodes {
+            try await node.create(nick: nil)  // the page's nickname screen sets it
+            try await node.start(network: network)
+        }
+        let linked = await poll(timeout: .seconds(20), interval: .milliseconds(200)) {
+            let peers = await nodes[0].parley(["peers", "--json"]).stdout
+            return peers.contains(nodes[1].id) && peers.contains("\"linked\"")
+        }
+        try #require(linked, "the two nodes did not link:\n\(nodes.map(\.log).joined(separator: "\n"))")
+
+        try? FileManager.default.removeItem(atPath: BrowserTools.screenshots)
+        try FileManager.default.createDirectory(atPath: BrowserTools.screenshots, withIntermediateDirectories: true)
+        print("web UI screenshots: \(BrowserTools.screenshots)")
+        let driver = try ChildProcess(
+            executable: python, arguments: [BrowserTools.driver, chromium, nodes[0].url, nodes[1].url, BrowserTools.screenshots, directory.path],
+            environment: ["HOME": directory.path, "PYTHONDONTWRITEBYTECODE": "1"], captureIn: directory.path, name: "e2e")
+        defer { driver.kill() }
+        let ended = await driver.waitForExit(timeout: .seconds(240))
+        let report = "driver output:\n\(driver.stdout)\n\(driver.stderr)\n\(nodes.map(\.log).joined(separator: "\n"))"
+        try #require(ended, "the browser driver did not finish in 240 s\n\(report)")
+        switch driver.exitStatus {
+        case 0:
+            break
+        case 3:
+            // Every step passed except one that needs a part of the node another change brings
+            // (the avatar's picture travelling between nodes: blob transfer).
+            withKnownIssue("blob transfer between nodes is not in this build: \(driver.stdout.split(separator: "\n").last ?? "")") {
+                Issue.record(Comment(rawValue: report))
+            }
+        default:
+            Issue.record(Comment(rawValue: "the browser test failed (screenshots in \(BrowserTools.screenshots))\n\(report)"))
+        }
+        let shots = (try? FileManager.default.contentsOfDirectory(atPath: BrowserTools.screenshots)) ?? []
+        #expect(shots.filter { $0.hasSuffix(".png") }.count >= 12, "screenshots: \(shots.sorted())")
+    }
+}

@@ -1,0 +1,242 @@
+"""End-to-end test of the web UI: two Parley nodes, a page on each, in headless Chromium.
+
+Usage: e2e.py CHROMIUM URL_A URL_B SCREENSHOT_DIR WORK_DIR
+URL_A and URL_B are the URLs `parley run` printed (with their tokens). Both nodes were created
+without a nickname, are linked to each other, and are in #lobby.
+Prints one line per step; exits 1 with the reason (and a screenshot) at the first failure, 3 when
+every step passed but one that depends on a missing part of the node (named on a PENDING line).
+"""
+import json
+import os
+import struct
+import sys
+import time
+import traceback
+import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cdp import Browser, CDPError  # noqa: E402
+
+ALT = 1
+
+
+def png(path, width, height, color):
+    """A solid-colour PNG, written without any imaging library."""
+    raw = b"".join(b"\0" + bytes(color) * width for _ in range(height))
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    with open(path, "wb") as file:
+        file.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+                   + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+    return path
+
+
+def js(value):
+    return json.dumps(value)
+
+
+def main():
+    chromium, url_a, url_b, shots, work = sys.argv[1:6]
+    os.makedirs(shots, exist_ok=True)
+    browser = Browser(chromium, os.path.join(work, "chromium-profile"), os.path.join(work, "chromium.log"))
+    pages = {}
+    pending = []
+    step_name = "start"
+
+    def step(name):
+        nonlocal step_name
+        step_name = name
+        print(f"step: {name}", flush=True)
+
+    def shot(page_name, name):
+        path = pages[page_name].screenshot(os.path.join(shots, f"{name}.png"))
+        print(f"screenshot: {path}", flush=True)
+
+    try:
+        alice = pages["alice"] = browser.new_page(1100, 760)
+        bob = pages["bob"] = browser.new_page(1100, 760)
+
+        step("each page opens its node's URL and shows the nickname screen")
+        for page, url in ((alice, url_a), (bob, url_b)):
+            page.navigate(url)
+            page.wait_for("document.getElementById('nick-dialog') && document.getElementById('nick-dialog').open", "the nickname screen")
+        shot("alice", "01-nickname-screen")
+
+        step("set a nickname on each page (keyboard only: type, Enter)")
+        for page, nick in ((alice, "alice"), (bob, "bob")):
+            page.focus("#nick-input")
+            page.type(nick)
+            page.press("Enter")
+            page.wait_for("document.body.dataset.ready === 'true'", f"{nick}'s page to be ready")
+            page.wait_for(f"document.getElementById('me-name').textContent.startsWith({js(nick + '#')})", f"{nick}'s name in the header")
+        alice.wait_for("document.getElementById('chat-title').textContent === '#lobby'", "#lobby to open")
+
+        step("a message sent on alice's page appears live on bob's")
+        bob.wait_for("document.getElementById('connection').textContent === 'live'", "bob's live events")
+        alice.focus("#composer-text")
+        alice.type("hello from alice 👋")
+        alice.press("Enter")
+        alice.wait_for("[...document.querySelectorAll('#messages .text')].some(e => e.textContent === 'hello from alice 👋')", "the message on alice's page")
+        bob.wait_for("[...document.querySelectorAll('#messages .text')].some(e => e.textContent === 'hello from alice 👋')",
+                     "alice's message on bob's page, without a reload", timeout=20)
+        bob.wait_for("[...document.querySelectorAll('#messages .author')].some(e => e.textContent.startsWith('alice#'))", "alice's name on the bubble")
+        shot("bob", "02-bob-sees-alice-live")
+
+        step("bob types; alice's page says bob is typing")
+        bob.focus("#composer-text")
+        bob.type("hm")
+        alice.wait_for("document.getElementById('typing').textContent.startsWith('bob#')", "'bob is typing' on alice's page")
+        shot("alice", "02b-bob-is-typing")
+        bob.evaluate("document.getElementById('composer-text').value = ''")
+
+        step("bob reacts to alice's message; alice sees the reaction")
+        bob.click("#messages li.message .actions button[data-action=react]")
+        bob.click("#messages li.message .emoji-picker button")
+        alice.wait_for("[...document.querySelectorAll('#messages .reactions button')].some(e => e.textContent.startsWith('👍 1'))", "bob's reaction on alice's page")
+
+        step("bob starts a conversation with alice from the new-conversation dialog (member search)")
+        bob.wait_for("[...document.querySelectorAll('#people .person-name')].some(e => e.textContent.startsWith('alice#'))", "alice in bob's people list")
+        bob.press_letter("n", ALT)
+        bob.wait_for("document.getElementById('conversation-dialog').open", "the new-conversation dialog")
+        bob.focus("#conversation-name")
+        bob.type("lab night")
+        bob.focus("#member-search")
+        bob.type("alice")
+        bob.wait_for("document.querySelectorAll('#member-results input[type=checkbox]').length === 1", "the search to find alice only")
+        bob.click("#member-results input[type=checkbox]")
+        shot("bob", "03-new-conversation-dialog")
+        bob.click("#conversation-create")
+        bob.wait_for("document.getElementById('chat-title').textContent === 'lab night'", "the conversation to open on bob's page")
+        bob.focus("#composer-text")
+        bob.type("only for you, alice")
+        bob.press("Enter")
+        bob.wait_for("[...document.querySelectorAll('#messages .text')].some(e => e.textContent === 'only for you, alice')", "bob's private message")
+
+        bob.click("#members-button")
+        bob.wait_for("document.querySelectorAll('#members-list li').length === 2", "both members in the members dialog")
+        shot("bob", "03b-members")
+        bob.press("Escape")
+        bob.wait_for("!document.getElementById('members-dialog').open", "the members dialog to close")
+
+        step("alice sees the conversation with an unread badge, opens it and answers")
+        alice.wait_for("[...document.querySelectorAll('#conversations button')].some(b => b.textContent.includes('lab night') && b.querySelector('.badge'))",
+                       "'lab night' with an unread badge on alice's page", timeout=30)
+        shot("alice", "04-alice-unread-badge")
+        alice.click("#conversations button")
+        alice.wait_for("[...document.querySelectorAll('#messages .text')].some(e => e.textContent === 'only for you, alice')", "bob's message in the conversation")
+        alice.wait_for("![...document.querySelectorAll('#conversations button')].some(b => b.querySelector('.badge'))", "the badge to clear once read")
+        alice.focus("#composer-text")
+        alice.type("see you at eight")
+        alice.press("Enter")
+        bob.wait_for("[...document.querySelectorAll('#messages .text')].some(e => e.textContent === 'see you at eight')", "alice's answer on bob's page")
+        shot("bob", "05-conversation")
+
+        step("alice edits her answer; bob sees the edit")
+        alice.click("#messages li.message.mine .actions button[data-action=edit]")
+        alice.wait_for("document.activeElement && document.activeElement.classList.contains('edit-box')", "the edit box")
+        alice.evaluate("document.activeElement.select()")
+        alice.type("see you at nine")
+        alice.press("Enter")
+        bob.wait_for("[...document.querySelectorAll('#messages .text')].some(e => e.textContent === 'see you at nine')", "the edit on bob's page")
+
+        step("alice attaches an image: the page makes its thumbnail, bob's page shows it")
+        picture = png(os.path.join(work, "map.png"), 640, 400, (40, 120, 200))
+        alice.set_files("#attach-input", [picture])
+        alice.wait_for("document.querySelectorAll('#pending .chip img').length === 1", "the thumbnail preview in the composer")
+        alice.focus("#composer-text")
+        alice.type("the way in")
+        alice.press("Enter")
+        alice.wait_for("[...document.querySelectorAll('#messages img.thumbnail')].some(i => i.complete && i.naturalWidth === 320)", "the 320 px thumbnail on alice's page")
+        bob.wait_for("[...document.querySelectorAll('#messages .text')].some(e => e.textContent === 'the way in')", "the image message on bob's page")
+        shot("alice", "06-image-attachment")
+
+        step("alice shares a location; bob's page shows it as a map link")
+        alice.click("#location-button")
+        alice.wait_for("document.getElementById('location-dialog').open", "the location dialog")
+        alice.focus("#location-lat")
+        alice.type("52.52")
+        alice.focus("#location-lon")
+        alice.type("13.405")
+        alice.press("Enter")
+        alice.wait_for("document.querySelectorAll('#pending .chip').length === 1", "the location waiting in the composer")
+        alice.focus("#composer-text")
+        alice.type("meet here")
+        alice.press("Enter")
+        bob.wait_for("[...document.querySelectorAll('#messages a.file-link')].some(a => a.textContent.includes('52.52000, 13.40500') && a.href.includes('mlat=52.52'))",
+                     "the location link on bob's page")
+
+        step("alice uploads an avatar; bob's page shows it")
+        avatar = png(os.path.join(work, "avatar.png"), 300, 300, (220, 60, 90))
+        alice.press_letter("p", ALT)
+        alice.wait_for("document.getElementById('profile-dialog').open", "the profile dialog")
+        alice.set_files("#avatar-input", [avatar])
+        alice.wait_for("(() => { const i = document.querySelector('#profile-avatar img'); return i && i.complete && i.naturalWidth > 0; })()", "the avatar in alice's profile")
+        shot("alice", "07-profile-avatar")
+        alice.press("Escape")
+        alice_id = alice.evaluate("state.me.id")
+        bob.wait_for(f"document.querySelector('#people img[data-avatar-of={js(alice_id)}]') !== null", "alice's avatar record on bob's page", timeout=30)
+        bob.wait_for(f"state.people.some(p => p.id === {js(alice_id)} && p.avatar && p.avatar.hash === {js(alice.evaluate('state.me.avatar.hash'))})",
+                     "the same avatar hash on bob's node")
+        loaded = f"(() => {{ const i = document.querySelector('#people img[data-avatar-of={js(alice_id)}]'); return i && i.complete && i.naturalWidth > 0; }})()"
+        try:
+            bob.wait_for(loaded, "alice's avatar picture loaded on bob's page", timeout=20)
+        except CDPError:
+            answer = bob.evaluate(f"fetch('/api/people/{alice_id}/avatar').then(r => r.status + ' ' + r.statusText)")
+            if not answer.startswith("404"):
+                raise
+            # The record arrived; the picture's content (a blob) travels between nodes only once
+            # the node fetches blobs from peers. Reported, and the remaining steps still run.
+            pending.append(f"alice's avatar picture did not reach bob's node (GET avatar on bob: {answer}); blob transfer between nodes is missing")
+            print(f"PENDING: {pending[-1]}", flush=True)
+        shot("bob", "08-bob-sees-alice-avatar")
+
+        step("a task on the conversation's board moves to Complete, with the keyboard only; bob sees it")
+        alice.press_letter("t", ALT)
+        alice.wait_for("!document.getElementById('tasks-panel').hidden", "the task board")
+        alice.focus("#task-title")
+        alice.type("book the van")
+        alice.press("Enter")
+        alice.wait_for("document.querySelectorAll('#tasks-open li.task').length === 1", "the task under Open")
+        alice.focus("#tasks-open select")
+        alice.press("ArrowDown")
+        alice.wait_for("document.querySelectorAll('#tasks-in-progress li.task').length === 1", "the task under In progress")
+        alice.focus("#tasks-in-progress select")
+        alice.press("ArrowDown")
+        alice.wait_for("document.querySelectorAll('#tasks-complete li.task').length === 1", "the task under Complete")
+        bob.press_letter("t", ALT)
+        bob.wait_for("[...document.querySelectorAll('#tasks-complete .task-title')].some(e => e.textContent === 'book the van')", "the task under Complete on bob's page")
+        shot("alice", "09-task-board")
+        shot("bob", "10-bob-task-board")
+
+        step("the page at phone width")
+        bob.resize(390, 800, mobile=True)
+        bob.press_letter("t", ALT)
+        bob.wait_for("!document.getElementById('messages-panel').hidden", "the messages")
+        bob.wait_for("getComputedStyle(document.getElementById('menu-toggle')).display !== 'none'", "the menu button at phone width")
+        shot("bob", "11-phone-width")
+        bob.click("#menu-toggle")
+        bob.wait_for("document.getElementById('sidebar').getBoundingClientRect().left >= 0", "the sidebar to slide in")
+        shot("bob", "12-phone-sidebar")
+        if pending:
+            print("ok except: " + "; ".join(pending), flush=True)
+            return 3
+        print("ok: every step passed", flush=True)
+        return 0
+    except Exception as error:  # noqa: BLE001 - report any failure with a screenshot
+        print(f"FAILED at step '{step_name}': {error}", flush=True)
+        traceback.print_exc(file=sys.stdout)
+        for name, page in pages.items():
+            try:
+                path = page.screenshot(os.path.join(shots, f"failure-{name}.png"))
+                print(f"screenshot: {path}", flush=True)
+            except Exception:
+                pass
+        return 1
+    finally:
+        browser.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
