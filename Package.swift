@@ -42,6 +42,9 @@ let package = Package(
         // directives of the pure protocol instances; plus the control socket and its client.
         .target(name: "NodeRuntime", dependencies: ["Transport", "SecureLink", "Discovery", "Gossip", "Store", "Replica", "Identity", "Sodium", "Wire"]),
 
+        // Child processes started with posix_spawn (Foundation's Process crashes on this toolchain).
+        .target(name: "Subprocess"),
+
         // Command line: one small type per command; `parley` is a thin main.
         .target(name: "ParleyCLI", dependencies: ["NodeRuntime", "Store", "Replica", "Identity", "Sodium", "Wire"]),
         .executableTarget(name: "parley", dependencies: ["ParleyCLI"]),
@@ -50,7 +53,7 @@ let package = Package(
         .executableTarget(name: "parley-bench", dependencies: ["Store", "Replica", "Identity", "Sodium", "SQLite", "TestSupport"]),
 
         // Shared test fixtures.
-        .target(name: "TestSupport", dependencies: ["Replica", "Identity", "Sodium", "Store"]),
+        .target(name: "TestSupport", dependencies: ["Replica", "Identity", "Sodium", "Store", "Subprocess"]),
 
         .testTarget(name: "SodiumTests", dependencies: ["Sodium", "TestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "TestSupport"]),
