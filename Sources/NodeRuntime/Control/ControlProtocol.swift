@@ -3,7 +3,8 @@ import Foundation
 /// The control socket's protocol: one JSON request per line in, one JSON response per line out,
 /// on `control.sock` in the data directory (mode 0600). Keys are snake_case.
 ///
-/// Requests: `{"request": "peers"}`, `"status"`, `"doctor"`, `"ping"`, `"poke"`. A client may
+/// Requests: `{"request": "peers"}`, `"status"`, `"doctor"`, `"ping"`, `"poke"`, `"author"`,
+/// `"faults"`. A client may
 /// send several requests on one connection; the node answers each in order. Responses carry
 /// `"ok": true` and the field named after the request (`peers`, `status`, `doctor`, `pong`,
 /// `poke`), or `"ok": false` and `error`. Lines are at most `maxLineBytes`; a longer line gets
@@ -13,6 +14,12 @@ import Foundation
 /// runs): the node looks for new ops at once and pushes them to its peers, instead of noticing
 /// at its next `PRAGMA data_version` check. The answer comes after the ops were handed to the
 /// links.
+///
+/// `author` makes the node write one change itself (`{"request": "author", "author": {"kind":
+/// "post", "room": "lobby", "text": "hi"}}`, see `AuthorRequest`) and answers its op id, seq and
+/// HLC once it is stored and handed to the links: an acknowledged write. It avoids a process per
+/// write, which is what the lab needs at rates of hundreds a second. `faults` replaces the faults
+/// the node injects (`FaultSettings`; `{}` clears them, no field only reports them).
 ///
 /// Extending it: add a `ControlRequest.Kind` case, its optional arguments to `ControlRequest`,
 /// its result field to `ControlResponse`, and a case to `Node.respond(to:)`. Old clients ignore
@@ -54,12 +61,22 @@ public struct ControlRequest: Codable, Sendable, Equatable {
         case ping
         /// Another process wrote the store: push what is new now.
         case poke
+        /// Write one change as this node's user (`author`), and answer its op.
+        case author
+        /// Set (or, without `faults`, report) the faults the node injects.
+        case faults
     }
 
     public var request: Kind
+    /// The change to write, for `author`.
+    public var author: AuthorRequest?
+    /// The faults to inject, for `faults`.
+    public var faults: FaultSettings?
 
-    public init(_ request: Kind) {
+    public init(_ request: Kind, author: AuthorRequest? = nil, faults: FaultSettings? = nil) {
         self.request = request
+        self.author = author
+        self.faults = faults
     }
 }
 
@@ -72,11 +89,16 @@ public struct ControlResponse: Codable, Sendable {
     public var doctor: DoctorReport?
     public var pong: PongReport?
     public var poke: PokeReport?
+    public var author: AuthorReport?
+    public var faults: FaultReport?
 
     public init(
         ok: Bool = true, error: String? = nil, peers: [PeerReport]? = nil, status: StatusReport? = nil,
-        doctor: DoctorReport? = nil, pong: PongReport? = nil, poke: PokeReport? = nil
+        doctor: DoctorReport? = nil, pong: PongReport? = nil, poke: PokeReport? = nil, author: AuthorReport? = nil,
+        faults: FaultReport? = nil
     ) {
+        self.author = author
+        self.faults = faults
         self.ok = ok
         self.error = error
         self.peers = peers

@@ -15,6 +15,8 @@ extension Node {
         case .status: ControlResponse(status: status())
         case .doctor: ControlResponse(doctor: doctor())
         case .poke: ControlResponse(poke: PokeReport(ops: isRunning ? handler.storeMayHaveChanged(node: self) : 0))
+        case .author: author(request.author)
+        case .faults: applyFaults(request.faults)
         }
     }
 
