@@ -45,8 +45,12 @@ let package = Package(
         // Child processes started with posix_spawn (Foundation's Process crashes on this toolchain).
         .target(name: "Subprocess"),
 
+        // The convergence lab: real `parley run` processes, a seeded workload, faults, a verdict
+        // and a report (DESIGN §2: above NodeRuntime, below the executable).
+        .target(name: "Lab", dependencies: ["NodeRuntime", "Subprocess", "Store", "SQLite", "Replica", "Identity", "Sodium"]),
+
         // Command line: one small type per command; `parley` is a thin main.
-        .target(name: "ParleyCLI", dependencies: ["NodeRuntime", "Store", "Replica", "Identity", "Sodium", "Wire"]),
+        .target(name: "ParleyCLI", dependencies: ["Lab", "NodeRuntime", "Store", "Replica", "Identity", "Sodium", "Wire"]),
         .executableTarget(name: "parley", dependencies: ["ParleyCLI"]),
 
         // Benchmarks (make bench); never part of the tests.
@@ -71,5 +75,6 @@ let package = Package(
                 "NodeRuntime", "Gossip", "Store", "Replica", "SQLite", "TestSupport", "SecureLink", "Discovery", "Transport", "Identity", "Sodium", "Wire",
             ]),
         .testTarget(name: "CLITests", dependencies: ["ParleyCLI", "Store", "Replica", "Identity", "TestSupport"]),
+        .testTarget(name: "LabTests", dependencies: ["Lab", "TestSupport"]),
     ]
 )

@@ -75,13 +75,13 @@ public enum CommandRegistry {
         ConversationCreateCommand(), ConversationAddCommand(), ConversationRemoveCommand(), ConversationLeaveCommand(),
         ConversationRenameCommand(), ConversationsCommand(), PeopleCommand(), AttachmentCommand(),
         ProfileCommand(), DigestCommand(), ExportCommand(), ImportCommand(),
-        RunCommand(), PeersCommand(), StatusCommand(), DoctorCommand(), HelpCommand(),
+        RunCommand(), PeersCommand(), StatusCommand(), DoctorCommand(), LabRunCommand(), HelpCommand(),
     ]
 
     /// Commands of DESIGN §6.1 that later versions bring; naming one gets a clear answer
     /// instead of "unknown command".
     static let planned: Set<String> = [
-        "chat", "lab",
+        "chat"
     ]
 
     /// The first words of multi-word commands (`task`), which alone show a list of their subcommands.

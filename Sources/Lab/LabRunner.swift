@@ -1,0 +1,339 @@
+import Foundation
+import NodeRuntime
+import Replica
+
+/// One run of the convergence lab: starts the nodes, drives the workload while the faults
+/// come and go, waits for the cluster to settle, and judges it (DESIGN §1: "people who test
+/// convergence").
+///
+/// Everything happens on one task in one loop, so the order of writes and faults follows the
+/// clock and the seed, and the lab needs no locks: each turn carries out the fault events that
+/// are due, the writes that are due (at most a batch, so a slow cluster cannot starve the
+/// rest), the nodes that finished starting, the samples (RSS every second, link bytes every two)
+/// and the progress line. What the lab started is registered with `cleanup`, which kills and
+/// deletes it at the end or on a signal.
+public final class LabRunner: @unchecked Sendable {
+    let configuration: LabConfiguration
+    let cleanup: LabCleanup
+    let progress: ProgressLine
+    let plan: FaultPlan
+    var random: LabRandom
+    var nodes: [LabNode] = []
+    var workload: Workload
+    var namespaces: Namespaces?
+    let binary: String
+    let discoveryPort: UInt16
+    var logDirectory: String { configuration.out + "/logs" }
+    var nodeDirectory: String { configuration.out + "/nodes" }
+
+    // Measurements.
+    var writes: [AcknowledgedWrite] = []
+    var refused = 0
+    var lastRefusal: String?
+    var startMillis: UInt64 = 0
+    var lastHealMillis: UInt64 = 0
+    var lastAckMillis: UInt64 = 0
+    var faultReports: [LabReport.FaultReport] = []
+    /// Split groups in force (node → group), for `--netns` heals and the report.
+    var splitGroups: [[Int]] = []
+
+    public init(configuration: LabConfiguration, cleanup: LabCleanup, progress: ProgressLine) throws(LabError) {
+        try configuration.validate()
+        guard let binary = configuration.binary ?? LabProcess.ownExecutable else {
+            throw .failure("cannot find the parley binary to start the nodes; pass it with --binary PATH")
+        }
+        self.configuration = configuration
+        self.cleanup = cleanup
+        self.progress = progress
+        self.binary = binary
+        plan = try configuration.faultPlan()
+        random = LabRandom(seed: configuration.seed)
+        let rooms = (0..<configuration.rooms).map { index in
+            let name = "lab-\(index)"
+            return Workload.Room(name: name, partition: PartitionDescriptor.room(RoomName(name)!).id.text)
+        }
+        workload = Workload(rooms: rooms)
+        // Below 32768 (the ephemeral range) and apart per process and seed (NETWORK-TESTS.md).
+        discoveryPort = UInt16(20_000 + Int(getpid() % 300) * 40 + Int(configuration.seed % 40))
+    }
+
+    /// Runs the lab and returns its report (also written to `out`). Throws only when the lab
+    /// itself could not run; a cluster that fails is a report with `passed == false`.
+    public func run() async throws(LabError) -> LabReport {
+        defer { cleanup.removeAll() }
+        try prepareDirectories()
+        if configuration.netns {
+            let largestSplit = plan.faults.filter { $0.kind == .split }.map(\.groups).max() ?? 1
+            let namespaces = Namespaces(prefix: "plab\(getpid())-", nodes: configuration.nodes, bridges: largestSplit, cleanup: cleanup)
+            progress.note("creating \(configuration.nodes + 1) network namespaces")
+            try await namespaces.create(logDirectory: logDirectory)
+            self.namespaces = namespaces
+        }
+        try await createIdentities()
+        for node in nodes { try start(node, skew: 0) }
+        try await waitUntilStarted(timeout: 30 + Double(configuration.nodes))
+        await waitUntilLinked(timeout: 30 + 2 * Double(configuration.nodes))
+        await createConversations()
+
+        startMillis = LabNode.nowMillis
+        try await driveWorkload()
+        try await endRemainingFaults()
+        try await waitUntilStarted(timeout: 30)
+        let (convergedAt, diverged) = await settle()
+        for node in nodes where node.isUp { _ = await node.sampleWire() }
+        await stopNodes()
+
+        let report = makeReport(convergedAt: convergedAt, diverged: diverged)
+        try write(report)
+        if !configuration.keepData { try? FileManager.default.removeItem(atPath: nodeDirectory) }
+        return report
+    }
+
+    // MARK: - Setting up
+
+    private func prepareDirectories() throws(LabError) {
+        let manager = FileManager.default
+        if manager.fileExists(atPath: nodeDirectory) {
+            throw .usage("\(configuration.out) holds the nodes of another lab run; choose a new --out directory or remove it")
+        }
+        do {
+            try manager.createDirectory(atPath: nodeDirectory, withIntermediateDirectories: true)
+            try manager.createDirectory(atPath: logDirectory, withIntermediateDirectories: true)
+        } catch {
+            throw .failure("cannot create \(configuration.out): \(error.localizedDescription); choose a writable --out directory")
+        }
+    }
+
+    /// `parley init` for every node, a few at a time.
+    private func createIdentities() async throws(LabError) {
+        nodes = (0..<configuration.nodes).map { LabNode(index: $0, root: nodeDirectory) }
+        progress.note("creating \(nodes.count) identities")
+        let environment = nodeEnvironment
+        for batch in stride(from: 0, to: nodes.count, by: 4) {
+            let group = Array(nodes[batch..<min(batch + 4, nodes.count)])
+            let results = await withTaskGroup(of: (Int, LabProcess.Result).self) { tasks in
+                for node in group {
+                    tasks.addTask { [binary, logDirectory] in
+                        (
+                            node.index,
+                            await LabProcess.run(
+                                binary, ["--data-dir", node.dataDirectory, "init", "--nick", node.name], environment: environment,
+                                captureIn: logDirectory, timeout: .seconds(30))
+                        )
+                    }
+                }
+                var results: [(Int, LabProcess.Result)] = []
+                for await result in tasks { results.append(result) }
+                return results
+            }
+            for (index, result) in results {
+                guard result.status == 0 else {
+                    throw .failure("parley init for \(nodes[index].name) failed: \(result.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
+                }
+                nodes[index].id = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+        }
+    }
+
+    /// The environment of every node process: beacons only to loopback, whatever happens.
+    var nodeEnvironment: [String: String] {
+        ["HOME": configuration.out, "PARLEY_BROADCAST": namespaces == nil ? "127.255.255.255" : Namespaces.broadcast]
+    }
+
+    /// The options of every `parley run`: loopback (or the namespace's bridge), the lab's
+    /// discovery port, every room joined, and timings fit for seconds-long faults: beacons every
+    /// 0.5–1 s (a split peer is gone after 3 s), pings every 2 s (a paused node's links close
+    /// after 6 s), anti-entropy every 2 s (a lost push is repaired within seconds).
+    var runArguments: [String] {
+        var arguments =
+            namespaces == nil
+            ? ["--listen", "127.0.0.1:0", "--broadcast", "127.255.255.255"]
+            : ["--listen", "0.0.0.0:0", "--broadcast", Namespaces.broadcast]
+        arguments += ["--discovery-port", String(discoveryPort)]
+        for room in workload.rooms { arguments += ["--join", room.name] }
+        arguments += [
+            "--beacon-interval", "500", "--max-beacon-interval", "1000", "--ping-interval", "2000", "--sync-interval", "2000",
+        ]
+        return arguments
+    }
+
+    func start(_ node: LabNode, skew: Int64) throws(LabError) {
+        try node.start(
+            binary: binary, arguments: runArguments, launcher: namespaces?.launcher(node.index) ?? [], environment: nodeEnvironment,
+            skew: skew, logDirectory: logDirectory, cleanup: cleanup)
+    }
+
+    /// Waits until every started node answers; throws if one dies or `timeout` passes.
+    func waitUntilStarted(timeout: Double) async throws(LabError) {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            var waiting: [String] = []
+            for node in nodes where node.state == .starting {
+                if try await node.checkStarted() {
+                    await node.applyFaults()
+                } else {
+                    waiting.append(node.name)
+                }
+            }
+            if waiting.isEmpty { return }
+            if Date() > deadline { throw .failure("\(waiting.joined(separator: ", ")) did not start within \(Int(timeout)) s; see \(logDirectory)") }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    /// Waits until every node is linked to every other (or `timeout`; the run goes on, and the
+    /// progress line shows the links).
+    private func waitUntilLinked(timeout: Double) async {
+        let deadline = Date().addingTimeInterval(timeout)
+        let wanted = nodes.count - 1
+        while Date() < deadline {
+            var linked = 0
+            for node in nodes {
+                if let status = await node.send(ControlRequest(.status), timeout: .seconds(3))?.status, status.links >= wanted { linked += 1 }
+            }
+            progress.note("linking: \(linked)/\(nodes.count) nodes see all \(wanted) peers")
+            if linked == nodes.count { return }
+            try? await Task.sleep(for: .milliseconds(250))
+        }
+        progress.note("not every node linked to every other within \(Int(timeout)) s; starting anyway")
+    }
+
+    /// Creates `--conversations` conversations, each by one node with 2–4 others.
+    private func createConversations() async {
+        let count = nodes.count
+        for index in 0..<configuration.conversations {
+            let creator = index % count
+            let others = (0..<count).filter { $0 != creator }.shuffled(using: &random)
+            let members = Array(others.prefix(min(others.count, 2 + Int(random.next() % 3))))
+            await write(Workload.createConversation(by: creator, members: members, name: "lab conversation \(index)"), by: creator)
+        }
+    }
+
+    // MARK: - The workload
+
+    private func driveWorkload() async throws(LabError) {
+        let interval = 1.0 / configuration.rate
+        let start = Date()
+        let end = start.addingTimeInterval(configuration.duration)
+        var events = faultEvents(start: start)
+        var nextWrite = start
+        var nextRSS = start, nextWire = start, nextProgress = start
+        while Date() < end {
+            let now = Date()
+            while let event = events.first, event.at <= now {
+                events.removeFirst()
+                try await perform(event)
+            }
+            var batch = 0
+            while nextWrite <= Date(), nextWrite < end, batch < 50 {
+                await writeNext()
+                nextWrite = nextWrite.addingTimeInterval(interval)
+                batch += 1
+            }
+            for node in nodes where node.state == .starting {
+                if try await node.checkStarted() {
+                    await node.applyFaults()
+                    lastHealMillis = max(lastHealMillis, LabNode.nowMillis)
+                }
+            }
+            if now >= nextRSS {
+                for node in nodes { node.sampleRSS() }
+                nextRSS = now.addingTimeInterval(1)
+            }
+            if now >= nextWire {
+                for node in nodes where node.isUp { _ = await node.sampleWire() }
+                nextWire = now.addingTimeInterval(2)
+            }
+            if now >= nextProgress {
+                progress.update(runningLine(elapsed: now.timeIntervalSince(start)))
+                nextProgress = now.addingTimeInterval(1)
+            }
+            let wake = [events.first?.at, nextWrite < end ? nextWrite : nil, nextRSS, end].compactMap { $0 }.min() ?? end
+            let pause = min(0.25, max(0.001, wake.timeIntervalSinceNow))
+            try? await Task.sleep(for: .milliseconds(Int(pause * 1000)))
+        }
+        pendingEvents = events
+        progress.update(runningLine(elapsed: configuration.duration))
+        progress.finishLine()
+    }
+
+    /// Events not yet due when the workload ended (faults lasting past the end).
+    var pendingEvents: [FaultEvent] = []
+
+    private func writeNext() async {
+        let available = nodes.filter(\.isUp).map(\.index)
+        guard let (node, request) = workload.next(available: available, nodes: nodes.count, random: &random) else { return }
+        await write(request, by: node)
+    }
+
+    /// Asks `node` to author `request` (node placeholders resolved); an answer with an op is an
+    /// acknowledged write.
+    private func write(_ request: AuthorRequest, by node: Int) async {
+        let resolved = Workload.resolve(request, ids: nodes.map(\.id))
+        let sentAt = LabNode.nowMillis
+        let response = await nodes[node].send(ControlRequest(.author, author: resolved), timeout: .seconds(5))
+        guard let response, response.ok, let op = response.author else {
+            refused += 1
+            lastRefusal = response?.error ?? "no answer from \(nodes[node].name)"
+            return
+        }
+        writes.append(
+            AcknowledgedWrite(
+                partition: op.partition, author: op.author, seq: op.seq, id: op.id, node: node, kind: request.kind, sentAtMillis: sentAt))
+        lastAckMillis = LabNode.nowMillis
+        workload.acknowledged(request, by: node, id: op.id, partition: op.partition)
+    }
+
+    private func runningLine(elapsed: Double) -> String {
+        let up = nodes.filter(\.isUp).count
+        let active = faultReports.filter { report in report.endSeconds.map { $0 > elapsed } ?? (report.kind != "skew") }.map(\.kind)
+        let rate = Double(writes.count) / max(1, elapsed)
+        return String(
+            format: "lab %5.1f/%.0f s  writes %d (%.1f/s, %d refused)  nodes %d/%d up", elapsed, configuration.duration, writes.count, rate, refused, up,
+            nodes.count)
+            + (active.isEmpty ? "" : "  faults: " + active.joined(separator: ", "))
+    }
+
+    // MARK: - Settling
+
+    /// The partitions to compare: rooms, the directory, and the conversations (on their members).
+    var checkedPartitions: [String] {
+        workload.rooms.map(\.partition) + [PartitionDescriptor.directory.id.text] + workload.conversations.map(\.partition)
+    }
+
+    /// Polls the stores' digests until every replica agrees or the settle timeout passes.
+    /// Returns when they agreed (Unix ms) and what still differs.
+    private func settle() async -> (UInt64?, [String]) {
+        let deadline = Date().addingTimeInterval(configuration.settleTimeout)
+        let partitions = checkedPartitions
+        let wanted = Set(partitions)
+        let started = Date()
+        while true {
+            let digests = nodes.map { StoreReader.digests(path: $0.dataDirectory + "/parley.db", partitions: wanted) }
+            let diverged = divergedPartitions(digests: digests, partitions: partitions) { self.holders(of: $0) }
+            if diverged.isEmpty {
+                progress.note(String(format: "converged %.1f s after the workload", Date().timeIntervalSince(started)))
+                return (LabNode.nowMillis, [])
+            }
+            if Date() > deadline {
+                progress.note("not converged after \(Int(configuration.settleTimeout)) s: \(diverged.count) partition(s) differ")
+                return (nil, diverged)
+            }
+            progress.update(String(format: "settling %.1f s: %d partition(s) differ", Date().timeIntervalSince(started), diverged.count))
+            for node in nodes { node.sampleRSS() }
+            try? await Task.sleep(for: .milliseconds(250))
+        }
+    }
+
+    func holders(of partition: String) -> Set<Int> {
+        workload.holders(of: partition, nodes: nodes.count)
+    }
+
+    private func stopNodes() async {
+        await withTaskGroup(of: Void.self) { group in
+            for node in nodes {
+                group.addTask { [cleanup] in await node.stop(grace: .seconds(5), cleanup: cleanup) }
+            }
+        }
+    }
+}
