@@ -24,13 +24,14 @@ run: build
 	@echo "Say something: $(PARLEY) send --room lobby 'hello'   (all commands: $(PARLEY) --help)"
 
 ## test: the whole suite (XCTest and Swift Testing); any failure fails it.
-## The node tests run in a second pass: their links and handshakes have deadlines, and the
-## other suites' CPU-heavy and process-spawning tests would otherwise starve Swift's
-## cooperative thread pool (one thread per core) while they run in parallel.
+## The node and lab tests run in a second pass: their links and handshakes have deadlines, and
+## the other suites' CPU-heavy and process-spawning tests would otherwise starve Swift's
+## cooperative thread pool (one thread per core) while they run in parallel; the lab tests run
+## whole clusters of `parley run` processes.
 test: deps lint
 	swift build --build-tests $(SWIFT_FLAGS)
-	swift test $(SWIFT_FLAGS) --skip NodeTests
-	swift test $(SWIFT_FLAGS) --filter NodeTests
+	swift test $(SWIFT_FLAGS) --skip NodeTests --skip LabTests
+	swift test $(SWIFT_FLAGS) --filter 'NodeTests|LabTests'
 
 ## lint: the code follows .swift-format (fix with `make format`).
 lint:
