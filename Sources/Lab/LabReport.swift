@@ -17,6 +17,9 @@ public struct LabReport: Codable, Sendable {
     /// Writes a node refused (`ok: false`) or did not answer in time: not acknowledged, so not
     /// counted as lost (a write into a conversation the node just left, a paused node).
     public var refusedWrites: Int
+    /// Writes the lab did not send because every node was still busy with its previous one
+    /// (the cluster could not keep up with `--rate`); `ops_per_second` is what it achieved.
+    public var skippedWrites: Int
     public var latencyMs: Latency
     /// Acknowledged writes per second of workload.
     public var opsPerSecond: Double

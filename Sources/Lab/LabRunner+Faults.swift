@@ -47,6 +47,7 @@ extension LabRunner {
             guard let node else { return }
             _ = await node.sampleWire()
             node.kill(cleanup: cleanup)
+            writer.reset(node.index)
         case (.kill, false):
             guard let node, node.state == .stopped else { return }
             try start(node, skew: node.skewMillis)
@@ -59,6 +60,7 @@ extension LabRunner {
             node.resume()
             await node.applyFaults()
         case (.split, true):
+            await sampleWire()  // the split closes links: count their bytes first
             try await split(into: fault.groups, report: faultReports.count - 1)
         case (.split, false):
             try await heal()
@@ -66,6 +68,7 @@ extension LabRunner {
             guard let node else { return }
             _ = await node.sampleWire()
             await node.stop(grace: .seconds(3), cleanup: cleanup)
+            writer.reset(node.index)
             try start(node, skew: Int64(fault.offsetSeconds * 1000))
         case (.loss, true), (.loss, false):
             for target in node.map({ [$0] }) ?? nodes {

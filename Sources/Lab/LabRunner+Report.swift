@@ -17,7 +17,7 @@ extension LabRunner {
         return LabReport(
             converged: convergedAt != nil,
             convergenceSeconds: convergedAt.map { Double($0 >= settleFrom ? $0 - settleFrom : 0) / 1000 },
-            acknowledgedWrites: writes.count, lostWrites: verdict.lost.count, refusedWrites: refused,
+            acknowledgedWrites: writes.count, lostWrites: verdict.lost.count, refusedWrites: refused, skippedWrites: skipped,
             latencyMs: LabReport.latency(verdict.latenciesMillis),
             opsPerSecond: Double(writes.count) / workloadSeconds,
             deliveries: verdict.deliveries, deliveriesPerSecond: Double(verdict.deliveries) / workloadSeconds,

@@ -26,9 +26,14 @@ public final class LabRunner: @unchecked Sendable {
     var logDirectory: String { configuration.out + "/logs" }
     var nodeDirectory: String { configuration.out + "/nodes" }
 
+    let writer = Writer()
+
     // Measurements.
     var writes: [AcknowledgedWrite] = []
     var refused = 0
+    /// Writes not sent because every available node was still busy with its last one for
+    /// over a second (the cluster could not keep up with `--rate`).
+    var skipped = 0
     var lastRefusal: String?
     var startMillis: UInt64 = 0
     var lastHealMillis: UInt64 = 0
@@ -80,7 +85,7 @@ public final class LabRunner: @unchecked Sendable {
         try await endRemainingFaults()
         try await waitUntilStarted(timeout: 30)
         let (convergedAt, diverged) = await settle()
-        for node in nodes where node.isUp { _ = await node.sampleWire() }
+        await sampleWire()
         await stopNodes()
 
         let report = makeReport(convergedAt: convergedAt, diverged: diverged)
@@ -224,11 +229,17 @@ public final class LabRunner: @unchecked Sendable {
                 events.removeFirst()
                 try await perform(event)
             }
-            var batch = 0
-            while nextWrite <= Date(), nextWrite < end, batch < 50 {
-                await writeNext()
+            record(writer.collect())
+            while nextWrite <= now, nextWrite < end {
+                guard launchNext() else {
+                    // Every node is busy: wait for one, but never fall more than a second behind.
+                    while nextWrite < now.addingTimeInterval(-1) {
+                        skipped += 1
+                        nextWrite = nextWrite.addingTimeInterval(interval)
+                    }
+                    break
+                }
                 nextWrite = nextWrite.addingTimeInterval(interval)
-                batch += 1
             }
             for node in nodes where node.state == .starting {
                 if try await node.checkStarted() {
@@ -241,17 +252,19 @@ public final class LabRunner: @unchecked Sendable {
                 nextRSS = now.addingTimeInterval(1)
             }
             if now >= nextWire {
-                for node in nodes where node.isUp { _ = await node.sampleWire() }
-                nextWire = now.addingTimeInterval(2)
+                await sampleWire()
+                nextWire = now.addingTimeInterval(3)
             }
             if now >= nextProgress {
                 progress.update(runningLine(elapsed: now.timeIntervalSince(start)))
                 nextProgress = now.addingTimeInterval(1)
             }
             let wake = [events.first?.at, nextWrite < end ? nextWrite : nil, nextRSS, end].compactMap { $0 }.min() ?? end
-            let pause = min(0.25, max(0.001, wake.timeIntervalSinceNow))
+            let pause = min(0.02, max(0.001, wake.timeIntervalSinceNow))
             try? await Task.sleep(for: .milliseconds(Int(pause * 1000)))
         }
+        await writer.drain(timeout: .seconds(10))
+        record(writer.collect())
         pendingEvents = events
         progress.update(runningLine(elapsed: configuration.duration))
         progress.finishLine()
@@ -260,28 +273,50 @@ public final class LabRunner: @unchecked Sendable {
     /// Events not yet due when the workload ended (faults lasting past the end).
     var pendingEvents: [FaultEvent] = []
 
-    private func writeNext() async {
-        let available = nodes.filter(\.isUp).map(\.index)
-        guard let (node, request) = workload.next(available: available, nodes: nodes.count, random: &random) else { return }
-        await write(request, by: node)
+    /// Starts the next write on a node that is up and has no write in flight; false when there
+    /// is none.
+    private func launchNext() -> Bool {
+        let available = nodes.filter { $0.isUp && !writer.isBusy($0.index) }.map(\.index)
+        guard let (node, request) = workload.next(available: available, nodes: nodes.count, random: &random) else { return false }
+        writer.launch(
+            request, resolved: Workload.resolve(request, ids: nodes.map(\.id)), node: node, dataDirectory: nodes[node].dataDirectory,
+            timeout: .seconds(10))
+        return true
     }
 
-    /// Asks `node` to author `request` (node placeholders resolved); an answer with an op is an
-    /// acknowledged write.
+    /// Asks `node` to author `request` and waits for the answer (setting up conversations).
     private func write(_ request: AuthorRequest, by node: Int) async {
-        let resolved = Workload.resolve(request, ids: nodes.map(\.id))
-        let sentAt = LabNode.nowMillis
-        let response = await nodes[node].send(ControlRequest(.author, author: resolved), timeout: .seconds(5))
-        guard let response, response.ok, let op = response.author else {
-            refused += 1
-            lastRefusal = response?.error ?? "no answer from \(nodes[node].name)"
-            return
+        writer.launch(
+            request, resolved: Workload.resolve(request, ids: nodes.map(\.id)), node: node, dataDirectory: nodes[node].dataDirectory,
+            timeout: .seconds(10))
+        await writer.drain(timeout: .seconds(15))
+        record(writer.collect())
+    }
+
+    /// Books answered writes: an answer with an op is an acknowledged write.
+    private func record(_ outcomes: [Writer.Outcome]) {
+        for outcome in outcomes {
+            guard let response = outcome.response, response.ok, let op = response.author else {
+                refused += 1
+                lastRefusal = outcome.response?.error ?? "no answer from \(nodes[outcome.node].name)"
+                continue
+            }
+            writes.append(
+                AcknowledgedWrite(
+                    partition: op.partition, author: op.author, seq: op.seq, id: op.id, node: outcome.node, kind: outcome.request.kind,
+                    sentAtMillis: outcome.sentAtMillis))
+            lastAckMillis = max(lastAckMillis, LabNode.nowMillis)
+            workload.acknowledged(outcome.request, by: outcome.node, id: op.id, partition: op.partition)
         }
-        writes.append(
-            AcknowledgedWrite(
-                partition: op.partition, author: op.author, seq: op.seq, id: op.id, node: node, kind: request.kind, sentAtMillis: sentAt))
-        lastAckMillis = LabNode.nowMillis
-        workload.acknowledged(request, by: node, id: op.id, partition: op.partition)
+    }
+
+    /// Link bytes of every node that is up, asked in parallel.
+    func sampleWire() async {
+        await withTaskGroup(of: Void.self) { group in
+            for node in nodes where node.isUp {
+                group.addTask { _ = await node.sampleWire() }
+            }
+        }
     }
 
     private func runningLine(elapsed: Double) -> String {
@@ -289,8 +324,8 @@ public final class LabRunner: @unchecked Sendable {
         let active = faultReports.filter { report in report.endSeconds.map { $0 > elapsed } ?? (report.kind != "skew") }.map(\.kind)
         let rate = Double(writes.count) / max(1, elapsed)
         return String(
-            format: "lab %5.1f/%.0f s  writes %d (%.1f/s, %d refused)  nodes %d/%d up", elapsed, configuration.duration, writes.count, rate, refused, up,
-            nodes.count)
+            format: "lab %5.1f/%.0f s  writes %d (%.1f/s, %d refused, %d skipped)  nodes %d/%d up", elapsed, configuration.duration,
+            writes.count, rate, refused, skipped, up, nodes.count)
             + (active.isEmpty ? "" : "  faults: " + active.joined(separator: ", "))
     }
 

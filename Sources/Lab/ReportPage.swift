@@ -12,6 +12,7 @@ enum ReportPage {
             ("acknowledged writes", "\(report.acknowledgedWrites)"),
             ("lost writes", "\(report.lostWrites)"),
             ("refused writes", "\(report.refusedWrites)"),
+            ("writes skipped (cluster behind --rate)", "\(report.skippedWrites)"),
             ("latency p50 / p95 / p99", [report.latencyMs.p50, report.latencyMs.p95, report.latencyMs.p99].map(milliseconds).joined(separator: " / ")),
             ("ops/s (writes)", String(format: "%.1f", report.opsPerSecond)),
             ("deliveries/s", String(format: "%.1f", report.deliveriesPerSecond)),
