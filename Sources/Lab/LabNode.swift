@@ -142,7 +142,13 @@ final class LabNode: @unchecked Sendable {
     func sampleRSS() {
         guard let pid = process?.pid, let bytes = LabProcess.peakRSS(of: pid) else { return }
         peakRSS = max(peakRSS, bytes)
+        if let seconds = LabProcess.cpuSeconds(of: pid) { cpu[pid] = seconds }
     }
+
+    /// CPU seconds (user and system) per process, as last sampled.
+    private var cpu: [Int32: Double] = [:]
+    /// CPU seconds this node's processes used, as last sampled (with its RSS).
+    var cpuSeconds: Double { cpu.values.reduce(0, +) }
 
     /// Records the bytes each link has sent (`status`).
     func sampleWire() async -> StatusReport? {

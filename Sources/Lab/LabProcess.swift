@@ -52,6 +52,17 @@ enum LabProcess {
         return nil
     }
 
+    /// User plus system CPU seconds of process `pid` so far (`/proc/PID/stat`), or nil.
+    static func cpuSeconds(of pid: Int32) -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = text.lastIndex(of: ")")
+        else { return nil }
+        // Fields after the command name: state is field 3; utime and stime are 14 and 15.
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
     /// The path of the running executable (`/proc/self/exe`), so the lab starts the very
     /// `parley` it runs in.
     static var ownExecutable: String? {

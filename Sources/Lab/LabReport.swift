@@ -58,6 +58,8 @@ public struct LabReport: Codable, Sendable {
         public var name: String
         public var id: String
         public var peakRssBytes: UInt64
+        /// CPU seconds (user and system) its processes used.
+        public var cpuSeconds: Double
         public var starts: Int
         public var clockSkewMs: Int64
         public var writesAcknowledged: Int

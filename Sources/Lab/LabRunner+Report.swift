@@ -24,7 +24,7 @@ extension LabRunner {
             wireBytes: wireBytes, wireBytesPerOp: verdict.deliveries > 0 ? Double(wireBytes) / Double(verdict.deliveries) : 0,
             nodes: nodes.map { node in
                 LabReport.NodeReport(
-                    index: node.index, name: node.name, id: node.id, peakRssBytes: node.peakRSS, starts: node.starts,
+                    index: node.index, name: node.name, id: node.id, peakRssBytes: node.peakRSS, cpuSeconds: node.cpuSeconds, starts: node.starts,
                     clockSkewMs: node.skewMillis, writesAcknowledged: writes.filter { $0.node == node.index }.count, address: node.address)
             },
             faults: faultReports, divergedPartitions: diverged,

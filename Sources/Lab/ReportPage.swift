@@ -18,6 +18,7 @@ enum ReportPage {
             ("deliveries/s", String(format: "%.1f", report.deliveriesPerSecond)),
             ("wire bytes per op delivered", String(format: "%.0f", report.wireBytesPerOp)),
             ("peak RSS (max node)", mebibytes(report.nodes.map(\.peakRssBytes).max() ?? 0)),
+            ("CPU seconds (all nodes)", String(format: "%.1f", report.nodes.map(\.cpuSeconds).reduce(0, +))),
         ]
         var page = """
             <!doctype html>
@@ -43,10 +44,11 @@ enum ReportPage {
             page +=
                 "<tr><td><code>\(escape(fault.spec))</code></td><td>\(String(format: "%.1f s", fault.startSeconds))</td><td>\(end)</td><td>\(groups)</td></tr>\n"
         }
-        page += "</table>\n<h2>Nodes</h2>\n<table><tr><th>node</th><th>id</th><th>peak RSS</th><th>starts</th><th>clock skew</th><th>writes</th></tr>\n"
+        page +=
+            "</table>\n<h2>Nodes</h2>\n<table><tr><th>node</th><th>id</th><th>peak RSS</th><th>CPU</th><th>starts</th><th>clock skew</th><th>writes</th></tr>\n"
         for node in report.nodes {
             page +=
-                "<tr><td>\(node.name)</td><td><code>\(node.id.prefix(12))</code></td><td>\(mebibytes(node.peakRssBytes))</td><td>\(node.starts)</td><td>\(node.clockSkewMs / 1000) s</td><td>\(node.writesAcknowledged)</td></tr>\n"
+                "<tr><td>\(node.name)</td><td><code>\(node.id.prefix(12))</code></td><td>\(mebibytes(node.peakRssBytes))</td><td>\(String(format: "%.1f s", node.cpuSeconds))</td><td>\(node.starts)</td><td>\(node.clockSkewMs / 1000) s</td><td>\(node.writesAcknowledged)</td></tr>\n"
         }
         page += "</table>\n"
         if !report.lostSample.isEmpty {
