@@ -22,9 +22,9 @@ final class LabNode: @unchecked Sendable {
     private(set) var process: ChildProcess?
     private(set) var starts = 0
     private var client: ControlClient?
-    /// The clock skew of the current process, and each process's (real start time, skew), so
-    /// `received_at` can be read back in real time.
-    private(set) var skewMillis: Int64 = 0
+    /// The clock skew of the current process (or of the next one, for a node that is down), and
+    /// each process's (real start time, skew), so `received_at` can be read back in real time.
+    var skewMillis: Int64 = 0
     private(set) var skewHistory: [(fromMillis: UInt64, skew: Int64)] = [(0, 0)]
     private(set) var peakRSS: UInt64 = 0
     private(set) var address: String?

@@ -32,50 +32,62 @@ extension LabRunner {
         let node = fault.node.map { nodes[$0] }
         if event.isStart {
             progress.note("fault: \(fault)")
+            reportOf[event.index] = faultReports.count
             faultReports.append(
                 LabReport.FaultReport(
                     kind: fault.kind.rawValue, spec: fault.description, node: fault.node, startSeconds: elapsed, endSeconds: nil, groups: nil))
         } else {
             progress.note("heal: \(fault.kind.rawValue)" + (fault.node.map { " node \($0)" } ?? ""))
-            if let report = faultReports.lastIndex(where: { $0.spec == fault.description && $0.endSeconds == nil }) {
-                faultReports[report].endSeconds = elapsed
-            }
+            if let report = reportOf[event.index] { faultReports[report].endSeconds = elapsed }
             lastHealMillis = max(lastHealMillis, LabNode.nowMillis)
         }
         switch (fault.kind, event.isStart) {
         case (.kill, true):
             guard let node else { return }
+            activeDown[node.index, default: []].insert(event.index)
             _ = await node.sampleWire()
             node.kill(cleanup: cleanup)
             writer.reset(node.index)
         case (.kill, false):
-            guard let node, node.state == .stopped else { return }
+            guard let node else { return }
+            activeDown[node.index]?.remove(event.index)
+            guard activeDown[node.index]?.isEmpty != false, node.state == .stopped else { return }
             try start(node, skew: node.skewMillis)
         case (.pause, true):
             guard let node else { return }
+            activePause[node.index, default: []].insert(event.index)
             _ = await node.sampleWire()
             node.pause()
         case (.pause, false):
             guard let node else { return }
+            activePause[node.index]?.remove(event.index)
+            guard activePause[node.index]?.isEmpty != false, node.state == .paused else { return }
             node.resume()
             await node.applyFaults()
         case (.split, true):
             await sampleWire()  // the split closes links: count their bytes first
-            try await split(into: fault.groups, report: faultReports.count - 1)
+            activeSplits[event.index] = drawGroups(fault.groups)
+            if let report = reportOf[event.index] { faultReports[report].groups = activeSplits[event.index] }
+            try await applySplits()
         case (.split, false):
-            try await heal()
+            activeSplits[event.index] = nil
+            try await applySplits()
         case (.skew, true):
             guard let node else { return }
+            if activeDown[node.index]?.isEmpty == false {
+                node.skewMillis = Int64(fault.offsetSeconds * 1000)  // killed: it comes back skewed
+                return
+            }
             _ = await node.sampleWire()
             await node.stop(grace: .seconds(3), cleanup: cleanup)
             writer.reset(node.index)
             try start(node, skew: Int64(fault.offsetSeconds * 1000))
-        case (.loss, true), (.loss, false):
-            for target in node.map({ [$0] }) ?? nodes {
-                target.faults.dropRate = event.isStart ? fault.rate : 0
-                target.faults.delayMillis = event.isStart ? fault.delayMillis : 0
-                await target.applyFaults()
-            }
+        case (.loss, true):
+            activeLoss[event.index] = fault
+            await applyLoss()
+        case (.loss, false):
+            activeLoss[event.index] = nil
+            await applyLoss()
         case (.broken, true):
             guard let node else { return }
             node.faults.dropPartition = workload.rooms[fault.room].partition
@@ -85,42 +97,58 @@ extension LabRunner {
         }
     }
 
-    /// Splits the nodes into `count` groups drawn from the seed. Without namespaces each node is
-    /// told to block the others' ids (both sides, so neither dials nor hears the other); with
-    /// them the ports of group g move to bridge g.
-    private func split(into count: Int, report: Int) async throws(LabError) {
+    /// `count` groups of nodes drawn from the seed, as even as can be.
+    private func drawGroups(_ count: Int) -> [[Int]] {
         let order = Array(0..<nodes.count).shuffled(using: &random)
         var groups = Array(repeating: [Int](), count: count)
         for (position, node) in order.enumerated() { groups[position % count].append(node) }
-        groups = groups.map { $0.sorted() }
-        splitGroups = groups
-        if faultReports.indices.contains(report) { faultReports[report].groups = groups }
+        return groups.map { $0.sorted() }
+    }
+
+    /// Makes the network match the splits in force. Two nodes reach each other when they are in
+    /// the same group of every split (overlapping splits refine each other), so each node gets a
+    /// cell: nodes of one cell are connected, of different cells not. Without namespaces each
+    /// node blocks every node of another cell (both sides, so neither dials nor hears the other);
+    /// with them each cell has its bridge (the cell of node 0 keeps `br0`).
+    func applySplits() async throws(LabError) {
+        let splits = activeSplits.keys.sorted().map { activeSplits[$0]! }
+        let signature = nodes.indices.map { node in splits.map { groups in groups.firstIndex { $0.contains(node) } ?? 0 } }
+        var cells: [[Int]: Int] = [:]
+        let cell = signature.map { key in
+            if let known = cells[key] { return known }
+            cells[key] = cells.count
+            return cells.count - 1
+        }
         if let namespaces {
-            for (group, members) in groups.enumerated() where group > 0 {
-                for node in members { try await namespaces.plug(node, into: group, logDirectory: logDirectory) }
+            for node in nodes.indices where bridgeOf[node] != cell[node] {
+                while bridgeCount <= cell[node] {
+                    try await namespaces.addBridge(bridgeCount, logDirectory: logDirectory)
+                    bridgeCount += 1
+                }
+                try await namespaces.plug(node, into: cell[node], logDirectory: logDirectory)
+                bridgeOf[node] = cell[node]
             }
             return
         }
-        for (group, members) in groups.enumerated() {
-            let others = groups.enumerated().filter { $0.offset != group }.flatMap(\.element).map { nodes[$0].id }
-            for node in members {
-                nodes[node].faults.blockedPeers = others
-                await nodes[node].applyFaults()
-            }
+        for node in nodes {
+            let others = nodes.filter { cell[$0.index] != cell[node.index] }.map(\.id)
+            let blocked = others.isEmpty ? nil : others
+            guard node.faults.blockedPeers != blocked else { continue }
+            node.faults.blockedPeers = blocked
+            await node.applyFaults()
         }
     }
 
-    private func heal() async throws(LabError) {
-        if let namespaces {
-            for (group, members) in splitGroups.enumerated() where group > 0 {
-                for node in members { try await namespaces.plug(node, into: 0, logDirectory: logDirectory) }
-            }
-        } else {
-            for node in nodes {
-                node.faults.blockedPeers = nil
-                await node.applyFaults()
-            }
+    /// Gives every node the loss and delay of the lossy periods in force that hit it (the worst
+    /// of each, when they overlap).
+    func applyLoss() async {
+        for node in nodes {
+            let hitting = activeLoss.values.filter { $0.node == nil || $0.node == node.index }
+            let rate = hitting.map(\.rate).max() ?? 0, delay = hitting.map(\.delayMillis).max() ?? 0
+            guard node.faults.dropRate ?? 0 != rate || node.faults.delayMillis ?? 0 != delay else { continue }
+            node.faults.dropRate = rate
+            node.faults.delayMillis = delay
+            await node.applyFaults()
         }
-        splitGroups = []
     }
 }

@@ -39,8 +39,18 @@ public final class LabRunner: @unchecked Sendable {
     var lastHealMillis: UInt64 = 0
     var lastAckMillis: UInt64 = 0
     var faultReports: [LabReport.FaultReport] = []
-    /// Split groups in force (node → group), for `--netns` heals and the report.
-    var splitGroups: [[Int]] = []
+    /// Splits and lossy periods in force, by fault index: faults of one kind may overlap, and
+    /// each heal ends only its own part.
+    var activeSplits: [Int: [[Int]]] = [:]
+    var activeLoss: [Int: Fault] = [:]
+    /// Kills and pauses in force per node (fault indices): a node comes back when the last ends.
+    var activeDown: [Int: Set<Int>] = [:]
+    var activePause: [Int: Set<Int>] = [:]
+    /// The report entry of each fault that started (fault index → `faultReports` index).
+    var reportOf: [Int: Int] = [:]
+    /// With `--netns`: the bridge each node's port is on, and how many bridges exist.
+    var bridgeOf: [Int] = []
+    var bridgeCount = 1
 
     public init(configuration: LabConfiguration, cleanup: LabCleanup, progress: ProgressLine) throws(LabError) {
         try configuration.validate()
@@ -68,11 +78,11 @@ public final class LabRunner: @unchecked Sendable {
         defer { cleanup.removeAll() }
         try prepareDirectories()
         if configuration.netns {
-            let largestSplit = plan.faults.filter { $0.kind == .split }.map(\.groups).max() ?? 1
-            let namespaces = Namespaces(prefix: "plab\(getpid())-", nodes: configuration.nodes, bridges: largestSplit, cleanup: cleanup)
+            let namespaces = Namespaces(prefix: "plab\(getpid())-", nodes: configuration.nodes, cleanup: cleanup)
             progress.note("creating \(configuration.nodes + 1) network namespaces")
             try await namespaces.create(logDirectory: logDirectory)
             self.namespaces = namespaces
+            bridgeOf = Array(repeating: 0, count: configuration.nodes)
         }
         try await createIdentities()
         for node in nodes { try start(node, skew: 0) }

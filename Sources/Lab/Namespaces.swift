@@ -2,15 +2,13 @@ import Foundation
 import Subprocess
 
 /// `--netns`: each node in its own network namespace, its `eth0` a veth into a switch
-/// namespace with a bridge per group of the largest split (NETWORK-TESTS.md). Every port starts
-/// on `br0`; a split moves the ports of group g onto `br<g>` (link down, new master, link up:
+/// namespace (NETWORK-TESTS.md). Every port starts on `br0`; a split moves the ports of each
+/// group but the first onto a bridge of its own (`addBridge`) (link down, new master, link up:
 /// the cables are pulled and plugged into another switch), and a heal moves them back. The host
 /// namespace is never touched, and beacons go to the bridge subnet's broadcast only.
 struct Namespaces {
     let prefix: String
     let nodes: Int
-    /// Bridges in the switch: one per group of the largest split.
-    let bridges: Int
     let cleanup: LabCleanup
 
     var switchName: String { prefix + "sw" }
@@ -32,10 +30,7 @@ struct Namespaces {
     func create(logDirectory: String) async throws(LabError) {
         try await Self.ip(["netns", "add", switchName], logDirectory)
         cleanup.track(namespace: switchName)
-        for bridge in (0..<max(1, bridges)).map({ "br\($0)" }) {
-            try await Self.ip(["-n", switchName, "link", "add", bridge, "type", "bridge"], logDirectory)
-            try await Self.ip(["-n", switchName, "link", "set", bridge, "up"], logDirectory)
-        }
+        try await addBridge(0, logDirectory: logDirectory)
         for node in 0..<nodes {
             let namespace = name(node)
             try await Self.ip(["netns", "add", namespace], logDirectory)
@@ -49,7 +44,13 @@ struct Namespaces {
         }
     }
 
-    /// Puts `node`'s port on bridge `bridge` (0 or 1).
+    /// Adds bridge `brN` to the switch.
+    func addBridge(_ number: Int, logDirectory: String) async throws(LabError) {
+        try await Self.ip(["-n", switchName, "link", "add", "br\(number)", "type", "bridge"], logDirectory)
+        try await Self.ip(["-n", switchName, "link", "set", "br\(number)", "up"], logDirectory)
+    }
+
+    /// Puts `node`'s port on bridge `bridge`.
     func plug(_ node: Int, into bridge: Int, logDirectory: String) async throws(LabError) {
         try await Self.ip(["-n", switchName, "link", "set", "p\(node)", "down"], logDirectory)
         try await Self.ip(["-n", switchName, "link", "set", "p\(node)", "master", "br\(bridge)"], logDirectory)
