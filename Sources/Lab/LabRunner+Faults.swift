@@ -111,14 +111,7 @@ extension LabRunner {
     /// node blocks every node of another cell (both sides, so neither dials nor hears the other);
     /// with them each cell has its bridge (the cell of node 0 keeps `br0`).
     func applySplits() async throws(LabError) {
-        let splits = activeSplits.keys.sorted().map { activeSplits[$0]! }
-        let signature = nodes.indices.map { node in splits.map { groups in groups.firstIndex { $0.contains(node) } ?? 0 } }
-        var cells: [[Int]: Int] = [:]
-        let cell = signature.map { key in
-            if let known = cells[key] { return known }
-            cells[key] = cells.count
-            return cells.count - 1
-        }
+        let cell = Self.cells(of: activeSplits.keys.sorted().map { activeSplits[$0]! }, nodes: nodes.count)
         if let namespaces {
             for node in nodes.indices where bridgeOf[node] != cell[node] {
                 while bridgeCount <= cell[node] {
@@ -136,6 +129,18 @@ extension LabRunner {
             guard node.faults.blockedPeers != blocked else { continue }
             node.faults.blockedPeers = blocked
             await node.applyFaults()
+        }
+    }
+
+    /// The cell of each node under `splits` (each a list of groups): nodes share a cell when they
+    /// share a group in every split. Cells are numbered by their first node, so node 0 is in 0.
+    static func cells(of splits: [[[Int]]], nodes: Int) -> [Int] {
+        var numbers: [[Int]: Int] = [:]
+        return (0..<nodes).map { node in
+            let key = splits.map { groups in groups.firstIndex { $0.contains(node) } ?? 0 }
+            if let known = numbers[key] { return known }
+            numbers[key] = numbers.count
+            return numbers.count - 1
         }
     }
 

@@ -70,6 +70,12 @@ import Testing
         }
     }
 
+    @Test func overlappingSplits_cutIntoTheCellsOfBoth() {
+        #expect(LabRunner.cells(of: [], nodes: 3) == [0, 0, 0])
+        #expect(LabRunner.cells(of: [[[0, 2], [1, 3]]], nodes: 4) == [0, 1, 0, 1])
+        #expect(LabRunner.cells(of: [[[0, 1, 2], [3, 4, 5]], [[0, 3], [1, 2, 4, 5]]], nodes: 6) == [0, 1, 1, 2, 3, 3])
+    }
+
     @Test func description_roundTripsThroughParse() throws {
         let plan = FaultPlan.defaultPlan(nodes: 5, duration: 40, seed: 3)
         let spec = plan.faults.map(\.description).joined(separator: ";")
