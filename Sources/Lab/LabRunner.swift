@@ -24,6 +24,9 @@ public final class LabRunner: @unchecked Sendable {
     let binary: String
     let discoveryPort: UInt16
     var logDirectory: String { configuration.out + "/logs" }
+    /// A random deployment secret per run: the lab's nodes never link to any other Parley node
+    /// that shares the machine and happens to use the same discovery port (a test, another lab).
+    var secretFile: String { logDirectory + "/network.secret" }
     var nodeDirectory: String { configuration.out + "/nodes" }
 
     let writer = Writer()
@@ -114,6 +117,11 @@ public final class LabRunner: @unchecked Sendable {
         do {
             try manager.createDirectory(atPath: nodeDirectory, withIntermediateDirectories: true)
             try manager.createDirectory(atPath: logDirectory, withIntermediateDirectories: true)
+            var secret = SystemRandomNumberGenerator()
+            let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &secret) }
+            guard manager.createFile(atPath: secretFile, contents: Data(bytes), attributes: [.posixPermissions: 0o600]) else {
+                throw CocoaError(.fileWriteUnknown)
+            }
         } catch {
             throw .failure("cannot create \(configuration.out): \(error.localizedDescription); choose a writable --out directory")
         }
@@ -164,7 +172,7 @@ public final class LabRunner: @unchecked Sendable {
             namespaces == nil
             ? ["--listen", "127.0.0.1:0", "--broadcast", "127.255.255.255"]
             : ["--listen", "0.0.0.0:0", "--broadcast", Namespaces.broadcast]
-        arguments += ["--discovery-port", String(discoveryPort)]
+        arguments += ["--discovery-port", String(discoveryPort), "--network-secret-file", secretFile]
         for room in workload.rooms { arguments += ["--join", room.name] }
         arguments += [
             "--beacon-interval", "500", "--max-beacon-interval", "1000", "--ping-interval", "2000", "--sync-interval", "2000",
