@@ -80,6 +80,16 @@ public final class LabRunner: @unchecked Sendable {
     public func run() async throws(LabError) -> LabReport {
         defer { cleanup.removeAll() }
         try prepareDirectories()
+        do {
+            return try await runPrepared()
+        } catch {
+            cleanup.removeAll()
+            if !configuration.keepData { try? FileManager.default.removeItem(atPath: nodeDirectory) }
+            throw error
+        }
+    }
+
+    private func runPrepared() async throws(LabError) -> LabReport {
         if configuration.netns {
             let namespaces = Namespaces(prefix: "plab\(getpid())-", nodes: configuration.nodes, cleanup: cleanup)
             progress.note("creating \(configuration.nodes + 1) network namespaces")
@@ -151,7 +161,10 @@ public final class LabRunner: @unchecked Sendable {
             }
             for (index, result) in results {
                 guard result.status == 0 else {
-                    throw .failure("parley init for \(nodes[index].name) failed: \(result.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
+                    let why = result.stderr.trimmingCharacters(in: .whitespacesAndNewlines)
+                    throw .failure(
+                        "\(binary) init for \(nodes[index].name) failed (exit \(result.status))\(why.isEmpty ? "" : ": " + why); "
+                            + "is --binary a parley binary?")
                 }
                 nodes[index].id = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             }
