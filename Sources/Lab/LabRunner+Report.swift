@@ -9,6 +9,7 @@ extension LabRunner {
         let seconds = Int((Double(LabNode.nowMillis - startMillis) / 1000).rounded(.up))
         let verdict = DeliveryVerdict.evaluate(
             writes: writes, nodes: nodes.count, startMillis: startMillis, seconds: seconds, holders: { self.holders(of: $0) },
+            holderSince: { self.workload.holder($0, since: $1) },
             applied: { node, write in times[node][write.id].map { nodes[node].realMillis(fromStored: $0, now: now) } })
         let settleFrom = max(lastHealMillis, lastAckMillis, startMillis)
         let wireBytes = nodes.reduce(UInt64(0)) { $0 + $1.wireBytesSent }

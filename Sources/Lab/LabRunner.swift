@@ -337,7 +337,7 @@ public final class LabRunner: @unchecked Sendable {
                     partition: op.partition, author: op.author, seq: op.seq, id: op.id, node: outcome.node, kind: outcome.request.kind,
                     sentAtMillis: outcome.sentAtMillis))
             lastAckMillis = max(lastAckMillis, LabNode.nowMillis)
-            workload.acknowledged(outcome.request, by: outcome.node, id: op.id, partition: op.partition)
+            workload.acknowledged(outcome.request, by: outcome.node, id: op.id, partition: op.partition, at: LabNode.nowMillis)
         }
     }
 

@@ -25,7 +25,8 @@ public typealias AppliedLookup = @Sendable (_ node: Int, _ write: AcknowledgedWr
 public struct DeliveryVerdict: Sendable, Equatable {
     /// Writes missing on at least one node that should hold them, with those nodes.
     public var lost: [(write: AcknowledgedWrite, missingOn: [Int])]
-    /// Milliseconds from the request to the apply on each other holder.
+    /// Milliseconds from the request to the apply on each other holder that held the partition
+    /// when the write was made (a member added later gets it as history).
     public var latenciesMillis: [Double]
     /// Deliveries per node per second since `startMillis` (ops applied that another node wrote).
     public var deliveredPerSecond: [[Int]]
@@ -39,7 +40,7 @@ public struct DeliveryVerdict: Sendable, Equatable {
     /// Checks every acknowledged write on every node in `holders(partition)`.
     public static func evaluate(
         writes: [AcknowledgedWrite], nodes: Int, startMillis: UInt64, seconds: Int, holders: (String) -> Set<Int>,
-        applied: AppliedLookup
+        holderSince: (Int, String) -> UInt64 = { _, _ in 0 }, applied: AppliedLookup
     ) -> DeliveryVerdict {
         var verdict = DeliveryVerdict(
             lost: [], latenciesMillis: [], deliveredPerSecond: Array(repeating: Array(repeating: 0, count: max(1, seconds)), count: nodes),
@@ -53,7 +54,9 @@ public struct DeliveryVerdict: Sendable, Equatable {
                 }
                 guard node != write.node else { continue }
                 verdict.deliveries += 1
-                verdict.latenciesMillis.append(Double(at) - Double(write.sentAtMillis))
+                if holderSince(node, write.partition) <= write.sentAtMillis {
+                    verdict.latenciesMillis.append(Double(at) - Double(write.sentAtMillis))
+                }
                 let second = at >= startMillis ? Int((at - startMillis) / 1_000) : 0
                 if second < verdict.deliveredPerSecond[node].count { verdict.deliveredPerSecond[node][second] += 1 }
             }

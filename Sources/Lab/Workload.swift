@@ -22,6 +22,9 @@ public struct Workload: Sendable {
         public var members: Set<Int>
         /// Everyone who was ever a member: the nodes that hold it (carriers aside).
         public var everMembers: Set<Int>
+        /// When each ever-member was first added (the lab's clock, Unix ms): ops written before
+        /// reach a later member as history, not as live delivery.
+        public var memberSince: [Int: UInt64] = [:]
     }
 
     public let rooms: [Room]
@@ -38,6 +41,11 @@ public struct Workload: Sendable {
     /// The nodes that should hold `partition` (every node for rooms and the directory).
     public func holders(of partition: String, nodes: Int) -> Set<Int> {
         conversations.first { $0.partition == partition }?.everMembers ?? Set(0..<nodes)
+    }
+
+    /// Since when `node` holds `partition` (0: from the start).
+    public func holder(_ node: Int, since partition: String) -> UInt64 {
+        conversations.first { $0.partition == partition }?.memberSince[node] ?? 0
     }
 
     /// The next write: a node among `available` and its request; nil when none is available.
@@ -112,18 +120,21 @@ public struct Workload: Sendable {
 
     /// Records an acknowledged write (`request` as sent, with node placeholders `#N`, and the
     /// op id and partition the node answered).
-    public mutating func acknowledged(_ request: AuthorRequest, by node: Int, id: String, partition: String) {
+    public mutating func acknowledged(_ request: AuthorRequest, by node: Int, id: String, partition: String, at millis: UInt64 = 0) {
         switch request.kind {
         case "post": posts[partition, default: []].append((id, node))
         case "delete": posts[partition]?.removeAll { $0.id == request.target }
         case "task-add": tasks[partition, default: []].append(id)
         case "conversation-create":
             let members = Set((request.members ?? []).compactMap(Self.placeholder)).union([node])
-            conversations.append(Conversation(partition: partition, creator: node, members: members, everMembers: members))
+            conversations.append(
+                Conversation(
+                    partition: partition, creator: node, members: members, everMembers: members,
+                    memberSince: Dictionary(uniqueKeysWithValues: members.map { ($0, millis) })))
         case "member-add":
             guard let member = request.member.flatMap(Self.placeholder), let index = conversationIndex(partition) else { return }
             conversations[index].members.insert(member)
-            conversations[index].everMembers.insert(member)
+            if conversations[index].everMembers.insert(member).inserted { conversations[index].memberSince[member] = millis }
         case "member-remove":
             guard let member = request.member.flatMap(Self.placeholder), let index = conversationIndex(partition) else { return }
             conversations[index].members.remove(member)

@@ -50,6 +50,15 @@ import Testing
         #expect(verdict.lost.first?.missingOn == [2])
     }
 
+    @Test func evaluate_aMemberAddedLater_getsOlderWritesAsHistory_notAsLatency() {
+        let writes = [Self.write("old", partition: "conversation", node: 0, at: 1_000), Self.write("new", partition: "conversation", node: 0, at: 5_000)]
+        let verdict = DeliveryVerdict.evaluate(
+            writes: writes, nodes: 2, startMillis: 0, seconds: 10, holders: { _ in [0, 1] },
+            holderSince: { node, _ in node == 1 ? 4_000 : 0 }, applied: { _, write in write.sentAtMillis == 1_000 ? 8_000 : 5_050 })
+        #expect(verdict.lost.isEmpty && verdict.deliveries == 2)
+        #expect(verdict.latenciesMillis == [50])
+    }
+
     @Test func divergedPartitions_comparesOnlyHolders() {
         let digests = [["r": "A", "c": "C1"], ["r": "A", "c": "C1"], ["r": "A", "c": "other"]]
         #expect(divergedPartitions(digests: digests, partitions: ["r", "c"]) { $0 == "c" ? [0, 1] : [0, 1, 2] }.isEmpty)
@@ -103,6 +112,7 @@ import Testing
         #expect(conversation.members.isSubset(of: conversation.everMembers))
         #expect(workload.holders(of: "PC", nodes: 4) == conversation.everMembers)
         #expect(workload.holders(of: "PA", nodes: 4) == [0, 1, 2, 3])
+        #expect(conversation.everMembers.allSatisfy { conversation.memberSince[$0] != nil })
     }
 
     @Test func resolve_replacesNodePlaceholdersByIds() {
