@@ -352,7 +352,7 @@ public final class LabRunner: @unchecked Sendable {
 
     private func runningLine(elapsed: Double) -> String {
         let up = nodes.filter(\.isUp).count
-        let active = faultReports.filter { report in report.endSeconds.map { $0 > elapsed } ?? (report.kind != "skew") }.map(\.kind)
+        let active = faultReports.filter { $0.endSeconds == nil && $0.kind != "skew" && $0.kind != "broken" }.map(\.kind)
         let rate = Double(writes.count) / max(1, elapsed)
         return String(
             format: "lab %5.1f/%.0f s  writes %d (%.1f/s, %d refused, %d skipped)  nodes %d/%d up", elapsed, configuration.duration,
