@@ -114,12 +114,22 @@ public struct LabReport: Codable, Sendable {
             p99: Statistics.percentile(99, ofSorted: sorted), max: sorted.last, count: sorted.count)
     }
 
-    /// The report as pretty JSON.
+    /// The report as pretty JSON. The contract's optional fields (`convergence_seconds`, the
+    /// latency percentiles) are written as null rather than left out, as `JSONEncoder` would,
+    /// so a script can read them without checking for the key.
     public func json() throws -> Data {
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = .convertToSnakeCase
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return try encoder.encode(self)
+        guard var object = try JSONSerialization.jsonObject(with: try encoder.encode(self)) as? [String: Any] else {
+            return try encoder.encode(self)
+        }
+        if object["convergence_seconds"] == nil { object["convergence_seconds"] = NSNull() }
+        if var latency = object["latency_ms"] as? [String: Any] {
+            for key in ["p50", "p95", "p99", "max"] where latency[key] == nil { latency[key] = NSNull() }
+            object["latency_ms"] = latency
+        }
+        return try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
     }
 
     /// Reads a `report.json`.

@@ -69,6 +69,10 @@ import Testing
         #expect(!json.converged || json.lostWrites > 0)
         #expect(json.lostWrites > 0)
         #expect(json.lostSample.allSatisfy { $0.missingOn == [2] })
+        let raw = try #require(FileManager.default.contents(atPath: out + "/report.json"))
+        let object = try #require(try JSONSerialization.jsonObject(with: raw) as? [String: Any])
+        #expect(object["converged"] as? Bool == false)
+        #expect(object.keys.contains("convergence_seconds"), "written as null, not left out")
         #expect(result.stdout.contains("FAIL"))
     }
 
