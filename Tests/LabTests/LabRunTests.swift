@@ -20,6 +20,10 @@ import Testing
         let result = await CompletedProcess.run(
             binary, ["lab", "run", "--out", out] + arguments, environment: ["HOME": out], captureIn: out, timeout: timeout)
         let report = FileManager.default.contents(atPath: out + "/report.json").flatMap { try? LabReport.decode($0) }
+        if result.timedOut {
+            // The lab was killed with -9 and could not stop its nodes: stop them here, by pid.
+            for pid in processes(mentioning: out).compactMap({ Int32($0) }) { kill(pid, SIGKILL) }
+        }
         return (result, report, out)
     }
 
