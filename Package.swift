@@ -42,6 +42,10 @@ let package = Package(
         // directives of the pure protocol instances; plus the control socket and its client.
         .target(name: "NodeRuntime", dependencies: ["Transport", "SecureLink", "Discovery", "Gossip", "Store", "Replica", "Identity", "Sodium", "Wire"]),
 
+        // What every interface shows: the JSON shapes of the views (a contract) and text
+        // formatting that is safe for terminals. Shared by the CLI, the terminal chat and the web UI.
+        .target(name: "Presentation", dependencies: ["Store", "Replica", "Identity"]),
+
         // Child processes started with posix_spawn (Foundation's Process crashes on this toolchain).
         .target(name: "Subprocess"),
 
@@ -50,7 +54,7 @@ let package = Package(
         .target(name: "Lab", dependencies: ["NodeRuntime", "Subprocess", "Store", "SQLite", "Replica", "Identity", "Sodium"]),
 
         // Command line: one small type per command; `parley` is a thin main.
-        .target(name: "ParleyCLI", dependencies: ["Lab", "NodeRuntime", "Store", "Replica", "Identity", "Sodium", "Wire"]),
+        .target(name: "ParleyCLI", dependencies: ["Lab", "Presentation", "NodeRuntime", "Store", "Replica", "Identity", "Sodium", "Wire"]),
         .executableTarget(name: "parley", dependencies: ["ParleyCLI"]),
 
         // Benchmarks (make bench); never part of the tests.
@@ -74,7 +78,7 @@ let package = Package(
             dependencies: [
                 "NodeRuntime", "Gossip", "Store", "Replica", "SQLite", "TestSupport", "SecureLink", "Discovery", "Transport", "Identity", "Sodium", "Wire",
             ]),
-        .testTarget(name: "CLITests", dependencies: ["ParleyCLI", "Store", "Replica", "Identity", "TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["ParleyCLI", "Presentation", "Store", "Replica", "Identity", "TestSupport"]),
         .testTarget(name: "LabTests", dependencies: ["Lab", "TestSupport"]),
     ]
 )

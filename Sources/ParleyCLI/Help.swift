@@ -1,3 +1,5 @@
+import Presentation
+
 /// The help texts, rendered from what each command declares (its usage, options, details and
 /// examples live in the command's own type).
 enum HelpText {

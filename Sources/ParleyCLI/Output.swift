@@ -1,3 +1,5 @@
+import Presentation
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -68,5 +70,12 @@ public final class Output {
                 }
             }
         }
+    }
+}
+
+extension Output {
+    /// Prints `items` as the one JSON array a `--json` read command outputs.
+    func json(_ items: [JSON]) {
+        line(JSON.array(items).text)
     }
 }

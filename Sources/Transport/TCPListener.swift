@@ -1,5 +1,4 @@
 import Glibc
-import Synchronization
 
 /// A listening TCP socket: accepts incoming connections, one `accept()` at a time or as the
 /// `connections` sequence.
@@ -14,15 +13,7 @@ public final class TCPListener: Sendable {
     /// The bound address; its `port` is the real one when the listener was bound to port 0.
     public let localAddress: SocketAddress
 
-    private let loop: EventLoop
-    private let registration: EventLoop.Registration
-    private let state: Mutex<State>
-
-    private struct State {
-        var fd: Int32
-        var isClosed = false
-        var acceptors = WaitQueue<TCPConnection, Void>()
-    }
+    private let acceptor: Acceptor<TCPConnection>
 
     /// Listens on `host:port` (IPv4 or IPv6; `0.0.0.0` or `::` for every interface; port 0 for
     /// an ephemeral port). `SO_REUSEADDR` lets a restarted node bind while old connections
@@ -40,11 +31,12 @@ public final class TCPListener: Sendable {
             Descriptor.close(fd)
             throw error
         }
-        self.localAddress = Descriptor.localAddress(fd) ?? address
-        self.loop = .shared
-        self.registration = loop.makeRegistration()
-        self.state = Mutex(State(fd: fd))
-        loop.attach(registration, fd: fd, handler: self)
+        let localAddress = Descriptor.localAddress(fd) ?? address
+        self.localAddress = localAddress
+        let loop = EventLoop.shared
+        acceptor = Acceptor(fd: fd, loop: loop, operation: "accept on \(localAddress)") { listeningFD in
+            Self.takeOne(from: listeningFD, localAddress: localAddress, loop: loop)
+        }
     }
 
     deinit {
@@ -60,30 +52,7 @@ public final class TCPListener: Sendable {
     /// `CancellationError`, or `.system` when the process is out of descriptors (`EMFILE`):
     /// the connection then stays in the backlog, and a later call can take it.
     public func accept(deadline: ContinuousClock.Instant? = nil) async throws -> TCPConnection {
-        let cancel: @Sendable (UInt64) -> Void = { [self] id in withdraw(id, error: CancellationError()) }
-        return try await suspend(withdraw: cancel) { id, continuation in
-            state.withLock { state in
-                var wakeups = Wakeups()
-                if state.isClosed {
-                    wakeups.resume(continuation, with: .failure(TransportError.closed))
-                } else if state.acceptors.isEmpty, let result = acceptLocked(&state) {
-                    wakeups.resume(continuation, with: result)
-                } else if Task.isCancelled {
-                    wakeups.resume(continuation, with: .failure(CancellationError()))
-                } else {
-                    var waiter = Waiter(id: id, payload: (), continuation: continuation)
-                    if let deadline {
-                        let error = TransportError.timedOut(operation: "accept on \(localAddress)")
-                        waiter.timer = loop.schedule(at: deadline) { [weak self] in
-                            self?.withdraw(id, error: error)
-                        }
-                    }
-                    state.acceptors.append(waiter)
-                    loop.setInterest(registration, .read)
-                }
-                return wakeups
-            }.run()
-        }
+        try await acceptor.accept(deadline: deadline)
     }
 
     /// Incoming connections until the listener closes. Running out of descriptors does not end
@@ -92,27 +61,17 @@ public final class TCPListener: Sendable {
 
     /// Stops listening; idempotent.
     public func close() {
-        state.withLock { state in
-            var wakeups = Wakeups()
-            guard !state.isClosed else { return wakeups }
-            state.isClosed = true
-            loop.deregister(registration)
-            Descriptor.close(state.fd)
-            for waiter in state.acceptors.removeAll() {
-                wakeups.resume(waiter, throwing: TransportError.closed, loop: loop)
-            }
-            return wakeups
-        }.run()
+        acceptor.close()
     }
 
     /// One `accept`: a connection, an error, or nil when none is waiting.
-    private func acceptLocked(_ state: inout State) -> Result<TCPConnection, any Error>? {
+    private static func takeOne(from listeningFD: Int32, localAddress: SocketAddress, loop: EventLoop) -> Result<TCPConnection, any Error>? {
         while true {
             var storage = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let (fd, peer) = withUnsafeMutablePointer(to: &storage) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                    let fd = Glibc.accept(state.fd, address, &length)
+                    let fd = Glibc.accept(listeningFD, address, &length)
                     return (fd, fd >= 0 ? SocketAddress(address) : nil)
                 }
             }
@@ -128,17 +87,6 @@ public final class TCPListener: Sendable {
             if Descriptor.wouldBlock(code) { return nil }
             return .failure(TransportError.fromErrno(code, call: "accept", address: localAddress))
         }
-    }
-
-    private func withdraw(_ id: UInt64, error: any Error) {
-        state.withLock { state in
-            var wakeups = Wakeups()
-            if let waiter = state.acceptors.remove(id: id) {
-                wakeups.resume(waiter, throwing: error, loop: loop)
-                if state.acceptors.isEmpty, !state.isClosed { loop.setInterest(registration, []) }
-            }
-            return wakeups
-        }.run()
     }
 
     /// The `connections` sequence.
@@ -163,23 +111,5 @@ public final class TCPListener: Sendable {
                 }
             }
         }
-    }
-}
-
-extension TCPListener: IOEventHandler {
-    func handleIO(_ ready: IOInterest) {
-        state.withLock { state in
-            var wakeups = Wakeups()
-            guard !state.isClosed else { return wakeups }
-            while let acceptor = state.acceptors.first, let result = acceptLocked(&state) {
-                _ = state.acceptors.popFirst()
-                switch result {
-                case .success(let connection): wakeups.resume(acceptor, returning: connection, loop: loop)
-                case .failure(let error): wakeups.resume(acceptor, throwing: error, loop: loop)
-                }
-            }
-            if state.acceptors.isEmpty { loop.setInterest(registration, []) }
-            return wakeups
-        }.run()
     }
 }

@@ -1,5 +1,4 @@
 import Glibc
-import Synchronization
 
 /// A listening Unix domain stream socket at a path: a node's control socket (`control.sock`).
 ///
@@ -15,15 +14,7 @@ public final class UnixListener: Sendable {
     /// The socket file.
     public let path: String
 
-    private let loop: EventLoop
-    private let registration: EventLoop.Registration
-    private let state: Mutex<State>
-
-    private struct State {
-        var fd: Int32
-        var isClosed = false
-        var acceptors = WaitQueue<UnixConnection, Void>()
-    }
+    private let acceptor: Acceptor<UnixConnection>
 
     /// Binds and listens at `path` (at most `maxPathBytes` bytes).
     public init(path: String, mode: mode_t = 0o600, backlog: Int32 = 16) throws(TransportError) {
@@ -44,10 +35,11 @@ public final class UnixListener: Sendable {
             throw error
         }
         self.path = path
-        self.loop = .shared
-        self.registration = loop.makeRegistration()
-        self.state = Mutex(State(fd: fd))
-        loop.attach(registration, fd: fd, handler: self)
+        let loop = EventLoop.shared
+        acceptor = Acceptor(
+            fd: fd, loop: loop, operation: "accept on \(path)",
+            takeOne: { listeningFD in Self.takeOne(from: listeningFD, path: path, loop: loop) },
+            onClose: { unlink(path) })
     }
 
     deinit {
@@ -57,44 +49,17 @@ public final class UnixListener: Sendable {
     /// The next client; waits until one connects. Throws `.closed` once the listener is closed,
     /// or `CancellationError`.
     public func accept() async throws -> UnixConnection {
-        let cancel: @Sendable (UInt64) -> Void = { [self] id in withdraw(id, error: CancellationError()) }
-        return try await suspend(withdraw: cancel) { id, continuation in
-            state.withLock { state in
-                var wakeups = Wakeups()
-                if state.isClosed {
-                    wakeups.resume(continuation, with: .failure(TransportError.closed))
-                } else if state.acceptors.isEmpty, let result = acceptLocked(&state) {
-                    wakeups.resume(continuation, with: result)
-                } else if Task.isCancelled {
-                    wakeups.resume(continuation, with: .failure(CancellationError()))
-                } else {
-                    state.acceptors.append(Waiter(id: id, payload: (), continuation: continuation))
-                    loop.setInterest(registration, .read)
-                }
-                return wakeups
-            }.run()
-        }
+        try await acceptor.accept(deadline: nil)
     }
 
     /// Stops listening and removes the socket file; idempotent.
     public func close() {
-        state.withLock { state in
-            var wakeups = Wakeups()
-            guard !state.isClosed else { return wakeups }
-            state.isClosed = true
-            loop.deregister(registration)
-            Descriptor.close(state.fd)
-            unlink(path)
-            for waiter in state.acceptors.removeAll() {
-                wakeups.resume(waiter, throwing: TransportError.closed, loop: loop)
-            }
-            return wakeups
-        }.run()
+        acceptor.close()
     }
 
-    private func acceptLocked(_ state: inout State) -> Result<UnixConnection, any Error>? {
+    private static func takeOne(from listeningFD: Int32, path: String, loop: EventLoop) -> Result<UnixConnection, any Error>? {
         while true {
-            let fd = Glibc.accept(state.fd, nil, nil)
+            let fd = Glibc.accept(listeningFD, nil, nil)
             if fd >= 0 {
                 Descriptor.prepareAccepted(fd)
                 return .success(UnixConnection(fd: fd, path: path, loop: loop))
@@ -104,35 +69,6 @@ public final class UnixListener: Sendable {
             if Descriptor.wouldBlock(code) { return nil }
             return .failure(TransportError.system(call: "accept \(path)", errno: code, message: TransportError.message(for: code)))
         }
-    }
-
-    private func withdraw(_ id: UInt64, error: any Error) {
-        state.withLock { state in
-            var wakeups = Wakeups()
-            if let waiter = state.acceptors.remove(id: id) {
-                wakeups.resume(waiter, throwing: error, loop: loop)
-                if state.acceptors.isEmpty, !state.isClosed { loop.setInterest(registration, []) }
-            }
-            return wakeups
-        }.run()
-    }
-}
-
-extension UnixListener: IOEventHandler {
-    func handleIO(_ ready: IOInterest) {
-        state.withLock { state in
-            var wakeups = Wakeups()
-            guard !state.isClosed else { return wakeups }
-            while let acceptor = state.acceptors.first, let result = acceptLocked(&state) {
-                _ = state.acceptors.popFirst()
-                switch result {
-                case .success(let connection): wakeups.resume(acceptor, returning: connection, loop: loop)
-                case .failure(let error): wakeups.resume(acceptor, throwing: error, loop: loop)
-                }
-            }
-            if state.acceptors.isEmpty { loop.setInterest(registration, []) }
-            return wakeups
-        }.run()
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Presentation
 import Testing
 
 /// `task`, `tasks`, `profile` and `digest`.

@@ -1,5 +1,6 @@
 import Foundation
 import Identity
+import Presentation
 import Replica
 import Store
 import TestSupport

@@ -1,4 +1,6 @@
 import Foundation
+import Identity
+import Store
 import Transport
 
 /// Talks to a running node over its control socket: what `parley peers`, `status` and
@@ -62,6 +64,48 @@ public final class ControlClient: Sendable {
         } catch {
             throw .failed("control socket: \(error)")
         }
+    }
+
+    /// Sends `watch` and returns the node's events as they come. The stream ends when the node
+    /// stops or the connection breaks (with an error), or when the caller stops iterating (which
+    /// closes the connection). A client that watches sends nothing else.
+    public func watch() async throws(ControlClientError) -> AsyncThrowingStream<NodeEvent, any Error> {
+        let response = try await send(ControlRequest(.watch))
+        guard response.ok else { throw .failed(response.error ?? "the node refused to stream events") }
+        return AsyncThrowingStream { continuation in
+            let reader = Task {
+                do {
+                    while true {
+                        while let line = try lines.next() {
+                            let event = try ControlProtocol.decoder.decode(ControlEvent.self, from: Data(line))
+                            if let known = event.nodeEvent { continuation.yield(known) }
+                        }
+                        let bytes = try await connection.read()
+                        guard !bytes.isEmpty else { break }
+                        lines.feed(bytes)
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { [connection] _ in
+                reader.cancel()
+                connection.close()
+            }
+        }
+    }
+
+    /// What the node's links say about each peer's presence (`Node.livePresence`).
+    public func presence() async throws(ControlClientError) -> [UserID: PeerPresence] {
+        let response = try await send(ControlRequest(.presence))
+        guard response.ok, let reports = response.presence else { throw .failed(response.error ?? "the node sent no presence") }
+        var presence: [UserID: PeerPresence] = [:]
+        for report in reports {
+            guard let id = UserID(text: report.id) else { continue }
+            presence[id] = PeerPresence(linked: report.linked, lastSeenMillis: report.lastSeen)
+        }
+        return presence
     }
 
     /// Closes the connection.

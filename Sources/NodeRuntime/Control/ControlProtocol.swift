@@ -1,10 +1,12 @@
 import Foundation
+import Identity
+import Replica
 
 /// The control socket's protocol: one JSON request per line in, one JSON response per line out,
 /// on `control.sock` in the data directory (mode 0600). Keys are snake_case.
 ///
-/// Requests: `{"request": "peers"}`, `"status"`, `"doctor"`, `"ping"`, `"poke"`, `"author"`,
-/// `"faults"`. A client may
+/// Requests: `{"request": "peers"}`, `"status"`, `"doctor"`, `"ping"`, `"poke"`, `"presence"`,
+/// `{"request": "typing", "partition": ID}`, `"watch"`, `"author"` and `"faults"`. A client may
 /// send several requests on one connection; the node answers each in order. Responses carry
 /// `"ok": true` and the field named after the request (`peers`, `status`, `doctor`, `pong`,
 /// `poke`), or `"ok": false` and `error`. Lines are at most `maxLineBytes`; a longer line gets
@@ -14,6 +16,10 @@ import Foundation
 /// runs): the node looks for new ops at once and pushes them to its peers, instead of noticing
 /// at its next `PRAGMA data_version` check. The answer comes after the ops were handed to the
 /// links.
+///
+/// `watch` turns the connection into an event stream for a user interface in another process:
+/// after its response (`"watch": true`) the node writes one `ControlEvent` line per `NodeEvent`
+/// until the client closes the connection or the node stops; the client sends nothing more.
 ///
 /// `author` makes the node write one change itself (`{"request": "author", "author": {"kind":
 /// "post", "room": "lobby", "text": "hi"}}`, see `AuthorRequest`) and answers its op id, seq and
@@ -61,6 +67,12 @@ public struct ControlRequest: Codable, Sendable, Equatable {
         case ping
         /// Another process wrote the store: push what is new now.
         case poke
+        /// What the links say about each peer's presence (`Node.livePresence`).
+        case presence
+        /// The user types in `partition` (`Node.typing(in:)`).
+        case typing
+        /// Stream `NodeEvent`s on this connection from now on.
+        case watch
         /// Write one change as this node's user (`author`), and answer its op.
         case author
         /// Set (or, without `faults`, report) the faults the node injects.
@@ -68,16 +80,67 @@ public struct ControlRequest: Codable, Sendable, Equatable {
     }
 
     public var request: Kind
+    /// The partition id (base32) of `typing`.
+    public var partition: String?
     /// The change to write, for `author`.
     public var author: AuthorRequest?
     /// The faults to inject, for `faults`.
     public var faults: FaultSettings?
 
-    public init(_ request: Kind, author: AuthorRequest? = nil, faults: FaultSettings? = nil) {
+    public init(_ request: Kind, partition: String? = nil, author: AuthorRequest? = nil, faults: FaultSettings? = nil) {
         self.request = request
+        self.partition = partition
         self.author = author
         self.faults = faults
     }
+}
+
+/// One line of a `watch` stream: `{"event": "changed", "partitions": [ID, ...]}`,
+/// `{"event": "partitions"}`, `{"event": "typing", "partition": ID, "user": ID}`,
+/// `{"event": "presence"}`, `{"event": "peers"}`.
+public struct ControlEvent: Codable, Sendable, Equatable {
+    public var event: String
+    public var partitions: [String]?
+    public var partition: String?
+    public var user: String?
+
+    public init(_ event: NodeEvent) {
+        switch event {
+        case .changed(let partitions):
+            self.event = "changed"
+            self.partitions = partitions.map(\.text).sorted()
+        case .partitions: self.event = "partitions"
+        case .typing(let partition, let user):
+            self.event = "typing"
+            (self.partition, self.user) = (partition.text, user.text)
+        case .presence: self.event = "presence"
+        case .peers: self.event = "peers"
+        }
+    }
+
+    /// The event this line stands for; nil for a line this version does not know (a newer
+    /// node's), which a client skips.
+    public var nodeEvent: NodeEvent? {
+        switch event {
+        case "changed":
+            let ids = (partitions ?? []).compactMap { PartitionID(text: $0) }
+            return ids.count == (partitions ?? []).count ? .changed(Set(ids)) : nil
+        case "partitions": return .partitions
+        case "typing":
+            guard let partition = partition.flatMap({ PartitionID(text: $0) }), let user = user.flatMap({ UserID(text: $0) }) else { return nil }
+            return .typing(partition: partition, user: user)
+        case "presence": return .presence
+        case "peers": return .peers
+        default: return nil
+        }
+    }
+}
+
+/// One peer of `presence`: whether a link to it is up, and when it was last seen (Unix ms).
+public struct PresenceReport: Codable, Sendable, Equatable {
+    public var id: String
+    public var linked: Bool
+    public var lastSeen: UInt64?
 }
 
 /// The node's answer to one request.
@@ -89,14 +152,21 @@ public struct ControlResponse: Codable, Sendable {
     public var doctor: DoctorReport?
     public var pong: PongReport?
     public var poke: PokeReport?
+    public var presence: [PresenceReport]?
+    /// `typing` and `watch` answer `true`.
+    public var typing: Bool?
+    public var watch: Bool?
     public var author: AuthorReport?
     public var faults: FaultReport?
 
     public init(
         ok: Bool = true, error: String? = nil, peers: [PeerReport]? = nil, status: StatusReport? = nil,
-        doctor: DoctorReport? = nil, pong: PongReport? = nil, poke: PokeReport? = nil, author: AuthorReport? = nil,
-        faults: FaultReport? = nil
+        doctor: DoctorReport? = nil, pong: PongReport? = nil, poke: PokeReport? = nil, presence: [PresenceReport]? = nil,
+        typing: Bool? = nil, watch: Bool? = nil, author: AuthorReport? = nil, faults: FaultReport? = nil
     ) {
+        self.presence = presence
+        self.typing = typing
+        self.watch = watch
         self.author = author
         self.faults = faults
         self.ok = ok

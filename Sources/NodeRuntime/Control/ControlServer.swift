@@ -47,15 +47,46 @@ final class ControlServer: Sendable {
                 }
                 guard !line.isEmpty else { continue }
                 let response: ControlResponse
-                if let request = try? ControlProtocol.decoder.decode(ControlRequest.self, from: Data(line)) {
+                let request = try? ControlProtocol.decoder.decode(ControlRequest.self, from: Data(line))
+                if let request {
                     response = await node.respond(to: request)
                 } else {
                     response = .failure(Self.explainBadRequest(line))
                 }
                 guard (try? await reply(response, to: client)) != nil else { return }
+                if request?.request == .watch { return await stream(to: client) }
             }
         }
     }
+
+    /// Writes one `ControlEvent` line per node event until the client goes away or the node
+    /// stops. A client that does not read for `eventWriteDeadline` is dropped (its events would
+    /// otherwise pile up in the socket).
+    private func stream(to client: UnixConnection) async {
+        // The client sends nothing after `watch`; its end of the connection closing shows as a
+        // read of zero bytes, which ends the stream even while no event comes.
+        let events = await node.events()
+        let closed = Task {
+            while let bytes = try? await client.read(), !bytes.isEmpty {}
+        }
+        defer { closed.cancel() }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await event in events {
+                    guard var line = try? ControlProtocol.line(ControlEvent(event)) else { continue }
+                    line.append(UInt8(ascii: "\n"))
+                    guard (try? await client.write(line, deadline: .now + Self.eventWriteDeadline)) != nil else { return }
+                }
+            }
+            group.addTask { await closed.value }
+            await group.next()
+            // Whichever side ended, close the connection: that also ends a read still waiting.
+            client.close()
+            group.cancelAll()
+        }
+    }
+
+    static let eventWriteDeadline: Duration = .seconds(5)
 
     private func reply(_ response: ControlResponse, to client: UnixConnection) async throws {
         var line = (try? ControlProtocol.line(response)) ?? Array(#"{"ok":false,"error":"cannot encode the response"}"#.utf8)

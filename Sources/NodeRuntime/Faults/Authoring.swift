@@ -56,22 +56,23 @@ public struct AuthorReport: Codable, Sendable, Equatable {
 }
 
 extension Node {
-    /// `author`: writes the change in the node's own store, so its HLC follows every op the node
-    /// has seen, and pushes every op it wrote to the linked peers at once.
+    /// `author`: writes the change through `Node.write`, in the node's own store, so its HLC
+    /// follows every op the node has seen, and every op it wrote goes to the linked peers at once.
     func author(_ request: AuthorRequest?) -> ControlResponse {
-        guard isRunning, let store else { return .failure("the node is stopping") }
+        guard isRunning else { return .failure("the node is stopping") }
         guard let request else {
             return .failure("author needs an \"author\" object, e.g. {\"kind\": \"post\", \"room\": \"lobby\", \"text\": \"hi\"}")
         }
+        let (identity, now) = (identity, wallMillis)
         do {
-            let before = try store.latestOpRowID()
-            let op = try write(request, store: store)
-            let written = try store.ops(afterRowID: before, limit: 10_000).ops
-            (handler as? GossipHandler)?.pushAuthored(written, node: self)
+            let (op, count) = try write { store in
+                let before = try store.latestOpRowID()
+                let op = try Self.write(request, store: store, identity: identity, now: now)
+                return (op, try store.ops(afterRowID: before, limit: 10_000).ops.count)
+            }
             return ControlResponse(
                 author: AuthorReport(
-                    id: op.id.text, partition: op.partition.text, author: op.author.text, seq: op.seq, hlc: op.hlc.raw,
-                    ops: written.count))
+                    id: op.id.text, partition: op.partition.text, author: op.author.text, seq: op.seq, hlc: op.hlc.raw, ops: count))
         } catch let error as AuthorError {
             return .failure(error.description)
         } catch {
@@ -79,8 +80,7 @@ extension Node {
         }
     }
 
-    private func write(_ request: AuthorRequest, store: ReplicaStore) throws -> Operation {
-        let now = wallMillis
+    private static func write(_ request: AuthorRequest, store: ReplicaStore, identity: Identity, now: UInt64) throws -> Operation {
         if request.kind == "conversation-create" {
             let members = try (request.members ?? []).map { try AuthorError.user($0, field: "members") }
             let descriptor = try store.createConversation(name: request.text ?? "", members: members, by: identity, nowMillis: now)
@@ -94,7 +94,7 @@ extension Node {
     }
 
     /// The room (joined if it was not) or conversation the change goes to.
-    private func target(_ request: AuthorRequest, store: ReplicaStore) throws -> PartitionID {
+    private static func target(_ request: AuthorRequest, store: ReplicaStore) throws -> PartitionID {
         switch (request.room, request.conversation) {
         case (let room?, nil):
             guard let name = RoomName(room) else {
@@ -111,7 +111,7 @@ extension Node {
         }
     }
 
-    private func body(_ request: AuthorRequest) throws -> OperationBody {
+    private static func body(_ request: AuthorRequest) throws -> OperationBody {
         func text(_ what: String) throws -> String {
             guard let text = request.text, !text.isEmpty else { throw AuthorError("\(request.kind) needs \"text\" (\(what))") }
             return text
@@ -155,20 +155,5 @@ struct AuthorError: Error, CustomStringConvertible {
             throw AuthorError("\(field): '\(text ?? "")' is not a user id (52 base32 characters, as `parley whoami` prints)")
         }
         return id
-    }
-}
-
-extension GossipHandler {
-    /// Hands ops the node itself wrote (`author`) to every session, after new summaries if the
-    /// write added a partition (a room joined, a conversation created, an inbox written to).
-    /// `checkLocalWrites` skips them: they are the node's own rows.
-    func pushAuthored(_ ops: [Operation], node: isolated Node) {
-        if let partitions = try? Set(node.store.partitions().map(\.id)), partitions != knownPartitions {
-            knownPartitions = partitions
-            refreshAllSummaries(node: node, resendChanged: false)
-        }
-        for op in ops {
-            feedAll(node: node) { _, session, now in session.onNewLocalOp(op, now: now) }
-        }
     }
 }

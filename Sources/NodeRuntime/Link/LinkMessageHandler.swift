@@ -1,5 +1,6 @@
 import Gossip
 import Identity
+import Replica
 import Transport
 
 /// The seam where the sync protocol plugs into links: `GossipHandler` is the node's default;
@@ -42,6 +43,10 @@ public protocol LinkMessageHandler: AnyObject {
     func storeMayHaveChanged(node: isolated Node) -> Int
     /// The `sync` section of `parley status`.
     func syncStatus(node: isolated Node) -> SyncStatus
+    /// The node's own process wrote the store (`Node.write`): push what is new now.
+    func nodeWroteStore(node: isolated Node)
+    /// The user is typing in `partition`: tell the peers who may see it.
+    func sendTyping(in partition: PartitionID, node: isolated Node)
 }
 
 extension LinkMessageHandler {
@@ -50,6 +55,8 @@ extension LinkMessageHandler {
     public func nodeStopping(node: isolated Node) {}
     public func storeMayHaveChanged(node: isolated Node) -> Int { 0 }
     public func syncStatus(node: isolated Node) -> SyncStatus { SyncStatus() }
+    public func nodeWroteStore(node: isolated Node) {}
+    public func sendTyping(in partition: PartitionID, node: isolated Node) {}
 }
 
 /// What a handler knows about the peer at the other end of a ready link.

@@ -225,6 +225,8 @@ extension Node {
         log.info("linked \(displayName(of: peer)) at \(link.remoteAddress) (\(link.direction.rawValue))")
         if let linkPeer = linkPeer(id) { handler.linkOpened(linkPeer, node: self) }
         shareAddresses(with: peer)
+        emit(.presence)
+        emit(.peers)
     }
 
     /// Link `id` ended: forget it, tell Discovery and the handler if it was the peer's link.
@@ -240,6 +242,8 @@ extension Node {
             if let linkPeer = linkPeer(entry) { handler.linkClosed(linkPeer, node: self) }
             log.info("unlinked \(displayName(of: peer)) at \(link.remoteAddress): \(end)")
             if isRunning { perform(discovery.onLinkLost(peer: peer, now: clock.now())) }
+            emit(.presence)
+            emit(.peers)
         } else if entry.hello == nil, let endpoint = link.dialedEndpoint {
             noteFailure(peer, at: endpoint, "the link ended before HELLO: \(end)")
             if isRunning { perform(discovery.onDialFailed(peer: peer, at: endpoint, now: clock.now())) }

@@ -1,6 +1,7 @@
 import Discovery
 import Foundation
 import Identity
+import Replica
 import Transport
 
 import struct Discovery.Endpoint
@@ -15,9 +16,25 @@ extension Node {
         case .status: ControlResponse(status: status())
         case .doctor: ControlResponse(doctor: doctor())
         case .poke: ControlResponse(poke: PokeReport(ops: isRunning ? handler.storeMayHaveChanged(node: self) : 0))
+        case .presence:
+            ControlResponse(
+                presence: livePresence().sorted { $0.key < $1.key }.map {
+                    PresenceReport(id: $0.key.text, linked: $0.value.linked, lastSeen: $0.value.lastSeenMillis)
+                })
+        case .typing: typingRequested(request.partition)
+        // The control server streams the events after this answer.
+        case .watch: ControlResponse(watch: true)
         case .author: author(request.author)
         case .faults: applyFaults(request.faults)
         }
+    }
+
+    private func typingRequested(_ partition: String?) -> ControlResponse {
+        guard let partition = partition.flatMap({ PartitionID(text: $0) }) else {
+            return .failure("typing needs \"partition\": the id of a room or conversation")
+        }
+        typing(in: partition)
+        return ControlResponse(typing: true)
     }
 
     /// The peer table with nicks, link directions and wall-clock times.

@@ -62,6 +62,10 @@ public actor Node {
     var faults = FaultState()
     var faultCounters = FaultCounters()
 
+    // User interfaces (see Events/Node+Interfaces.swift).
+    var eventHub = EventHub()
+    var typingSentAt: [PartitionID: UInt64] = [:]
+
     var tasks: [Task<Void, Never>] = []
     var linkTasks: [LinkID: Task<Void, Never>] = [:]
     var stopWaiters: [CheckedContinuation<Void, Never>] = []
@@ -215,6 +219,7 @@ public actor Node {
         store?.database.close()
         lock?.release()
         phase = .stopped
+        eventHub.finishAll()
         log.info("stopped")
         for waiter in stopWaiters { waiter.resume() }
         stopWaiters = []

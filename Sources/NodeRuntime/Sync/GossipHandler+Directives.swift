@@ -98,7 +98,8 @@ extension GossipHandler {
         guard let outcomes = storeCall(node, peer, "applying \(ops.count) ops", { try store.applyUnlessHeld(ops, nowMillis: node.wallMillis) })
         else { return }
         feed(peer, node: node) { session, now in session.onApplied(ops, outcomes: outcomes, now: now) }
-        joinInvitedConversations(after: ops, outcomes: outcomes, from: peer, node: node)
+        let joined = joinInvitedConversations(after: ops, outcomes: outcomes, from: peer, node: node)
+        announce(applied: zip(ops, outcomes).lazy.filter { $0.1 == .applied }.map(\.0), partitionsChanged: joined, node: node)
         for (op, outcome) in zip(ops, outcomes) {
             switch outcome {
             case .applied:
@@ -113,16 +114,19 @@ extension GossipHandler {
     }
 
     /// An invite that arrived in this node's inbox makes it a member: it joins the conversation
-    /// and starts offering it to peers, so its ops follow.
-    private func joinInvitedConversations(after ops: [Operation], outcomes: [ApplyOutcome], from peer: UserID, node: isolated Node) {
+    /// and starts offering it to peers, so its ops follow. Returns whether it joined any.
+    private func joinInvitedConversations(after ops: [Operation], outcomes: [ApplyOutcome], from peer: UserID, node: isolated Node) -> Bool {
         let inbox = PartitionDescriptor.inbox(owner: node.identity.id).id
-        guard zip(ops, outcomes).contains(where: { $0.partition == inbox && $1 == .applied }) else { return }
+        guard zip(ops, outcomes).contains(where: { $0.partition == inbox && $1 == .applied }) else { return false }
         let store = node.store!
-        guard let joined = storeCall(node, peer, "reading the inbox", { try store.processInbox(me: node.identity) }), !joined.isEmpty else { return }
+        guard let joined = storeCall(node, peer, "reading the inbox", { try store.processInbox(me: node.identity) }), !joined.isEmpty else {
+            return false
+        }
         for descriptor in joined {
             knownPartitions.insert(descriptor.id)
             node.log.info("invited to conversation \(descriptor.id.text.prefix(8)) (via \(node.displayName(of: peer)))")
         }
         refreshAllSummaries(node: node, resendChanged: false)
+        return true
     }
 }

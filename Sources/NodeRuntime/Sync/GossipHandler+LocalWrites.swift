@@ -43,23 +43,30 @@ extension GossipHandler {
     /// Looks for ops another process committed since the last look, and hands them to every
     /// session (`onNewLocalOp`), or, above `livePushLimit`, re-sends the changed summaries; new
     /// partitions (a room joined) are listed to every peer. Returns the number of new ops.
+    /// `ownWrite`: this process wrote (`Node.write`), which `data_version` does not show, so the
+    /// ops after the cursor are read whatever it says.
     ///
     /// `PRAGMA data_version` moves only for other connections' commits, so while it stands
     /// still every new row is this node's own (already handed over when applied) and the row
     /// cursor just follows. Once it moved, the ops after the cursor are read; ops this node
     /// applied meanwhile may be among them, which is harmless (a session pushes an op once).
     @discardableResult
-    func checkLocalWrites(node: isolated Node) -> Int {
+    func checkLocalWrites(node: isolated Node, ownWrite: Bool = false) -> Int {
         let store = node.store!
         let found: (ops: [Operation], count: Int, partitionsChanged: Bool)? = storeCall(node, nil, "reading ops other processes wrote") {
             let newest = try store.latestOpRowID()
             let version = try store.dataVersion
-            guard version != lastDataVersion else {
+            let external = version != lastDataVersion
+            guard external || ownWrite else {
                 lastRowID = max(lastRowID, newest)
                 return ([], 0, false)
             }
-            lastDataVersion = version
-            try store.refreshAfterExternalWrite()
+            if external {
+                lastDataVersion = version
+                try store.refreshAfterExternalWrite()
+                // A read marker or a room left changes no op: interfaces re-read what they show.
+                if newest <= lastRowID { node.emit(.changed([])) }
+            }
             var ops: [Operation] = []
             var count = 0
             while true {
@@ -79,6 +86,8 @@ extension GossipHandler {
             node.log.debug("found \(found.count) ops written by another process" + (bulk ? "; peers fetch them by summary" : ""))
         }
         if found.partitionsChanged || bulk { refreshAllSummaries(node: node, resendChanged: bulk) }
+        announce(applied: found.ops, partitionsChanged: found.partitionsChanged, node: node)
+        if bulk { node.emit(.changed([])) }
         for op in found.ops {
             feedAll(node: node) { _, session, now in session.onNewLocalOp(op, now: now) }
         }

@@ -90,6 +90,7 @@ public final class GossipHandler: LinkMessageHandler {
 
     public func received(_ frame: SyncFrame, from peer: LinkPeer, node: isolated Node) throws(LinkViolation) {
         guard sessions[peer.id]?.link == peer.link else { return }
+        if frame.type == TypingMessage.type { return try receivedTyping(frame.payload, from: peer.id, node: node) }
         let bytes = [frame.type] + frame.payload
         feed(peer.id, node: node) { session, now in session.onFrame(bytes, now: now) }
     }

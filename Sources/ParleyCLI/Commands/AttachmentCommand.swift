@@ -1,3 +1,4 @@
+import Presentation
 import Replica
 import Store
 

@@ -1,4 +1,6 @@
 import Identity
+import NodeRuntime
+import Presentation
 import Replica
 import Store
 
@@ -24,13 +26,7 @@ struct ConversationsCommand: Command {
         let conversations = try context.storeCall { try store.conversations(reader: me) }
         if arguments.has("json") {
             context.output.json(
-                conversations.map { conversation in
-                    .object([
-                        "id": .string(conversation.id.text), "name": .string(conversation.name),
-                        "members": .array(conversation.members.map { .string($0.text) }), "unread": .integer(Int64(conversation.unread)),
-                        "creator": .string(conversation.creator.text), "member": .bool(conversation.isMember),
-                    ])
-                })
+                conversations.map(ViewJSON.conversation))
             return 0
         }
         guard !conversations.isEmpty else {
@@ -69,18 +65,15 @@ struct PeopleCommand: Command {
         try expectPositionals(arguments, 0...0, names: [])
         let me = try context.identity().id
         let store = try context.store()
-        // The seam for live presence: a running node will pass what its links tell it.
-        let people = try context.storeCall { try store.people(me: me, search: arguments.value("search")?.trimmingWhitespace(), live: [:]) }
+        // Presence comes from the running node's links; without a node everyone else is offline.
+        var live: [UserID: PeerPresence] = [:]
+        for report in try NodeConnection.ask(ControlRequest(.presence), context)?.presence ?? [] {
+            if let id = UserID(text: report.id) { live[id] = PeerPresence(linked: report.linked, lastSeenMillis: report.lastSeen) }
+        }
+        let people = try context.storeCall { try store.people(me: me, search: arguments.value("search")?.trimmingWhitespace(), live: live) }
         if arguments.has("json") {
             context.output.json(
-                people.map { person in
-                    .object([
-                        "id": .string(person.user.text), "nick": .optional(person.nick), "display_name": .optional(person.displayName),
-                        "status": .optional(person.status), "presence": .string(person.presence.rawValue),
-                        "last_seen": person.lastSeenMillis.map { .string(Format.isoTime(millis: $0)) } ?? .null, "me": .bool(person.isMe),
-                        "avatar": person.avatar.map(AttachmentJSON.object) ?? .null,
-                    ])
-                })
+                people.map(ViewJSON.person))
             return 0
         }
         guard !people.isEmpty else {
@@ -95,15 +88,5 @@ struct PeopleCommand: Command {
             context.output.line(line)
         }
         return 0
-    }
-}
-
-/// The JSON of an attachment (history, people, profile): name, size, mime, hash (hex).
-enum AttachmentJSON {
-    static func object(_ attachment: Attachment) -> JSON {
-        .object([
-            "name": .string(attachment.name), "size": .unsigned(attachment.size), "mime": .string(attachment.mime),
-            "hash": .string(attachment.hash.bytes.map(hexByte).joined()),
-        ])
     }
 }

@@ -1,5 +1,6 @@
 import Identity
 import NodeRuntime
+import Presentation
 import Wire
 
 /// `parley doctor`: explains what the node sees on the network and why a peer is not linked

@@ -1,4 +1,5 @@
 import Identity
+import Presentation
 import Replica
 import Store
 
@@ -34,7 +35,7 @@ struct HistoryCommand: Command {
 
         if json {
             let messages = try context.storeCall { try store.history(room.id, limit: limit) }
-            context.output.json(messages.map(Self.json))
+            context.output.json(messages.map(ViewJSON.message))
             return 0
         }
         // One more than shown tells whether older messages were left out.
@@ -53,29 +54,6 @@ struct HistoryCommand: Command {
             context.output.line(Self.line(message, nowMillis: now, showIDs: arguments.has("ids")))
         }
         return 0
-    }
-
-    /// The JSON object of one message (the contract of DESIGN §6.1).
-    static func json(_ message: MessageView) -> JSON {
-        var reactions: [String: JSON] = [:]
-        for (emoji, users) in message.reactions {
-            reactions[emoji] = .array(users.sorted().map { .string($0.text) })
-        }
-        return .object([
-            "id": .string(message.id.text),
-            "author": .string(message.author.text),
-            "nick": .optional(message.nick),
-            "time": .string(Format.isoTime(millis: message.hlc.wallMillis)),
-            "hlc": .unsigned(message.hlc.raw),
-            "seq": .unsigned(message.seq),
-            "text": .string(message.text),
-            "edited": .bool(message.edited),
-            "deleted": .bool(message.deleted),
-            "reactions": .object(reactions),
-            "attachments": .array(message.attachments.map(AttachmentJSON.object)),
-            "location": message.location.map { .object(["lat": .number($0.latitude), "lon": .number($0.longitude)]) } ?? .null,
-            "reply_to": message.replyTo.map { .string($0.text) } ?? .null,
-        ])
     }
 
     /// `12:03 alice#k3v9q2: hello (edited) [👍 2]`, continuation lines indented under the text.
@@ -101,10 +79,4 @@ struct HistoryCommand: Command {
         }
         return head + body
     }
-}
-
-/// Two lowercase hex digits (attachment hashes in JSON are hex, as blob names usually are).
-func hexByte(_ byte: UInt8) -> String {
-    let digits = Array("0123456789abcdef")
-    return String([digits[Int(byte >> 4)], digits[Int(byte & 15)]])
 }

@@ -1,5 +1,6 @@
 import Identity
 import NodeRuntime
+import Presentation
 import Wire
 
 /// `parley peers`: the running node's peer table (DESIGN §6.1).

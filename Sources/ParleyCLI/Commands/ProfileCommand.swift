@@ -1,4 +1,5 @@
 import Identity
+import Presentation
 import Replica
 import Store
 
@@ -59,7 +60,7 @@ struct ProfileCommand: Command {
                 .object([
                     "id": .string(identity.id.text), "nick": .optional(fields.nick), "display_name": .optional(fields.displayName),
                     "status": .optional(fields.status), "presence": .optional(fields.presence?.description),
-                    "avatar": profile?.avatar.map(AttachmentJSON.object) ?? .null,
+                    "avatar": profile?.avatar.map(ViewJSON.attachment) ?? .null,
                 ])
             ])
             return 0

@@ -1,3 +1,4 @@
+import Presentation
 import Replica
 import Store
 
@@ -72,9 +73,7 @@ struct RoomsCommand: Command {
         }
         if arguments.has("json") {
             context.output.json(
-                rooms.map {
-                    .object(["name": .string($0.name.value), "partition": .string($0.id.text), "unread": .integer(Int64($0.unread))])
-                })
+                rooms.map { ViewJSON.room(name: $0.name, id: $0.id, unread: $0.unread) })
             return 0
         }
         guard !rooms.isEmpty else {

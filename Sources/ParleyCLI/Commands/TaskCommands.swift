@@ -1,4 +1,5 @@
 import Identity
+import Presentation
 import Replica
 import Store
 
@@ -23,12 +24,7 @@ struct TasksCommand: Command {
         let tasks = try context.storeCall { try store.tasks(room.id) }
         if arguments.has("json") {
             context.output.json(
-                tasks.map { task in
-                    .object([
-                        "id": .string(task.id.text), "title": .string(task.title), "status": .string(task.status.description),
-                        "owner": task.owner.map { .string($0.text) } ?? .null, "creator": task.creator.map { .string($0.text) } ?? .null,
-                    ])
-                })
+                tasks.map(ViewJSON.task))
             return 0
         }
         guard !tasks.isEmpty else {

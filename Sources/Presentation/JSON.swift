@@ -3,7 +3,7 @@
 /// `--json` output is a contract (DESIGN §6.1): scripts and tests read field names and types, and
 /// a stable key order makes outputs diffable. A tiny encoder of its own gives exact control over
 /// that and over 64-bit integers (HLCs exceed 2^53, where a `Double` would round them).
-enum JSON: Equatable {
+public enum JSON: Equatable, Sendable {
     case null
     case bool(Bool)
     case integer(Int64)
@@ -14,10 +14,10 @@ enum JSON: Equatable {
     case object([String: JSON])
 
     /// `.string(text)`, or `.null` for nil.
-    static func optional(_ text: String?) -> JSON { text.map { .string($0) } ?? .null }
+    public static func optional(_ text: String?) -> JSON { text.map { .string($0) } ?? .null }
 
     /// The document text (no trailing newline).
-    var text: String {
+    public var text: String {
         var out = ""
         write(to: &out, indent: 0)
         return out
@@ -79,12 +79,5 @@ enum JSON: Equatable {
             }
         }
         out += "\""
-    }
-}
-
-extension Output {
-    /// Prints `items` as the one JSON array a `--json` read command outputs.
-    func json(_ items: [JSON]) {
-        line(JSON.array(items).text)
     }
 }

@@ -8,9 +8,9 @@ import Replica
 #endif
 
 /// Formatting shared by the commands' text and JSON output.
-enum Format {
+public enum Format {
     /// `2026-01-01T12:03:04.567Z`: ISO 8601 in UTC with milliseconds (the JSON `time` field).
-    static func isoTime(millis: UInt64) -> String {
+    public static func isoTime(millis: UInt64) -> String {
         var seconds = time_t(millis / 1000)
         var parts = tm()
         gmtime_r(&seconds, &parts)
@@ -20,7 +20,7 @@ enum Format {
 
     /// `12:03` for a time today, `2026-01-01 12:03` otherwise, in local time: what a person
     /// scanning a chat wants to see.
-    static func shortTime(millis: UInt64, nowMillis: UInt64) -> String {
+    public static func shortTime(millis: UInt64, nowMillis: UInt64) -> String {
         let time = localParts(millis)
         let now = localParts(nowMillis)
         let clock = "\(pad(Int(time.tm_hour))):\(pad(Int(time.tm_min)))"
@@ -36,13 +36,13 @@ enum Format {
     }
 
     /// `value` with leading zeros up to `width` digits.
-    static func pad(_ value: Int, _ width: Int = 2) -> String {
+    public static func pad(_ value: Int, _ width: Int = 2) -> String {
         let digits = String(value)
         return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
     }
 
     /// `alice#k3v9q2`, or `#k3v9q2` for someone who set no nickname.
-    static func person(_ user: UserID, nick: String?) -> String {
+    public static func person(_ user: UserID, nick: String?) -> String {
         guard let nick, !nick.isEmpty else { return "#" + user.short }
         return user.display(nick: safe(nick, keepNewlines: false))
     }
@@ -50,7 +50,7 @@ enum Format {
     /// `text` fit for a terminal: control characters (escape sequences a peer could use to
     /// rewrite the screen, bells, carriage returns) become U+FFFD; newlines stay if asked.
     /// Only text output is cleaned; JSON carries the exact text, escaped.
-    static func safe(_ text: String, keepNewlines: Bool = true) -> String {
+    public static func safe(_ text: String, keepNewlines: Bool = true) -> String {
         var result = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
             let isControl = scalar.properties.generalCategory == .control
@@ -64,7 +64,7 @@ enum Format {
     }
 
     /// `1.2 KiB`-style sizes for attachments.
-    static func byteCount(_ bytes: UInt64) -> String {
+    public static func byteCount(_ bytes: UInt64) -> String {
         if bytes < 1024 { return "\(bytes) B" }
         let units = ["KiB", "MiB", "GiB", "TiB"]
         var value = Double(bytes) / 1024
@@ -78,8 +78,8 @@ enum Format {
 
     /// The length of the short ids shown by `--ids`: 10 base32 characters (50 bits) make a
     /// collision between messages practically impossible, and 8 is the shortest prefix accepted.
-    static let shortIDLength = 10
+    public static let shortIDLength = 10
 
     /// A message or task id shortened for people (still accepted as a prefix by commands).
-    static func shortID(_ id: OpID) -> String { String(id.text.prefix(shortIDLength)) }
+    public static func shortID(_ id: OpID) -> String { String(id.text.prefix(shortIDLength)) }
 }

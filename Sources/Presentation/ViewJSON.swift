@@ -1,0 +1,82 @@
+import Identity
+import Replica
+import Store
+
+/// The JSON objects of the views every interface shows: `--json` output of the commands, the
+/// web API and anything else that speaks JSON. One place, so the shapes of DESIGN §6.1 (a
+/// contract: add fields freely, never rename) cannot drift apart between interfaces.
+public enum ViewJSON {
+    /// One message of `history`.
+    public static func message(_ message: MessageView) -> JSON {
+        var reactions: [String: JSON] = [:]
+        for (emoji, users) in message.reactions {
+            reactions[emoji] = .array(users.sorted().map { .string($0.text) })
+        }
+        return .object([
+            "id": .string(message.id.text),
+            "author": .string(message.author.text),
+            "nick": .optional(message.nick),
+            "time": .string(Format.isoTime(millis: message.hlc.wallMillis)),
+            "hlc": .unsigned(message.hlc.raw),
+            "seq": .unsigned(message.seq),
+            "text": .string(message.text),
+            "edited": .bool(message.edited),
+            "deleted": .bool(message.deleted),
+            "reactions": .object(reactions),
+            "attachments": .array(message.attachments.map(attachment)),
+            "location": message.location.map { .object(["lat": .number($0.latitude), "lon": .number($0.longitude)]) } ?? .null,
+            "reply_to": message.replyTo.map { .string($0.text) } ?? .null,
+        ])
+    }
+
+    /// An attachment or avatar: `name`, `size`, `mime`, `hash` (hex).
+    public static func attachment(_ attachment: Attachment) -> JSON {
+        .object([
+            "name": .string(attachment.name), "size": .unsigned(attachment.size), "mime": .string(attachment.mime),
+            "hash": .string(hex(attachment.hash.bytes)),
+        ])
+    }
+
+    /// One joined room of `rooms`: `name` (without `#`), `partition`, `unread`.
+    public static func room(name: RoomName, id: PartitionID, unread: Int) -> JSON {
+        .object(["name": .string(name.value), "partition": .string(id.text), "unread": .integer(Int64(unread))])
+    }
+
+    /// One conversation of `conversations`.
+    public static func conversation(_ conversation: ConversationSummary) -> JSON {
+        .object([
+            "id": .string(conversation.id.text), "name": .string(conversation.name),
+            "members": .array(conversation.members.map { .string($0.text) }), "unread": .integer(Int64(conversation.unread)),
+            "creator": .string(conversation.creator.text), "member": .bool(conversation.isMember),
+        ])
+    }
+
+    /// One person of `people`.
+    public static func person(_ person: PersonView) -> JSON {
+        .object([
+            "id": .string(person.user.text), "nick": .optional(person.nick), "display_name": .optional(person.displayName),
+            "status": .optional(person.status), "presence": .string(person.presence.rawValue),
+            "last_seen": person.lastSeenMillis.map { .string(Format.isoTime(millis: $0)) } ?? .null, "me": .bool(person.isMe),
+            "avatar": person.avatar.map(attachment) ?? .null,
+        ])
+    }
+
+    /// One task of `tasks`.
+    public static func task(_ task: TaskView) -> JSON {
+        .object([
+            "id": .string(task.id.text), "title": .string(task.title), "status": .string(task.status.description),
+            "owner": task.owner.map { .string($0.text) } ?? .null, "creator": task.creator.map { .string($0.text) } ?? .null,
+        ])
+    }
+
+    /// Lowercase hex (attachment hashes in JSON are hex, as blob names usually are).
+    public static func hex(_ bytes: some Sequence<UInt8>) -> String {
+        let digits = Array("0123456789abcdef")
+        var text = ""
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 15)])
+        }
+        return text
+    }
+}
