@@ -24,14 +24,16 @@ run: build
 	@$(PARLEY) chat lobby
 
 ## test: the whole suite (XCTest and Swift Testing); any failure fails it.
-## The node tests, the terminal chat's tmux tests and the browser tests run in a second pass:
-## their links, handshakes, panes and pages have deadlines, and the other suites' CPU-heavy and
-## process-spawning tests would otherwise starve Swift's cooperative thread pool (one thread per
-## core) while they run in parallel. The browser tests save screenshots in .build/web-screenshots.
+## The node tests, the lab's, the terminal chat's tmux tests and the browser tests run in a
+## second pass: their links, handshakes, panes and pages have deadlines, and the other suites'
+## CPU-heavy and process-spawning tests would otherwise starve Swift's cooperative thread pool
+## (one thread per core) while they run in parallel; the lab tests run whole clusters of
+## `parley run` processes. The browser tests save screenshots in .build/web-screenshots.
+SLOW_TESTS := NodeTests LabTests TerminalUITests.Tmux BrowserTests
 test: test-deps lint
 	swift build --build-tests $(SWIFT_FLAGS)
-	swift test $(SWIFT_FLAGS) --skip NodeTests --skip TerminalUITests.Tmux --skip BrowserTests
-	swift test $(SWIFT_FLAGS) --filter NodeTests --filter TerminalUITests.Tmux --filter BrowserTests
+	swift test $(SWIFT_FLAGS) $(addprefix --skip ,$(SLOW_TESTS))
+	swift test $(SWIFT_FLAGS) $(addprefix --filter ,$(SLOW_TESTS))
 
 ## lint: the code follows .swift-format (fix with `make format`).
 lint:

@@ -59,16 +59,24 @@ let package = Package(
         // type that calls curses.
         .target(name: "TerminalUI", dependencies: ["CNcursesw", "Presentation"]),
 
+        // Child processes started with posix_spawn (Foundation's Process crashes on this toolchain).
+        .target(name: "Subprocess"),
+
+        // The convergence lab: real `parley run` processes, a seeded workload, faults, a verdict
+        // and a report (DESIGN §2: above NodeRuntime, below the executable).
+        .target(name: "Lab", dependencies: ["NodeRuntime", "Subprocess", "Store", "SQLite", "Replica", "Identity", "Sodium"]),
+
         // Command line: one small type per command; `parley` is a thin main.
         .target(
-            name: "ParleyCLI", dependencies: ["Presentation", "TerminalUI", "WebUI", "NodeRuntime", "Store", "Replica", "Identity", "Sodium", "Wire"]),
+            name: "ParleyCLI",
+            dependencies: ["Lab", "Presentation", "TerminalUI", "WebUI", "NodeRuntime", "Store", "Replica", "Identity", "Sodium", "Wire"]),
         .executableTarget(name: "parley", dependencies: ["ParleyCLI"]),
 
         // Benchmarks (make bench); never part of the tests.
         .executableTarget(name: "parley-bench", dependencies: ["Store", "Replica", "Identity", "Sodium", "SQLite", "TestSupport"]),
 
         // Shared test fixtures.
-        .target(name: "TestSupport", dependencies: ["Replica", "Identity", "Sodium", "Store"]),
+        .target(name: "TestSupport", dependencies: ["Replica", "Identity", "Sodium", "Store", "Subprocess"]),
 
         .testTarget(name: "SodiumTests", dependencies: ["Sodium", "TestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "TestSupport"]),
@@ -88,5 +96,6 @@ let package = Package(
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "TestSupport", "Store", "Replica", "Identity"]),
         .testTarget(name: "WebUITests", dependencies: ["WebUI", "Presentation", "TestSupport"], exclude: ["browser"]),
         .testTarget(name: "CLITests", dependencies: ["ParleyCLI", "Presentation", "Store", "Replica", "Identity", "TestSupport"]),
+        .testTarget(name: "LabTests", dependencies: ["Lab", "TestSupport"]),
     ]
 )

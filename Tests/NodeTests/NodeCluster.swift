@@ -101,7 +101,9 @@ final class TestNode: @unchecked Sendable {
     /// (`ip netns exec NS`); waits until its control socket answers.
     func start(_ arguments: [String], launcher: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let binary = try #require(ParleyExecutable.path, Comment(rawValue: ParleyExecutable.notFoundMessage), sourceLocation: sourceLocation)
-        let all = ["--data-dir", dataDir, "run"] + arguments
+        // Test nodes serve no web UI: they would all try 127.0.0.1:7749.
+        let web = arguments.contains { $0.hasPrefix("--web") || $0 == "--no-web" } ? [] : ["--no-web"]
+        let all = ["--data-dir", dataDir, "run"] + arguments + web
         let process = try ChildProcess(
             executable: launcher.first ?? binary, arguments: launcher.isEmpty ? all : Array(launcher.dropFirst()) + [binary] + all,
             environment: ["HOME": cluster.root], captureIn: cluster.root, name: "\(name)-\(runs.count)")

@@ -6,7 +6,7 @@ import Replica
 /// on `control.sock` in the data directory (mode 0600). Keys are snake_case.
 ///
 /// Requests: `{"request": "peers"}`, `"status"`, `"doctor"`, `"ping"`, `"poke"`, `"presence"`,
-/// `{"request": "typing", "partition": ID}` and `"watch"`. A client may
+/// `{"request": "typing", "partition": ID}`, `"watch"`, `"author"` and `"faults"`. A client may
 /// send several requests on one connection; the node answers each in order. Responses carry
 /// `"ok": true` and the field named after the request (`peers`, `status`, `doctor`, `pong`,
 /// `poke`), or `"ok": false` and `error`. Lines are at most `maxLineBytes`; a longer line gets
@@ -20,6 +20,12 @@ import Replica
 /// `watch` turns the connection into an event stream for a user interface in another process:
 /// after its response (`"watch": true`) the node writes one `ControlEvent` line per `NodeEvent`
 /// until the client closes the connection or the node stops; the client sends nothing more.
+///
+/// `author` makes the node write one change itself (`{"request": "author", "author": {"kind":
+/// "post", "room": "lobby", "text": "hi"}}`, see `AuthorRequest`) and answers its op id, seq and
+/// HLC once it is stored and handed to the links: an acknowledged write. It avoids a process per
+/// write, which is what the lab needs at rates of hundreds a second. `faults` replaces the faults
+/// the node injects (`FaultSettings`; `{}` clears them, no field only reports them).
 ///
 /// Extending it: add a `ControlRequest.Kind` case, its optional arguments to `ControlRequest`,
 /// its result field to `ControlResponse`, and a case to `Node.respond(to:)`. Old clients ignore
@@ -67,15 +73,25 @@ public struct ControlRequest: Codable, Sendable, Equatable {
         case typing
         /// Stream `NodeEvent`s on this connection from now on.
         case watch
+        /// Write one change as this node's user (`author`), and answer its op.
+        case author
+        /// Set (or, without `faults`, report) the faults the node injects.
+        case faults
     }
 
     public var request: Kind
     /// The partition id (base32) of `typing`.
     public var partition: String?
+    /// The change to write, for `author`.
+    public var author: AuthorRequest?
+    /// The faults to inject, for `faults`.
+    public var faults: FaultSettings?
 
-    public init(_ request: Kind, partition: String? = nil) {
+    public init(_ request: Kind, partition: String? = nil, author: AuthorRequest? = nil, faults: FaultSettings? = nil) {
         self.request = request
         self.partition = partition
+        self.author = author
+        self.faults = faults
     }
 }
 
@@ -140,15 +156,19 @@ public struct ControlResponse: Codable, Sendable {
     /// `typing` and `watch` answer `true`.
     public var typing: Bool?
     public var watch: Bool?
+    public var author: AuthorReport?
+    public var faults: FaultReport?
 
     public init(
         ok: Bool = true, error: String? = nil, peers: [PeerReport]? = nil, status: StatusReport? = nil,
         doctor: DoctorReport? = nil, pong: PongReport? = nil, poke: PokeReport? = nil, presence: [PresenceReport]? = nil,
-        typing: Bool? = nil, watch: Bool? = nil
+        typing: Bool? = nil, watch: Bool? = nil, author: AuthorReport? = nil, faults: FaultReport? = nil
     ) {
         self.presence = presence
         self.typing = typing
         self.watch = watch
+        self.author = author
+        self.faults = faults
         self.ok = ok
         self.error = error
         self.peers = peers

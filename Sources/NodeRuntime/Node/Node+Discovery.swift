@@ -25,7 +25,7 @@ extension Node {
 
     /// A datagram arrived on the discovery port.
     func received(_ datagram: Datagram) {
-        guard isRunning else { return }
+        guard isRunning, !isBlockedBeacon(datagram.bytes) else { return }
         let source = Endpoint(host: datagram.source.unmappedHost, port: datagram.source.port)
         perform(discovery.onBeacon(datagram.bytes, from: source, now: clock.now()))
     }

@@ -30,6 +30,7 @@ extension Node {
     func dial(_ peer: UserID, at endpoint: Endpoint) {
         guard isRunning, current[peer] == nil, !dialing.contains(peer) else { return }
         let now = clock.now()
+        if refusesLink(to: peer) { return perform(discovery.onDialFailed(peer: peer, at: endpoint, now: now)) }
         if let until = admission.banExpiry(peer: peer, now: now) {
             noteFailure(peer, at: endpoint, "banned until \(clock.wallMillis(at: until)) after repeated protocol violations")
             perform(discovery.onDialFailed(peer: peer, at: endpoint, now: now))
@@ -186,7 +187,7 @@ extension Node {
         case .addresses(let addresses):
             if current[peer] == id, isRunning { perform(discovery.onPeerAddresses(addresses, from: peer, now: clock.now())) }
         case .sync(let frame):
-            guard current[peer] == id, let linkPeer = linkPeer(id) else { return }
+            guard current[peer] == id, let linkPeer = linkPeer(id), !discardsInbound(frame) else { return }
             do {
                 try handler.received(frame, from: linkPeer, node: self)
             } catch {
@@ -200,6 +201,7 @@ extension Node {
     private func linkReady(_ id: LinkID, _ hello: LinkHello) {
         guard isRunning, var entry = links[id] else { return }
         let link = entry.link, peer = link.remote
+        if refusesLink(to: peer) { return close(link, .shutdown) }
         guard hello.version == LinkHello.currentVersion else {
             noteFailure(peer, at: link.dialedEndpoint, "it speaks link protocol version \(hello.version), this node \(LinkHello.currentVersion)")
             return close(link, .unsupportedVersion)
@@ -317,7 +319,7 @@ extension Node {
     }
 
     /// Unix milliseconds now (for ops' timestamps and the HLC).
-    public var wallMillis: UInt64 { clock.wallMillis(at: clock.now()) }
+    public var wallMillis: UInt64 { skewedWallMillis(clock.wallMillis(at: clock.now())) }
 
     /// Milliseconds on the node's monotonic clock (for the pure protocol instances).
     public var monotonicMillis: UInt64 { clock.now() }
@@ -327,6 +329,7 @@ extension Node {
     @discardableResult
     public func send(_ frame: SyncFrame, to peer: UserID) -> Bool {
         guard !LinkMessage.LinkType.all.contains(frame.type), let id = current[peer], let link = links[id]?.link else { return false }
+        if let taken = injectOutboundFault(frame, to: peer) { return taken }
         do {
             try link.send(.sync(frame))
             return true

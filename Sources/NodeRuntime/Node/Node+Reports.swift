@@ -24,6 +24,8 @@ extension Node {
         case .typing: typingRequested(request.partition)
         // The control server streams the events after this answer.
         case .watch: ControlResponse(watch: true)
+        case .author: author(request.author)
+        case .faults: applyFaults(request.faults)
         }
     }
 

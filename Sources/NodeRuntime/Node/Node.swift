@@ -58,6 +58,9 @@ public actor Node {
     var notes: [UserID: PeerNotes] = [:]
     var keylessNotes: [Endpoint: String] = [:]
     var duplicateIdentitySource: Endpoint?
+    /// Faults injected on request (`Faults/FaultInjection.swift`; the lab's splits and loss).
+    var faults = FaultState()
+    var faultCounters = FaultCounters()
 
     // User interfaces (see Events/Node+Interfaces.swift).
     var eventHub = EventHub()

@@ -47,6 +47,8 @@ public struct NodeConfiguration: Sendable {
     /// How often the node checks `PRAGMA data_version` for ops another process wrote (a command
     /// that did not poke, or whose poke failed). Default 250 ms.
     public var localWritePollInterval: UInt64 = 250
+    /// Faults fixed at start (clock skew), for the lab; see `FaultInjection.swift`.
+    public var faults = FaultConfiguration()
 
     public init(dataDirectory: String) {
         self.dataDirectory = dataDirectory

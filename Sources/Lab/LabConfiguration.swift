@@ -1,0 +1,57 @@
+import Foundation
+
+/// What `parley lab run` was asked to do. `validate()` checks it like command-line input.
+public struct LabConfiguration: Sendable {
+    public var nodes = 4
+    /// Seconds of workload.
+    public var duration = 20.0
+    /// Writes per second, over the whole cluster.
+    public var rate = 10.0
+    public var seed: UInt64 = 1
+    /// Where the report, the logs and (during the run) the data directories go.
+    public var out: String
+    /// `--faults`; nil: `FaultPlan.defaultPlan`.
+    public var faultSpec: String?
+    public var rooms = 3
+    public var conversations = 2
+    public var netns = false
+    /// How long to wait for convergence after the last heal and the last write.
+    public var settleTimeout = 60.0
+    /// Keep the nodes' data directories after the run (else they are removed).
+    public var keepData = false
+    /// The `parley` binary for the nodes (default: the running one).
+    public var binary: String?
+    /// The command line, for the report.
+    public var command = ""
+
+    public init(out: String) {
+        self.out = out
+    }
+
+    /// The fault plan, parsed (the default one without `--faults`).
+    public func faultPlan() throws(LabError) -> FaultPlan {
+        guard let spec = faultSpec else { return FaultPlan.defaultPlan(nodes: nodes, duration: duration, seed: seed) }
+        do {
+            return try FaultPlan.parse(spec, nodes: nodes, duration: duration, seed: seed)
+        } catch {
+            throw .usage(error.description)
+        }
+    }
+
+    /// Checks every value; the error names the option and the range.
+    public func validate() throws(LabError) {
+        guard (1...64).contains(nodes) else { throw .usage("--nodes must be from 1 to 64, not \(nodes)") }
+        guard duration >= 1, duration <= 3_600 else { throw .usage("--duration must be seconds from 1 to 3600, not \(duration)") }
+        guard rate > 0, rate <= 5_000 else { throw .usage("--rate must be writes per second from 0.1 to 5000, not \(rate)") }
+        guard (1...50).contains(rooms) else { throw .usage("--rooms must be from 1 to 50, not \(rooms)") }
+        guard (0...50).contains(conversations) else { throw .usage("--conversations must be from 0 to 50, not \(conversations)") }
+        if conversations > 0, nodes < 2 { throw .usage("--conversations needs at least 2 nodes; use --conversations 0") }
+        guard settleTimeout >= 1, settleTimeout <= 3_600 else { throw .usage("--settle-timeout must be seconds from 1 to 3600") }
+        guard !out.isEmpty else { throw .usage("--out needs a directory") }
+        let plan = try faultPlan()
+        for fault in plan.faults where fault.kind == .broken && fault.room >= rooms {
+            throw .usage("--faults: broken room=\(fault.room) but there are only \(rooms) rooms (0 to \(rooms - 1))")
+        }
+        if netns, let reason = Namespaces.unavailableReason() { throw .usage(reason) }
+    }
+}

@@ -1,0 +1,43 @@
+import Replica
+import SQLite
+import Sodium
+import Store
+
+/// Reads the nodes' stores directly (read-only SQLite connections, which WAL allows beside the
+/// running node): digests for the convergence check, and every op's id and `received_at` for
+/// the loss check and latencies. Cheaper than a `parley digest` process per node per poll.
+enum StoreReader {
+    /// The digest (text) of each partition in `partitions` that the store at `path` holds.
+    static func digests(path: String, partitions: Set<String>) -> [String: String] {
+        guard let store = try? ReplicaStore(readOnlyPath: path) else { return [:] }
+        defer { store.database.close() }
+        var result: [String: String] = [:]
+        for record in (try? store.partitions()) ?? [] where partitions.contains(record.id.text) {
+            if let digest = try? store.digest(record.id) { result[record.id.text] = digest.text }
+        }
+        return result
+    }
+
+    /// Every op the store holds: op id (text) → `received_at` (the node's clock).
+    static func receivedTimes(path: String) -> [String: UInt64] {
+        guard let database = try? Database(path: path, mode: .readOnly) else { return [:] }
+        defer { database.close() }
+        let rows =
+            (try? database.prepare("SELECT header, received_at FROM ops").rows { row -> (String, UInt64) in
+                let header = row.blob(0)
+                let id = OpID(bytes: GenericHash.hash(Array(header.prefix(Operation.signedBytes))))?.text ?? ""
+                return (id, UInt64(max(0, row.int64(1))))
+            }) ?? []
+        return Dictionary(rows, uniquingKeysWith: { first, _ in first })
+    }
+}
+
+/// Whether the replicas agree: for each partition, every node that should hold it has the same
+/// digest. Returns the partitions that differ (empty: converged).
+func divergedPartitions(digests: [[String: String]], partitions: [String], holders: (String) -> Set<Int>) -> [String] {
+    partitions.filter { partition in
+        let values = holders(partition).map { digests.indices.contains($0) ? digests[$0][partition] : nil }
+        guard let first = values.first else { return false }
+        return first == nil || values.contains { $0 != first }
+    }
+}
