@@ -79,3 +79,57 @@ extension ReplicaStore {
         return .cannotOpen
     }
 }
+
+// MARK: - Blobs between peers
+
+extension ReplicaStore {
+    /// Blobs this node's views name but it does not hold, with the partition that names each
+    /// (attachments of messages not deleted, avatars in the directory): at most `limit`, for the
+    /// node to fetch from peers. In a conversation only members see the hashes, so a carrier
+    /// lists none of its blobs.
+    public func missingBlobs(limit: Int = 64) throws -> [(partition: PartitionID, hash: Bytes32)] {
+        var found: [(partition: PartitionID, hash: Bytes32)] = []
+        var seen: Set<Bytes32> = []
+        func consider(_ partition: PartitionID, _ encoded: [UInt8]) throws {
+            for attachment in decodeAttachments(encoded) where found.count < limit && !seen.contains(attachment.hash) {
+                seen.insert(attachment.hash)
+                if try !hasBlob(attachment.hash) { found.append((partition, attachment.hash)) }
+            }
+        }
+        let messages = try database.cachedStatement(
+            "SELECT p.id, m.attachments FROM messages m JOIN partitions p ON p.pid = m.pid WHERE m.attachments IS NOT NULL AND m.deleted = 0 ORDER BY m.oid DESC")
+        for (id, encoded) in try messages.rows(map: { (PartitionID(bytes: $0.blob(0))!, $0.blob(1)) }) where found.count < limit {
+            try consider(id, encoded)
+        }
+        let avatars = try database.cachedStatement("SELECT avatar FROM profiles WHERE avatar IS NOT NULL")
+        for encoded in try avatars.rows(map: { $0.blob(0) }) where found.count < limit {
+            try consider(PartitionDescriptor.directory.id, encoded)
+        }
+        return found
+    }
+
+    /// Whether the blob is in this store.
+    public func hasBlob(_ hash: Bytes32) throws -> Bool {
+        try database.cachedStatement("SELECT 1 FROM blobs WHERE hash = ?").rows(.blob(hash.bytes)) { _ in true }.first ?? false
+    }
+
+    /// Whether `partition`'s views name the blob (an attachment of a message there, or for the
+    /// directory an avatar): a node serves a peer only blobs of partitions the peer may read.
+    public func isBlobNamed(_ hash: Bytes32, in partition: PartitionID) throws -> Bool {
+        let rows: [[UInt8]]
+        if partition == PartitionDescriptor.directory.id {
+            rows = try database.cachedStatement("SELECT avatar FROM profiles WHERE avatar IS NOT NULL").rows { $0.blob(0) }
+        } else {
+            guard let record = try self.partition(partition) else { return false }
+            rows = try database.cachedStatement("SELECT attachments FROM messages WHERE pid = ? AND attachments IS NOT NULL AND deleted = 0")
+                .rows(.integer(record.pid)) { $0.blob(0) }
+        }
+        return rows.contains { decodeAttachments($0).contains { $0.hash == hash } }
+    }
+
+    /// Up to `length` bytes of a blob from `offset` on, and its total size; nil if it is not here.
+    public func blobChunk(_ hash: Bytes32, offset: Int, length: Int) throws -> (total: Int, data: [UInt8])? {
+        try database.cachedStatement("SELECT size, substr(data, ?, ?) FROM blobs WHERE hash = ?")
+            .rows(.integer(Int64(offset) + 1), .integer(Int64(length)), .blob(hash.bytes)) { (Int($0.int64(0)), $0.blob(1)) }.first
+    }
+}

@@ -157,6 +157,16 @@ enum Schema {
             ) STRICT, WITHOUT ROWID;
             ALTER TABLE members ADD COLUMN removed_at INTEGER;
             """),
+        // When each peer was last seen on a link (DESIGN §3.4: kept locally per peer, never an
+        // op), so `people` shows it after the node stopped.
+        Migration(
+            "004-last-seen",
+            """
+            CREATE TABLE last_seen(
+                user BLOB PRIMARY KEY,
+                at INTEGER NOT NULL
+            ) STRICT, WITHOUT ROWID;
+            """),
     ]
 
     /// View tables, emptied before a rebuild from the log.
