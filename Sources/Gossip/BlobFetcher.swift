@@ -71,6 +71,7 @@ public struct BlobFetcher: Sendable {
     /// try them. Wanting a blob again adds candidates and wakes it if a new one came.
     public mutating func want(_ request: Request, candidates: [UserID], now: UInt64) -> [BlobDirective] {
         if var entry = wanted[request.hash] {
+            if let rest = entry.restingUntil, now >= rest { (entry.restingUntil, entry.tried) = (nil, []) }
             let fresh = candidates.filter { !entry.tried.contains($0) && !entry.candidates.contains($0) }
             entry.candidates += fresh
             if !fresh.isEmpty { entry.restingUntil = nil }
