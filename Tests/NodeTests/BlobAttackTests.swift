@@ -55,11 +55,13 @@ import Wire
             writer.u8(0)
             switch attack {
             case .corrupt:
-                let chunk = BlobChunk(
-                    partition: partition, hash: hash, isAvailable: true, total: UInt32(size), offset: offset,
-                    data: [UInt8](repeating: 0xAB, count: min(BlobMessage.chunkBytes, size - Int(offset))))
-                let bytes = BlobMessage.chunk(chunk).encode()
-                node.send(SyncFrame(type: bytes[0], payload: Array(bytes[1...])), to: peer.id)
+                for position in stride(from: Int(offset), to: size, by: BlobMessage.chunkBytes) {
+                    let chunk = BlobChunk(
+                        partition: partition, hash: hash, isAvailable: true, total: UInt32(size), offset: UInt32(position),
+                        data: [UInt8](repeating: 0xAB, count: min(BlobMessage.chunkBytes, size - position)))
+                    let bytes = BlobMessage.chunk(chunk).encode()
+                    node.send(SyncFrame(type: bytes[0], payload: Array(bytes[1...])), to: peer.id)
+                }
                 return
             case .oversized:
                 writer.u32(UInt32(9 << 20))
