@@ -72,9 +72,10 @@ extension NodeProcessTests {
             try Data(photo).write(to: URL(fileURLWithPath: photoPath))
             let photoMessage = await Self.run(alice, ["send", "--conversation", conversation, "--attach", photoPath, "the blueprint"])
             secrets.append("the blueprint")
-            let roomPhoto = Self.image(300 * 1_024, seed: seed &+ 1)
+            let roomPhoto = Self.image(8 << 20, seed: seed &+ 1)  // the largest attachment
             let roomPhotoPath = cluster.root + "/lobby-cat.png"
             try Data(roomPhoto).write(to: URL(fileURLWithPath: roomPhotoPath))
+            let sentAt = ContinuousClock.now
             let roomMessage = await Self.run(alice, ["send", "--room", "lobby", "--attach", roomPhotoPath, "a cat"])
 
             let conversed = await poll(timeout: .seconds(20)) {
@@ -104,6 +105,8 @@ extension NodeProcessTests {
                 #expect(fetched, "\(node.name) never got the lobby photo\n\(cluster.logs)")
                 #expect(FileManager.default.contents(atPath: out).map(Array.init) == roomPhoto)
             }
+            let spread = millis(since: sentAt)
+            print("measured: an 8 MiB photo posted in the lobby was on three other nodes, checked, within \(spread) ms (\(8_000 / max(spread, 1)) MiB/s per node at least)")
 
             // dave carries every op of the conversation and reads none of it.
             let carried = await poll(timeout: .seconds(20)) {
@@ -186,6 +189,12 @@ extension NodeProcessTests {
             #expect(Set(listed?["members"] as? [String] ?? []) == [alice.id, bob.id, erin.id])
             #expect(await Self.texts(dave, conversation).isEmpty)
             #expect(Self.storeBytes(dave).range(of: Data(welcome.utf8)) == nil)
+
+            // Last seen outlives the node: with dave stopped, `people` still says when alice was seen.
+            await dave.stop()
+            let seen = await dave.json(["people", "--json"]).first { $0["id"] as? String == alice.id }
+            #expect(seen?["presence"] as? String == "offline")
+            #expect(seen?["last_seen"] != nil && !(seen?["last_seen"] is NSNull), "\(String(describing: seen))")
         }
 
         @Test func unreadCounts_areExact_afterConcurrentPostsFromThreeNodes_andAfterRead() async throws {
