@@ -97,7 +97,8 @@ extension ReplicaStore {
             }
         }
         let messages = try database.cachedStatement(
-            "SELECT p.id, m.attachments FROM messages m JOIN partitions p ON p.pid = m.pid WHERE m.attachments IS NOT NULL AND m.deleted = 0 ORDER BY m.oid DESC")
+            "SELECT p.id, m.attachments FROM messages m JOIN partitions p ON p.pid = m.pid WHERE m.attachments IS NOT NULL AND m.deleted = 0 ORDER BY m.oid DESC"
+        )
         for (id, encoded) in try messages.rows(map: { (PartitionID(bytes: $0.blob(0))!, $0.blob(1)) }) where found.count < limit {
             try consider(id, encoded)
         }

@@ -59,7 +59,8 @@ extension ReplicaStore {
             return PersonView(
                 user: profile.user, nick: profile.nick.flatMap { $0.isEmpty ? nil : $0 }, displayName: profile.displayName.flatMap { $0.isEmpty ? nil : $0 },
                 status: profile.status.flatMap { $0.isEmpty ? nil : $0 }, presenceMode: profile.presence, presence: presence,
-                lastSeenMillis: isMe || profile.presence == .hidden ? nil : link?.lastSeenMillis.map { max($0, stored[profile.user] ?? 0) }, avatar: profile.avatar, isMe: isMe)
+                lastSeenMillis: isMe || profile.presence == .hidden ? nil : link?.lastSeenMillis.map { max($0, stored[profile.user] ?? 0) },
+                avatar: profile.avatar, isMe: isMe)
         }
         if let search = search?.lowercased(), !search.isEmpty {
             people = people.filter { person in

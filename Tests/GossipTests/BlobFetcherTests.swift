@@ -14,7 +14,8 @@ import Wire
     var request: BlobFetcher.Request { BlobFetcher.Request(partition: lobby.id, hash: hash) }
 
     func chunk(total: Int, offset: Int, count: Int, fill: UInt8 = 7) -> BlobChunk {
-        BlobChunk(partition: lobby.id, hash: hash, isAvailable: true, total: UInt32(total), offset: UInt32(offset), data: [UInt8](repeating: fill, count: count))
+        BlobChunk(
+            partition: lobby.id, hash: hash, isAvailable: true, total: UInt32(total), offset: UInt32(offset), data: [UInt8](repeating: fill, count: count))
     }
 
     func want(offset: Int) -> BlobMessage {

@@ -47,7 +47,8 @@ import Wire
         func linkClosed(_ peer: LinkPeer, node: isolated Node) {}
 
         func received(_ frame: SyncFrame, from peer: LinkPeer, node: isolated Node) throws(LinkViolation) {
-            guard frame.type == SyncMessageType.blobWant.rawValue, case .want(let partition, let hash, let offset, _)? = try? BlobMessage.decode([frame.type] + frame.payload)
+            guard frame.type == SyncMessageType.blobWant.rawValue,
+                case .want(let partition, let hash, let offset, _)? = try? BlobMessage.decode([frame.type] + frame.payload)
             else { return }
             var writer = ByteWriter()
             writer.bytes32(partition.raw)

@@ -106,7 +106,9 @@ extension NodeProcessTests {
                 #expect(FileManager.default.contents(atPath: out).map(Array.init) == roomPhoto)
             }
             let spread = millis(since: sentAt)
-            print("measured: an 8 MiB photo posted in the lobby was on three other nodes, checked, within \(spread) ms (\(8_000 / max(spread, 1)) MiB/s per node at least)")
+            print(
+                "measured: an 8 MiB photo posted in the lobby was on three other nodes, checked, within \(spread) ms (\(8_000 / max(spread, 1)) MiB/s per node at least)"
+            )
 
             // dave carries every op of the conversation and reads none of it.
             let carried = await poll(timeout: .seconds(20)) {
@@ -175,7 +177,9 @@ extension NodeProcessTests {
                 let rows = await alice.json(["digest", "--json"]).filter { ["conversation", "inbox"].contains($0["kind"] as? String ?? "") }
                 guard rows.count >= 2 else { return false }
                 let theirs = await dave.json(["digest", "--json"])
-                return rows.allSatisfy { row in theirs.contains { $0["partition"] as? String == row["partition"] as? String && $0["digest"] as? String == row["digest"] as? String } }
+                return rows.allSatisfy { row in
+                    theirs.contains { $0["partition"] as? String == row["partition"] as? String && $0["digest"] as? String == row["digest"] as? String }
+                }
             }
             try #require(carried, "\(cluster.logs)")
             await alice.stop()
