@@ -39,6 +39,8 @@ extension ReplicaStore {
     /// Presence: `me` shows the chosen mode (hidden shows as offline, as others see it). Anyone
     /// else is offline unless `live` says a link is up; then away if they chose away, offline if
     /// they chose hidden, online otherwise. `live` is the seam for the node's link state.
+    /// Last seen comes from `live` or, for someone not in it, from the local `last_seen` table
+    /// (`noteLastSeen`), the later of the two; never for `me` or someone who chose hidden.
     public func people(me: UserID, search: String? = nil, live: [UserID: PeerPresence] = [:]) throws -> [PersonView] {
         var profiles = try profiles()
         if !profiles.contains(where: { $0.user == me }) {

@@ -8,9 +8,10 @@ import Wire
 /// Blobs between peers (BLOB_WANT / BLOB): serving the blobs a peer may have, and the shell of
 /// the node's `BlobFetcher`, which fetches the blobs this node's views name and it lacks.
 extension GossipHandler {
-    /// Milliseconds between looks for missing blobs when nothing happened (a new link or new ops
-    /// start a look at the next poll).
+    /// Milliseconds between looks for missing blobs when nothing happened; a new link or new ops
+    /// start a look sooner, but at most one every `blobScanMinimumInterval`.
     static let blobScanInterval: UInt64 = 5_000
+    static let blobScanMinimumInterval: UInt64 = 1_000
 
     // MARK: - Receiving
 
@@ -46,15 +47,21 @@ extension GossipHandler {
         }
         guard let allowed else { return }
         guard allowed else { return send(.unavailable(partition, hash)) }
+        // The blob is read once and kept while it is being served (SQLite reads a whole value
+        // even for a substring): at most one blob of 8 MiB is held.
+        if servedBlob?.hash != hash {
+            guard let data = storeCall(node, peer, "reading a blob", { try store.blob(hash) }) else { return }
+            servedBlob = data.map { (hash, $0) }
+        }
+        guard let blob = servedBlob?.data, blob.count <= BlobMessage.maxBlobBytes, offset <= blob.count else {
+            return send(.unavailable(partition, hash))
+        }
         var position = offset
-        for index in 0..<chunks {
-            guard let piece = storeCall(node, peer, "reading a blob", { try store.blobChunk(hash, offset: position, length: BlobMessage.chunkBytes) })
-            else { return }
-            guard let (total, data) = piece, total <= BlobMessage.maxBlobBytes, position <= total else { return send(.unavailable(partition, hash)) }
-            if data.isEmpty && (index > 0 || total > 0) { return }
-            send(BlobChunk(partition: partition, hash: hash, isAvailable: true, total: UInt32(total), offset: UInt32(position), data: data))
-            position += data.count
-            if position >= total { return }
+        for _ in 0..<chunks {
+            let end = min(blob.count, position + BlobMessage.chunkBytes)
+            send(BlobChunk(partition: partition, hash: hash, isAvailable: true, total: UInt32(blob.count), offset: UInt32(position), data: Array(blob[position..<end])))
+            position = end
+            if position >= blob.count { return }
         }
     }
 
@@ -77,7 +84,7 @@ extension GossipHandler {
     func blobTick(node: isolated Node) {
         let now = node.monotonicMillis
         feedBlobs(node: node) { fetcher, now in fetcher.onTick(now: now) }
-        guard blobScanDue || now >= lastBlobScan + Self.blobScanInterval else { return }
+        guard now >= lastBlobScan + Self.blobScanMinimumInterval, blobScanDue || now >= lastBlobScan + Self.blobScanInterval else { return }
         blobScanDue = false
         lastBlobScan = now
         wantMissingBlobs(node: node)

@@ -2,6 +2,7 @@ import Gossip
 import Identity
 import Replica
 import Store
+import Wire
 
 /// The shell of the sync protocol: one `GossipSession` per linked peer, carried out on the
 /// node's executor against the node's store and links (DESIGN §2, §4.3).
@@ -69,6 +70,8 @@ public final class GossipHandler: LinkMessageHandler {
     var blobs = BlobFetcher()
     var blobScanDue = true
     var lastBlobScan: UInt64 = 0
+    /// The blob being served, read once for all its chunks.
+    var servedBlob: (hash: Bytes32, data: [UInt8])?
 
     /// A handler whose sessions use `configuration`, checking for other processes' writes every
     /// `pollInterval` milliseconds.
