@@ -4,6 +4,7 @@ import Identity
 import Replica
 import Sodium
 import Store
+import Synchronization
 import TestSupport
 import Testing
 import Wire
@@ -164,6 +165,58 @@ import Wire
             #expect(try nodes.withStore(name) { try $0.profile(alice.id)?.nick } != "mallory")
         }
         await nodes.stopAll()
+    }
+
+    @Test func aNonMember_isNeverServedAConversationsBlob_underAnyPartition() async throws {
+        let nodes = InProcessNodes()
+        defer { nodes.removeFiles() }
+        let alice = Fixtures.identity(90), bob = Fixtures.identity(91), mallory = Fixtures.identity(92)
+        _ = nodes.configuration("alice")
+        let hash = try nodes.withStore("alice") { store -> Bytes32 in
+            try store.ensurePartition(lobby, joined: true)
+            let conversation = try store.createConversation(name: "pair", members: [bob.id], by: alice, nowMillis: Fixtures.now())
+            let attachment = try store.attach(
+                [UInt8](repeating: 5, count: 5_000), name: "x.png", mime: "image/png", in: conversation.id, by: alice, nowMillis: Fixtures.now())
+            try store.author(.post(text: "", attachments: [attachment], location: nil, replyTo: nil), in: conversation.id, by: alice, nowMillis: Fixtures.now())
+            #expect(try store.isBlobNamed(attachment.hash, in: conversation.id))
+            return attachment.hash
+        }
+        let conversation = try #require(try nodes.withStore("alice") { try $0.partitions().first { $0.descriptor.kind == .conversation }?.id })
+        let (_, aliceAddress) = try await nodes.start(nodes.configuration("alice"), identity: alice)
+        let asked = [conversation, lobby.id, PartitionDescriptor.directory.id, PartitionDescriptor.ownData(owner: alice.id).id]
+        let asker = BlobAsker(asks: asked.map { BlobMessage.want(partition: $0, hash: hash, offset: 0, chunks: 8) })
+        var malloryConfiguration = nodes.configuration("mallory")
+        malloryConfiguration.staticPeers = [InProcessNodes.peer(alice, at: aliceAddress)]
+        _ = try await nodes.start(malloryConfiguration, identity: mallory, handler: asker)
+        #expect(await eventually { asker.answers.withLock { $0.count } == asked.count })
+        let answers = asker.answers.withLock { $0 }
+        #expect(answers.map(\.partition) == asked)
+        #expect(answers.allSatisfy { !$0.isAvailable && $0.data.isEmpty }, "a non-member was sent blob data: \(answers)")
+        await nodes.stopAll()
+    }
+
+    /// Sends BLOB_WANTs as soon as the link is ready and records every BLOB.
+    final class BlobAsker: LinkMessageHandler, Sendable {
+        let asks: [BlobMessage]
+        let answers = Mutex<[BlobChunk]>([])
+
+        init(asks: [BlobMessage]) { self.asks = asks }
+
+        var syncHello: SyncHello? { GossipConfiguration().hello }
+
+        func linkOpened(_ peer: LinkPeer, node: isolated Node) {
+            for ask in asks {
+                let bytes = ask.encode()
+                node.send(SyncFrame(type: bytes[0], payload: Array(bytes[1...])), to: peer.id)
+            }
+        }
+
+        func received(_ frame: SyncFrame, from peer: LinkPeer, node: isolated Node) throws(LinkViolation) {
+            guard frame.type == SyncMessageType.blob.rawValue, case .chunk(let chunk)? = try? BlobMessage.decode([frame.type] + frame.payload) else { return }
+            answers.withLock { $0.append(chunk) }
+        }
+
+        func linkClosed(_ peer: LinkPeer, node: isolated Node) {}
     }
 
     /// Lists the conversation and the directory, and pushes its ops as NEW_OP.

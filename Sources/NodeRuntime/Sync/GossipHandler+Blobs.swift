@@ -59,7 +59,10 @@ extension GossipHandler {
         var position = offset
         for _ in 0..<chunks {
             let end = min(blob.count, position + BlobMessage.chunkBytes)
-            send(BlobChunk(partition: partition, hash: hash, isAvailable: true, total: UInt32(blob.count), offset: UInt32(position), data: Array(blob[position..<end])))
+            send(
+                BlobChunk(
+                    partition: partition, hash: hash, isAvailable: true, total: UInt32(blob.count), offset: UInt32(position), data: Array(blob[position..<end]))
+            )
             position = end
             if position >= blob.count { return }
         }
