@@ -240,8 +240,15 @@ extension NodeProcessTests {
             #expect(exact, "unread counts \(counts), expected \(expected) each\n\(cluster.logs)")
 
             await Self.run(nodes[1], ["read", "--room", "lobby"])
-            await Self.run(nodes[1], ["read", "--conversation", conversation])
+            await Self.run(nodes[1], ["read", "--conversation", conversation, "--receipt"])
             #expect(await unread(nodes[1]) == [0, 0])
+            // The receipt reaches the other members: every message not by ben is read by him.
+            let receipted = await poll(timeout: .seconds(10)) {
+                let history = await nodes[0].json(["history", "--conversation", conversation, "--json"])
+                return history.count == perNode * nodes.count
+                    && history.allSatisfy { ($0["read_by"] as? [String] ?? []) == ($0["author"] as? String == nodes[1].id ? [] : [nodes[1].id]) }
+            }
+            #expect(receipted, "\(cluster.logs)")
             #expect(await unread(nodes[0]) == [expected, expected], "a read on one node changes no other user's counts")
             await Self.run(nodes[2], ["send", "--room", "lobby", "one more"])
             await Self.run(nodes[2], ["send", "--conversation", conversation, "one more"])

@@ -95,4 +95,21 @@ import Wire
         #expect(chunk.total == 1_000 && chunk.data == [UInt8](repeating: 42, count: 10))
         #expect(try b.blobChunk(attachment.hash, offset: 0, length: 10) == nil)
     }
+
+    @Test func readReceipts_reachTheMembers_coverOlderMessages_andCarriersSeeNone() throws {
+        let a = try Nodes.store(alice), b = try Nodes.store(bob), d = try Nodes.store(dave)
+        let conversation = try a.createConversation(name: "receipts", members: [bob.id], by: alice, nowMillis: now)
+        try a.author(.post(text: "one", attachments: [], location: nil, replyTo: nil), in: conversation.id, by: alice, nowMillis: now + 1)
+        try a.author(.post(text: "two", attachments: [], location: nil, replyTo: nil), in: conversation.id, by: alice, nowMillis: now + 2)
+        try Nodes.sync([a, b, d])
+        let first = try #require(try b.history(conversation.id).first)
+        try b.author(.readMarker(partition: conversation.id, position: first.hlc), in: conversation.id, by: bob, nowMillis: now + 3)
+        // A receipt naming another partition changes nothing.
+        try b.author(.readMarker(partition: PartitionDescriptor.directory.id, position: first.hlc), in: conversation.id, by: bob, nowMillis: now + 4)
+        try Nodes.sync([a, b, d])
+        #expect(try a.history(conversation.id).map(\.readBy) == [[bob.id], []])
+        #expect(try a.readReceipts(conversation.id) == [bob.id: first.hlc])
+        #expect(try d.readReceipts(conversation.id).isEmpty)
+        #expect(try d.history(conversation.id).isEmpty)
+    }
 }
