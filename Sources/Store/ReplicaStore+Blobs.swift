@@ -8,16 +8,17 @@ import Wire
 public enum AttachmentContent: Equatable, Sendable {
     /// The file's content.
     case content([UInt8])
-    /// Its blob is not in this store yet (fetching from peers comes with the network).
+    /// Its blob is not in this store yet (a running node fetches it from linked peers).
     case notFetched
     /// The blob is here but no key this node holds opens it.
     case cannotOpen
 }
 
 /// Blobs: the content of attachments and avatars, kept by hash in the local `blobs` table (not
-/// replicated as ops; peers will fetch them by hash). In a conversation the blob is the file
-/// encrypted with the epoch key (`EncryptedBlob`) and the attachment's hash is the hash of those
-/// bytes, so a carrier can hold and serve it and anyone can check it, but only members open it.
+/// replicated as ops; nodes fetch them from peers by hash with BLOB_WANT/BLOB). In a
+/// conversation the blob is the file encrypted with the epoch key (`EncryptedBlob`) and the
+/// attachment's hash is the hash of those bytes: anyone can check it, only members open it, and
+/// nodes serve it only to members.
 extension ReplicaStore {
     /// The largest attachment or avatar (DESIGN §7).
     public static let maxBlobBytes = 8 << 20
