@@ -84,6 +84,20 @@ public struct SyncPolicy: Hashable, Sendable {
         }
     }
 
+    /// Whether this node may send `peer` blobs named in `descriptor`'s views (BLOB_WANT): a room
+    /// this node joined (`joined`; the peer asking knows its name), the directory, or a
+    /// conversation `members` (its ever-members) include the peer in — a removed member still
+    /// reads what came before. Never an inbox or `self`, and never a carrier: it cannot open a
+    /// conversation's blobs and has no need.
+    public static func servesBlobs(of descriptor: PartitionDescriptor, to peer: UserID, joined: Bool, members: Set<UserID>) -> Bool {
+        switch descriptor {
+        case .room: joined
+        case .directory: true
+        case .conversation(let creator, _): creator == peer || members.contains(peer)
+        case .inbox, .ownData: false
+        }
+    }
+
     /// Whether this node would hold `descriptor` only as a carrier for others (a conversation its
     /// user is not known to be in, another user's inbox): recorded as not joined, so the store's
     /// carrier quota applies and nothing of it is listed as the user's own.

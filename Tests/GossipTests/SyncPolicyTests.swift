@@ -26,6 +26,17 @@ import Wire
         #expect(policy.shouldCarry(conversation, offeredBy: friend.id), "a member always holds its own")
     }
 
+    @Test func blobsAreServed_onlyToWhoMayReadThePartition() {
+        #expect(SyncPolicy.servesBlobs(of: lobby, to: stranger.id, joined: true, members: []))
+        #expect(!SyncPolicy.servesBlobs(of: lobby, to: stranger.id, joined: false, members: []))
+        #expect(SyncPolicy.servesBlobs(of: .directory, to: stranger.id, joined: false, members: []))
+        #expect(SyncPolicy.servesBlobs(of: conversation, to: friend.id, joined: true, members: [me.id, friend.id]))
+        #expect(SyncPolicy.servesBlobs(of: conversation, to: me.id, joined: false, members: []), "the creator is a member")
+        #expect(!SyncPolicy.servesBlobs(of: conversation, to: stranger.id, joined: true, members: [me.id, friend.id]), "a carrier gets none")
+        #expect(!SyncPolicy.servesBlobs(of: .inbox(owner: friend.id), to: friend.id, joined: false, members: []))
+        #expect(!SyncPolicy.servesBlobs(of: .ownData(owner: me.id), to: me.id, joined: true, members: []))
+    }
+
     @Test func sharing_followsTheKindsRules() {
         #expect(policy.sharing(lobby, with: stranger.id) == .ifPeerHolds)
         #expect(policy.sharing(.directory, with: stranger.id) == .offer)

@@ -68,17 +68,10 @@ extension GossipHandler {
         }
     }
 
-    /// Whether `peer` may read `record` and so receive its blobs: a room this node joined (the
-    /// peer asking knows its name), the directory, or a conversation the peer was ever a member
-    /// of (a removed member keeps reading what came before). Never a carrier: it cannot open
-    /// them and has no need.
+    /// `SyncPolicy.servesBlobs` with what the store knows of `record`.
     private func mayRead(_ record: ReplicaStore.PartitionRecord, peer: UserID, store: ReplicaStore) throws -> Bool {
-        switch record.descriptor {
-        case .room: return record.joined
-        case .directory: return true
-        case .conversation: return try store.conversation(record.id)?.members.everMember.contains(peer) ?? false
-        case .inbox, .ownData: return false
-        }
+        let members = record.descriptor.kind == .conversation ? try store.conversation(record.id)?.members.everMember ?? [] : []
+        return SyncPolicy.servesBlobs(of: record.descriptor, to: peer, joined: record.joined, members: members)
     }
 
     // MARK: - Fetching
