@@ -127,12 +127,18 @@ extension NodeProcessTests {
                 ["history", "--conversation", conversation, "--json"], ["history", "--conversation", conversation],
                 ["conversations", "--json"], ["conversations"], ["attachment", photoMessage, "--out", cluster.root + "/dave-photo.png"],
                 ["tasks", "--conversation", conversation, "--json"], ["export", "--out", cluster.root + "/dave.parley", "--conversation", conversation],
+                ["digest", "--json"], ["people", "--json"], ["status", "--json"], ["rooms", "--json"],
             ] {
                 let result = await dave.parley(arguments)
                 said += result.stdout + result.stderr
             }
             for plaintext in secrets + [name, "vault-blueprint.png"] { #expect(!said.contains(plaintext), "a command on dave shows \"\(plaintext)\"") }
             #expect(!FileManager.default.fileExists(atPath: cluster.root + "/dave-photo.png"))
+            // Nor can dave write there: the command refuses, and no replica gains an op.
+            let before = await Self.digest(alice, conversation)
+            #expect(await dave.parley(["send", "--conversation", conversation, "let me in"]).exitCode != 0)
+            #expect(await dave.parley(["conversation", "add", conversation, dave.id]).exitCode != 0)
+            #expect(await Self.digest(dave, conversation) == before)
             #expect(await dave.json(["conversations", "--json"]).allSatisfy { $0["id"] as? String != conversation || $0["name"] as? String == "" })
 
             // carol is removed: she keeps what came before and reads nothing written after.
