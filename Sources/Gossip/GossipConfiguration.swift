@@ -29,6 +29,9 @@ public struct GossipConfiguration: Hashable, Sendable {
     /// Milliseconds between anti-entropy rounds (re-sent summaries of changed partitions).
     /// Keepalive and the idle timeout are the link's (DESIGN §4.2), not the session's.
     public var antiEntropyInterval: UInt64 = 30_000
+    /// Store and forward: offer conversations and inboxes to every peer and carry those offered
+    /// (`SyncPolicy.carriesForOthers`). Not part of a session's behaviour; the shell's policy reads it.
+    public var carriesForOthers = true
 
     public init() {}
 

@@ -18,9 +18,9 @@ import Wire
 /// | 0x06 | NEW_OP | one op: `header [216]` ‖ body (the rest of the message) |
 /// | 0x07 | FORK | `ForkProof.encoded`: two signed headers `[216]` ‖ `[216]` |
 /// | 0x08 | PRESENCE | reserved |
-/// | 0x0C | TYPING | reserved |
-/// | 0x0D | BLOB_WANT | reserved |
-/// | 0x0E | BLOB | reserved |
+/// | 0x0C | TYPING | `TypingMessage` (the shell's, not the session's) |
+/// | 0x0D | BLOB_WANT | `BlobMessage` (the shell's `BlobFetcher`, not the session's) |
+/// | 0x0E | BLOB | `BlobMessage` |
 ///
 /// The link layer owns HELLO 0x01, PING 0x09, PONG 0x0A, BYE 0x0B and ADDRESSES 0x11
 /// (NodeRuntime's `LinkMessage`): there is one HELLO on the wire, the link's, and it carries
@@ -99,7 +99,8 @@ public enum SyncMessageType: UInt8, Sendable, CaseIterable {
     case blobWant = 0x0D
     case blob = 0x0E
 
-    /// Types that have a number but no codec yet (presence, typing, blobs).
+    /// Types this decoder does not read: presence (no codec yet), and typing and blobs, which
+    /// have codecs of their own (`TypingMessage`, `BlobMessage`) and are handled by the shell.
     public var isReserved: Bool {
         switch self {
         case .presence, .typing, .blobWant, .blob: true

@@ -9,9 +9,19 @@ import Replica
 /// |---|---|---|
 /// | room | by id, if the peer holds it too (`.ifPeerHolds`) | never: joining is local |
 /// | directory | everyone (`.offer`) | always |
-/// | conversation | its members and always its creator (`.offer`); nobody else for now | when this node's user is a member |
-/// | inbox | its owner (`.offer`); carriers that hold it (`.ifPeerHolds`) | when it is this user's own |
+/// | conversation | everyone (`.offer`): members, and carriers for store and forward | when this node's user is a member; otherwise as a carrier |
+/// | inbox | everyone (`.offer`): its owner, and carriers | when it is this user's own; otherwise as a carrier |
 /// | self | the owner's own nodes, same user id (`.offer`) | when it is this user's own |
+///
+/// Store and forward (DESIGN §3.5): with `carriesForOthers` (the default) a node offers every
+/// conversation and inbox it holds to every linked peer and carries those offered to it, at most
+/// `maxCarried` partitions it is not a member or owner of (each within the store's carrier
+/// quota). So a member who was offline when it was added learns of the conversation through its
+/// inbox and fetches the history from any node that carries both, after the creator is gone.
+/// A carrier holds ciphertext only: bodies, names, attachments and their hashes are encrypted,
+/// blobs of a conversation are served only to its members, and typing goes only to members.
+/// Without `carriesForOthers`, conversations go to their members only and inboxes to their
+/// owners (and to carriers that already hold them).
 ///
 /// A peer's claims are never trusted for permission: partition ids are self-certifying, and
 /// every op is checked against its partition's rules by the store that applies it.
@@ -22,9 +32,20 @@ public struct SyncPolicy: Hashable, Sendable {
     /// store or from invites in its inbox. A conversation missing here is shared with nobody.
     public var conversationMembers: [PartitionID: Set<UserID>]
 
-    public init(localUser: UserID, conversationMembers: [PartitionID: Set<UserID>] = [:]) {
+    /// Offer conversations and inboxes to every peer, and carry those others offer.
+    public var carriesForOthers: Bool
+    /// Partitions this node already carries for others (not a member, not the owner).
+    public var carriedCount: Int
+    /// The most partitions a node carries for others.
+    public static let maxCarried = 256
+
+    public init(
+        localUser: UserID, conversationMembers: [PartitionID: Set<UserID>] = [:], carriesForOthers: Bool = true, carriedCount: Int = 0
+    ) {
         self.localUser = localUser
         self.conversationMembers = conversationMembers
+        self.carriesForOthers = carriesForOthers
+        self.carriedCount = carriedCount
     }
 
     /// How `descriptor` is offered to `peer`.
@@ -37,10 +58,10 @@ public struct SyncPolicy: Hashable, Sendable {
         case .conversation(let creator, _):
             // The creator is a member by definition (the id proves who created it): an invited
             // node that has no op of the conversation yet can still fetch them from the creator.
-            if creator == peer { return .offer }
+            if creator == peer || carriesForOthers { return .offer }
             return conversationMembers[descriptor.id]?.contains(peer) == true ? .offer : .never
         case .inbox(let owner):
-            return owner == peer ? .offer : .ifPeerHolds
+            return owner == peer || carriesForOthers ? .offer : .ifPeerHolds
         case .ownData(let owner):
             return owner == peer ? .offer : .never
         }
@@ -54,9 +75,40 @@ public struct SyncPolicy: Hashable, Sendable {
         case .directory:
             return true
         case .conversation(let creator, _):
-            return creator == localUser || conversationMembers[descriptor.id]?.contains(localUser) == true
-        case .inbox(let owner), .ownData(let owner):
+            if creator == localUser || conversationMembers[descriptor.id]?.contains(localUser) == true { return true }
+            return carriesForOthers && carriedCount < Self.maxCarried
+        case .inbox(let owner):
+            return owner == localUser || (carriesForOthers && carriedCount < Self.maxCarried)
+        case .ownData(let owner):
             return owner == localUser
+        }
+    }
+
+    /// Whether this node may send `peer` blobs named in `descriptor`'s views (BLOB_WANT): a room
+    /// this node joined (`joined`; the peer asking knows its name), the directory, or a
+    /// conversation `members` (its ever-members) include the peer in — a removed member still
+    /// reads what came before. Never an inbox or `self`, and never a carrier: it cannot open a
+    /// conversation's blobs and has no need.
+    public static func servesBlobs(of descriptor: PartitionDescriptor, to peer: UserID, joined: Bool, members: Set<UserID>) -> Bool {
+        switch descriptor {
+        case .room: joined
+        case .directory: true
+        case .conversation(let creator, _): creator == peer || members.contains(peer)
+        case .inbox, .ownData: false
+        }
+    }
+
+    /// Whether this node would hold `descriptor` only as a carrier for others (a conversation its
+    /// user is not known to be in, another user's inbox): recorded as not joined, so the store's
+    /// carrier quota applies and nothing of it is listed as the user's own.
+    public func isCarrierOnly(_ descriptor: PartitionDescriptor) -> Bool {
+        switch descriptor {
+        case .conversation(let creator, _):
+            return creator != localUser && conversationMembers[descriptor.id]?.contains(localUser) != true
+        case .inbox(let owner):
+            return owner != localUser
+        case .room, .directory, .ownData:
+            return false
         }
     }
 

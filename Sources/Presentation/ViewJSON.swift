@@ -26,6 +26,7 @@ public enum ViewJSON {
             "attachments": .array(message.attachments.map(attachment)),
             "location": message.location.map { .object(["lat": .number($0.latitude), "lon": .number($0.longitude)]) } ?? .null,
             "reply_to": message.replyTo.map { .string($0.text) } ?? .null,
+            "read_by": .array(message.readBy.map { .string($0.text) }),
         ])
     }
 

@@ -25,7 +25,7 @@ public enum OperationType: UInt8, Sendable, CaseIterable {
     /// carriers: they hold only public keys and sealed boxes.
     public var isConversationContent: Bool {
         switch self {
-        case .post, .edit, .delete, .react, .conversationRename, .taskCreate, .taskUpdate, .taskDelete: true
+        case .post, .edit, .delete, .react, .conversationRename, .taskCreate, .taskUpdate, .taskDelete, .readMarker: true
         default: false
         }
     }

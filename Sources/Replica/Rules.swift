@@ -81,7 +81,7 @@ public enum PartitionRules {
         case (.conversation, .post), (.conversation, .edit), (.conversation, .delete), (.conversation, .react),
             (.conversation, .taskCreate), (.conversation, .taskUpdate), (.conversation, .taskDelete),
             (.conversation, .conversationCreate), (.conversation, .memberAdd), (.conversation, .memberRemove),
-            (.conversation, .memberLeave), (.conversation, .conversationRename):
+            (.conversation, .memberLeave), (.conversation, .conversationRename), (.conversation, .readMarker):
             return true
         case (.conversation, .keyGrant):
             return true

@@ -8,16 +8,17 @@ import Wire
 public enum AttachmentContent: Equatable, Sendable {
     /// The file's content.
     case content([UInt8])
-    /// Its blob is not in this store yet (fetching from peers comes with the network).
+    /// Its blob is not in this store yet (a running node fetches it from linked peers).
     case notFetched
     /// The blob is here but no key this node holds opens it.
     case cannotOpen
 }
 
 /// Blobs: the content of attachments and avatars, kept by hash in the local `blobs` table (not
-/// replicated as ops; peers will fetch them by hash). In a conversation the blob is the file
-/// encrypted with the epoch key (`EncryptedBlob`) and the attachment's hash is the hash of those
-/// bytes, so a carrier can hold and serve it and anyone can check it, but only members open it.
+/// replicated as ops; nodes fetch them from peers by hash with BLOB_WANT/BLOB). In a
+/// conversation the blob is the file encrypted with the epoch key (`EncryptedBlob`) and the
+/// attachment's hash is the hash of those bytes: anyone can check it, only members open it, and
+/// nodes serve it only to members.
 extension ReplicaStore {
     /// The largest attachment or avatar (DESIGN §7).
     public static let maxBlobBytes = 8 << 20
@@ -77,5 +78,60 @@ extension ReplicaStore {
             if let content = EncryptedBlob.open(stored, with: key) { return .content(content) }
         }
         return .cannotOpen
+    }
+}
+
+// MARK: - Blobs between peers
+
+extension ReplicaStore {
+    /// Blobs this node's views name but it does not hold, with the partition that names each
+    /// (attachments of messages not deleted, avatars in the directory): at most `limit`, for the
+    /// node to fetch from peers. In a conversation only members see the hashes, so a carrier
+    /// lists none of its blobs.
+    public func missingBlobs(limit: Int = 64) throws -> [(partition: PartitionID, hash: Bytes32)] {
+        var found: [(partition: PartitionID, hash: Bytes32)] = []
+        var seen: Set<Bytes32> = []
+        func consider(_ partition: PartitionID, _ encoded: [UInt8]) throws {
+            for attachment in decodeAttachments(encoded) where found.count < limit && !seen.contains(attachment.hash) {
+                seen.insert(attachment.hash)
+                if try !hasBlob(attachment.hash) { found.append((partition, attachment.hash)) }
+            }
+        }
+        let messages = try database.cachedStatement(
+            "SELECT p.id, m.attachments FROM messages m JOIN partitions p ON p.pid = m.pid WHERE m.attachments IS NOT NULL AND m.deleted = 0 ORDER BY m.oid DESC"
+        )
+        for (id, encoded) in try messages.rows(map: { (PartitionID(bytes: $0.blob(0))!, $0.blob(1)) }) where found.count < limit {
+            try consider(id, encoded)
+        }
+        let avatars = try database.cachedStatement("SELECT avatar FROM profiles WHERE avatar IS NOT NULL")
+        for encoded in try avatars.rows(map: { $0.blob(0) }) where found.count < limit {
+            try consider(PartitionDescriptor.directory.id, encoded)
+        }
+        return found
+    }
+
+    /// Whether the blob is in this store.
+    public func hasBlob(_ hash: Bytes32) throws -> Bool {
+        try database.cachedStatement("SELECT 1 FROM blobs WHERE hash = ?").rows(.blob(hash.bytes)) { _ in true }.first ?? false
+    }
+
+    /// Whether `partition`'s views name the blob (an attachment of a message there, or for the
+    /// directory an avatar): a node serves a peer only blobs of partitions the peer may read.
+    public func isBlobNamed(_ hash: Bytes32, in partition: PartitionID) throws -> Bool {
+        let rows: [[UInt8]]
+        if partition == PartitionDescriptor.directory.id {
+            rows = try database.cachedStatement("SELECT avatar FROM profiles WHERE avatar IS NOT NULL").rows { $0.blob(0) }
+        } else {
+            guard let record = try self.partition(partition) else { return false }
+            rows = try database.cachedStatement("SELECT attachments FROM messages WHERE pid = ? AND attachments IS NOT NULL AND deleted = 0")
+                .rows(.integer(record.pid)) { $0.blob(0) }
+        }
+        return rows.contains { decodeAttachments($0).contains { $0.hash == hash } }
+    }
+
+    /// Up to `length` bytes of a blob from `offset` on, and its total size; nil if it is not here.
+    public func blobChunk(_ hash: Bytes32, offset: Int, length: Int) throws -> (total: Int, data: [UInt8])? {
+        try database.cachedStatement("SELECT size, substr(data, ?, ?) FROM blobs WHERE hash = ?")
+            .rows(.integer(Int64(offset) + 1), .integer(Int64(length)), .blob(hash.bytes)) { (Int($0.int64(0)), $0.blob(1)) }.first
     }
 }

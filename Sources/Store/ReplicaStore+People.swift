@@ -39,11 +39,14 @@ extension ReplicaStore {
     /// Presence: `me` shows the chosen mode (hidden shows as offline, as others see it). Anyone
     /// else is offline unless `live` says a link is up; then away if they chose away, offline if
     /// they chose hidden, online otherwise. `live` is the seam for the node's link state.
+    /// Last seen comes from `live` or, for someone not in it, from the local `last_seen` table
+    /// (`noteLastSeen`), the later of the two; never for `me` or someone who chose hidden.
     public func people(me: UserID, search: String? = nil, live: [UserID: PeerPresence] = [:]) throws -> [PersonView] {
         var profiles = try profiles()
         if !profiles.contains(where: { $0.user == me }) {
             profiles.append(ProfileView(user: me, nick: nil, displayName: nil, status: nil, presence: nil, avatar: nil))
         }
+        let stored = try lastSeen()
         func shown(_ mode: PresenceMode?) -> Presence {
             switch mode {
             case .away: .away
@@ -53,12 +56,13 @@ extension ReplicaStore {
         }
         var people = profiles.map { profile -> PersonView in
             let isMe = profile.user == me
-            let link = live[profile.user]
+            let link = live[profile.user] ?? stored[profile.user].map { PeerPresence(linked: false, lastSeenMillis: $0) }
             let presence: Presence = isMe ? shown(profile.presence) : (link?.linked == true ? shown(profile.presence) : .offline)
             return PersonView(
                 user: profile.user, nick: profile.nick.flatMap { $0.isEmpty ? nil : $0 }, displayName: profile.displayName.flatMap { $0.isEmpty ? nil : $0 },
                 status: profile.status.flatMap { $0.isEmpty ? nil : $0 }, presenceMode: profile.presence, presence: presence,
-                lastSeenMillis: isMe ? nil : link?.lastSeenMillis, avatar: profile.avatar, isMe: isMe)
+                lastSeenMillis: isMe || profile.presence == .hidden ? nil : link?.lastSeenMillis.map { max($0, stored[profile.user] ?? 0) },
+                avatar: profile.avatar, isMe: isMe)
         }
         if let search = search?.lowercased(), !search.isEmpty {
             people = people.filter { person in
@@ -72,5 +76,22 @@ extension ReplicaStore {
             if nameA != nameB { return nameB.isEmpty || (!nameA.isEmpty && nameA < nameB) }
             return a.user < b.user
         }
+    }
+}
+
+// MARK: - Last seen
+
+extension ReplicaStore {
+    /// Records that `user` was seen on a link at `millis` (Unix milliseconds); keeps the latest.
+    public func noteLastSeen(_ user: UserID, atMillis millis: UInt64) throws {
+        try database.cachedStatement(
+            "INSERT INTO last_seen(user, at) VALUES (?, ?) ON CONFLICT(user) DO UPDATE SET at = max(at, excluded.at)"
+        ).run(.blob(user.bytes), .integer(Int64(clamping: millis)))
+    }
+
+    /// When each peer was last seen on a link, as recorded by `noteLastSeen`.
+    public func lastSeen() throws -> [UserID: UInt64] {
+        let rows = try database.cachedStatement("SELECT user, at FROM last_seen").rows { (UserID(publicKey: $0.blob(0)), UInt64($0.int64(1))) }
+        return Dictionary(rows.compactMap { user, at in user.map { ($0, at) } }, uniquingKeysWith: max)
     }
 }

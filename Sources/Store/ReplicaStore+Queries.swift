@@ -18,6 +18,8 @@ public struct MessageView: Hashable, Sendable {
     public var attachments: [Attachment]
     public var location: Location?
     public var replyTo: OpID?
+    /// In a conversation: the other current members whose read receipt covers this message.
+    public var readBy: [UserID] = []
 }
 
 /// A task as shown on a board.
@@ -71,7 +73,24 @@ extension ReplicaStore {
         var byTarget: [OpID: [String: [UserID]]] = [:]
         for (target, emoji, reactor) in reactions { byTarget[target, default: [:]][emoji, default: []].append(reactor) }
         for i in messages.indices { messages[i].reactions = byTarget[messages[i].id] ?? [:] }
+        if record.descriptor.kind == .conversation {
+            let receipts = try readReceipts(partition)
+            for i in messages.indices {
+                messages[i].readBy = receipts.filter { $0.key != messages[i].author && $0.value >= messages[i].hlc }.keys.sorted()
+            }
+        }
         return messages
+    }
+
+    /// Read receipts of a conversation: for each current member who sent one, the newest message
+    /// (its HLC) they said they read. Members opt in per read (`parley read --receipt`).
+    public func readReceipts(_ partition: PartitionID) throws -> [UserID: HLC] {
+        guard let record = try self.partition(partition), let conversation = try conversation(partition) else { return [:] }
+        let rows = try database.cachedStatement("SELECT a.key, r.position FROM read_receipts r JOIN authors a ON a.aid = r.aid WHERE r.pid = ?")
+            .rows(.integer(record.pid)) { (UserID(publicKey: $0.blob(0)), HLC(raw: UInt64(bitPattern: $0.int64(1)))) }
+        var receipts: [UserID: HLC] = [:]
+        for case let (user?, position) in rows where conversation.members.current.contains(user) { receipts[user] = position }
+        return receipts
     }
 
     /// One message by id (for edit/delete/react commands), with the partition it lives in.

@@ -107,6 +107,15 @@ extension ReplicaStore {
             ).run(
                 .integer(pid), .blob(taskID.bytes), .blob(state.encoded), .integer(state.created ? 1 : 0),
                 .integer(state.deleted ? 1 : 0), state.createdAt.map { .integer(Int64(bitPattern: $0.raw)) } ?? .null)
+        case .readMarker(let target, let position) where record.descriptor.kind == .conversation:
+            // A read receipt: only for the conversation it is written in.
+            guard target == record.id else { return }
+            try database.cachedStatement(
+                """
+                INSERT INTO read_receipts(pid, aid, position) VALUES (?, ?, ?)
+                ON CONFLICT(pid, aid) DO UPDATE SET position = max(position, excluded.position)
+                """
+            ).run(.integer(pid), .integer(aid), .integer(Int64(bitPattern: position.raw)))
         case .readMarker(let target, let position):
             try database.cachedStatement(
                 """
@@ -184,7 +193,7 @@ extension ReplicaStore {
     /// Rebuilds one partition's views from its ops.
     func rebuildViews(_ record: PartitionRecord) throws {
         let pid = SQLValue.integer(record.pid)
-        for table in ["messages", "reactions", "conversations", "membership_events", "members", "tasks", "grants"] {
+        for table in ["messages", "reactions", "conversations", "membership_events", "members", "tasks", "grants", "read_receipts"] {
             try database.execute("DELETE FROM \(table) WHERE pid = ?", pid)
         }
         epochKeyCache[record.pid] = nil

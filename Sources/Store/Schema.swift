@@ -157,10 +157,28 @@ enum Schema {
             ) STRICT, WITHOUT ROWID;
             ALTER TABLE members ADD COLUMN removed_at INTEGER;
             """),
+        // When each peer was last seen on a link (DESIGN §3.4: kept locally per peer, never an
+        // op), so `people` shows it after the node stopped; and read receipts, a view: the
+        // newest message each member said it read in a conversation (an encrypted read marker
+        // written into the conversation itself).
+        Migration(
+            "004-last-seen-and-receipts",
+            """
+            CREATE TABLE last_seen(
+                user BLOB PRIMARY KEY,
+                at INTEGER NOT NULL
+            ) STRICT, WITHOUT ROWID;
+            CREATE TABLE read_receipts(
+                pid INTEGER NOT NULL,
+                aid INTEGER NOT NULL,
+                position INTEGER NOT NULL,
+                PRIMARY KEY(pid, aid)
+            ) STRICT, WITHOUT ROWID;
+            """),
     ]
 
     /// View tables, emptied before a rebuild from the log.
     static let viewTables = [
-        "messages", "reactions", "profiles", "conversations", "membership_events", "members", "tasks", "read_markers", "grants",
+        "messages", "reactions", "profiles", "conversations", "membership_events", "members", "tasks", "read_markers", "grants", "read_receipts",
     ]
 }

@@ -67,7 +67,7 @@ final class TestNode {
         self.identity = identity
         self.store = store
         self.peer = peer
-        policy = SyncPolicy(localUser: identity.id)
+        policy = SyncPolicy(localUser: identity.id, carriesForOthers: false)  // members only; store and forward: SyncPolicyTests
         session = GossipSession(configuration: configuration)
     }
 

@@ -12,7 +12,30 @@ import Wire
     let stranger = Fixtures.identity(2)
 
     var conversation: PartitionDescriptor { .conversation(creator: me.id, nonce: Bytes32(w0: 5, w1: 5, w2: 5, w3: 5)) }
-    var policy: SyncPolicy { SyncPolicy(localUser: me.id, conversationMembers: [conversation.id: [me.id, friend.id]]) }
+    var policy: SyncPolicy { SyncPolicy(localUser: me.id, conversationMembers: [conversation.id: [me.id, friend.id]], carriesForOthers: false) }
+
+    @Test func storeAndForward_offersConversationsAndInboxesToEveryone_andCarriesWithinTheLimit() {
+        var carrier = SyncPolicy(localUser: stranger.id, conversationMembers: [conversation.id: [me.id, friend.id]])
+        #expect(carrier.sharing(conversation, with: me.id) == .offer)
+        #expect(carrier.sharing(.inbox(owner: friend.id), with: me.id) == .offer)
+        #expect(carrier.shouldCarry(conversation, offeredBy: me.id) && carrier.isCarrierOnly(conversation))
+        #expect(carrier.shouldCarry(.inbox(owner: friend.id), offeredBy: me.id) && carrier.isCarrierOnly(.inbox(owner: friend.id)))
+        #expect(!policy.isCarrierOnly(conversation) && !policy.isCarrierOnly(.inbox(owner: me.id)))
+        carrier.carriedCount = SyncPolicy.maxCarried
+        #expect(!carrier.shouldCarry(conversation, offeredBy: me.id))
+        #expect(policy.shouldCarry(conversation, offeredBy: friend.id), "a member always holds its own")
+    }
+
+    @Test func blobsAreServed_onlyToWhoMayReadThePartition() {
+        #expect(SyncPolicy.servesBlobs(of: lobby, to: stranger.id, joined: true, members: []))
+        #expect(!SyncPolicy.servesBlobs(of: lobby, to: stranger.id, joined: false, members: []))
+        #expect(SyncPolicy.servesBlobs(of: .directory, to: stranger.id, joined: false, members: []))
+        #expect(SyncPolicy.servesBlobs(of: conversation, to: friend.id, joined: true, members: [me.id, friend.id]))
+        #expect(SyncPolicy.servesBlobs(of: conversation, to: me.id, joined: false, members: []), "the creator is a member")
+        #expect(!SyncPolicy.servesBlobs(of: conversation, to: stranger.id, joined: true, members: [me.id, friend.id]), "a carrier gets none")
+        #expect(!SyncPolicy.servesBlobs(of: .inbox(owner: friend.id), to: friend.id, joined: false, members: []))
+        #expect(!SyncPolicy.servesBlobs(of: .ownData(owner: me.id), to: me.id, joined: true, members: []))
+    }
 
     @Test func sharing_followsTheKindsRules() {
         #expect(policy.sharing(lobby, with: stranger.id) == .ifPeerHolds)

@@ -59,4 +59,57 @@ import Wire
         let stranger = try Nodes.store(dave)
         #expect(try stranger.people(me: dave.id).map(\.isMe) == [true])
     }
+
+    @Test func lastSeen_isKeptLocally_shownForOfflinePeople_butNotForHiddenOnes() throws {
+        let store = try Nodes.store(alice)
+        let directory = PartitionDescriptor.directory.id
+        try store.author(
+            .profile(subject: bob.id, nick: "bob", displayName: nil, status: nil, presence: nil, avatar: nil), in: directory, by: bob, nowMillis: now)
+        try store.author(
+            .profile(subject: carol.id, nick: "carol", displayName: nil, status: nil, presence: .hidden, avatar: nil), in: directory, by: carol,
+            nowMillis: now)
+        try store.noteLastSeen(bob.id, atMillis: now + 5)
+        try store.noteLastSeen(bob.id, atMillis: now + 1)  // an older sighting changes nothing
+        try store.noteLastSeen(carol.id, atMillis: now + 7)
+        #expect(try store.lastSeen() == [bob.id: now + 5, carol.id: now + 7])
+        let people = try store.people(me: alice.id)
+        #expect(people.map(\.presence) == [.online, .offline, .offline])
+        #expect(people.map(\.lastSeenMillis) == [nil, now + 5, nil])
+    }
+
+    @Test func missingBlobs_areThoseTheViewsName_andBlobsAreNamedOnlyWhereTheyAppear() throws {
+        let a = try Nodes.store(alice), b = try Nodes.store(bob)
+        let lobby = PartitionDescriptor.room(RoomName("lobby")!)
+        try a.ensurePartition(lobby, joined: true)
+        try b.ensurePartition(lobby, joined: true)
+        let content = [UInt8](repeating: 42, count: 1_000)
+        let attachment = try a.attach(content, name: "a.bin", mime: "application/octet-stream", in: lobby.id, by: alice, nowMillis: now)
+        try a.author(.post(text: "", attachments: [attachment], location: nil, replyTo: nil), in: lobby.id, by: alice, nowMillis: now)
+        try Nodes.sync([a, b])
+        #expect(try a.missingBlobs().isEmpty)
+        #expect(try b.missingBlobs().map(\.hash) == [attachment.hash])
+        #expect(try b.missingBlobs().map(\.partition) == [lobby.id])
+        #expect(try a.isBlobNamed(attachment.hash, in: lobby.id))
+        #expect(try !a.isBlobNamed(attachment.hash, in: PartitionDescriptor.directory.id))
+        let chunk = try #require(try a.blobChunk(attachment.hash, offset: 990, length: 100))
+        #expect(chunk.total == 1_000 && chunk.data == [UInt8](repeating: 42, count: 10))
+        #expect(try b.blobChunk(attachment.hash, offset: 0, length: 10) == nil)
+    }
+
+    @Test func readReceipts_reachTheMembers_coverOlderMessages_andCarriersSeeNone() throws {
+        let a = try Nodes.store(alice), b = try Nodes.store(bob), d = try Nodes.store(dave)
+        let conversation = try a.createConversation(name: "receipts", members: [bob.id], by: alice, nowMillis: now)
+        try a.author(.post(text: "one", attachments: [], location: nil, replyTo: nil), in: conversation.id, by: alice, nowMillis: now + 1)
+        try a.author(.post(text: "two", attachments: [], location: nil, replyTo: nil), in: conversation.id, by: alice, nowMillis: now + 2)
+        try Nodes.sync([a, b, d])
+        let first = try #require(try b.history(conversation.id).first)
+        try b.author(.readMarker(partition: conversation.id, position: first.hlc), in: conversation.id, by: bob, nowMillis: now + 3)
+        // A receipt naming another partition changes nothing.
+        try b.author(.readMarker(partition: PartitionDescriptor.directory.id, position: first.hlc), in: conversation.id, by: bob, nowMillis: now + 4)
+        try Nodes.sync([a, b, d])
+        #expect(try a.history(conversation.id).map(\.readBy) == [[bob.id], []])
+        #expect(try a.readReceipts(conversation.id) == [bob.id: first.hlc])
+        #expect(try d.readReceipts(conversation.id).isEmpty)
+        #expect(try d.history(conversation.id).isEmpty)
+    }
 }

@@ -46,10 +46,11 @@ extension GossipHandler {
         case .learnPartition(let descriptor):
             guard let policy = storeCall(node, peer, "reading conversations", { try self.policy(node: node) }),
                 policy.shouldCarry(descriptor, offeredBy: peer),
-                storeCall(node, peer, "recording a partition", { try store.ensurePartition(descriptor, joined: true) }) != nil
+                storeCall(node, peer, "recording a partition", { try store.ensurePartition(descriptor, joined: !policy.isCarrierOnly(descriptor)) }) != nil
             else { return }
             knownPartitions.insert(descriptor.id)
-            node.log.info("now carrying \(descriptor.kind) \(descriptor.id.text.prefix(8)) (offered by \(node.displayName(of: peer)))")
+            let role = policy.isCarrierOnly(descriptor) ? "carrying for others" : "now holding"
+            node.log.info("\(role) \(descriptor.kind) \(descriptor.id.text.prefix(8)) (offered by \(node.displayName(of: peer)))")
             refreshAllSummaries(node: node, resendChanged: false)
 
         case .close(let reason):

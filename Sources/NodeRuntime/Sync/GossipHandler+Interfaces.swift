@@ -63,7 +63,10 @@ extension GossipHandler {
     /// Tells subscribers about ops that were applied, and whether the set of partitions changed.
     func announce(applied ops: some Sequence<Operation>, partitionsChanged: Bool, node: isolated Node) {
         let partitions = Set(ops.map(\.partition))
-        if !partitions.isEmpty { node.emit(.changed(partitions)) }
+        if !partitions.isEmpty {
+            node.emit(.changed(partitions))
+            blobScanDue = true
+        }
         if partitionsChanged { node.emit(.partitions) }
     }
 }

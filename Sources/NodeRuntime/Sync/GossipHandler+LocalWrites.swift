@@ -24,6 +24,7 @@ extension GossipHandler {
                 }
                 guard node.isRunning else { return }
                 _ = self.checkLocalWrites(node: node)
+                self.blobTick(node: node)
             }
         }
     }
@@ -32,6 +33,7 @@ extension GossipHandler {
         watcher?.cancel()
         watcher = nil
         for entry in sessions.values { entry.timer?.cancel() }
+        for peer in sessions.keys { noteSeen(peer, node: node) }
     }
 
     public func storeMayHaveChanged(node: isolated Node) -> Int {
@@ -121,9 +123,14 @@ extension GossipHandler {
     func policy(records: [ReplicaStore.PartitionRecord]? = nil, node: isolated Node) throws -> SyncPolicy {
         let store = node.store!
         var members: [PartitionID: Set<UserID>] = [:]
-        for record in try records ?? store.partitions() where record.descriptor.kind == .conversation {
-            if let conversation = try store.conversation(record.id) { members[record.id] = conversation.members.everMember }
+        var carried = 0
+        for record in try records ?? store.partitions() {
+            if record.descriptor.kind == .conversation, let conversation = try store.conversation(record.id) {
+                members[record.id] = conversation.members.everMember
+            }
+            if try store.isCarried(record.id) { carried += 1 }
         }
-        return SyncPolicy(localUser: node.identity.id, conversationMembers: members)
+        return SyncPolicy(
+            localUser: node.identity.id, conversationMembers: members, carriesForOthers: configuration.carriesForOthers, carriedCount: carried)
     }
 }

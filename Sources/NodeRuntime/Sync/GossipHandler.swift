@@ -2,6 +2,7 @@ import Gossip
 import Identity
 import Replica
 import Store
+import Wire
 
 /// The shell of the sync protocol: one `GossipSession` per linked peer, carried out on the
 /// node's executor against the node's store and links (DESIGN §2, §4.3).
@@ -65,6 +66,13 @@ public final class GossipHandler: LinkMessageHandler {
     var lastRowID: Int64 = 0
     var knownPartitions: Set<PartitionID> = []
 
+    // Blobs (GossipHandler+Blobs.swift).
+    var blobs = BlobFetcher()
+    var blobScanDue = true
+    var lastBlobScan: UInt64 = 0
+    /// The blob being served, read once for all its chunks.
+    var servedBlob: (hash: Bytes32, data: [UInt8])?
+
     /// A handler whose sessions use `configuration`, checking for other processes' writes every
     /// `pollInterval` milliseconds.
     public init(configuration: GossipConfiguration = GossipConfiguration(), pollInterval: UInt64 = 250) {
@@ -86,11 +94,16 @@ public final class GossipHandler: LinkMessageHandler {
         sessions[peer.id]?.timer?.cancel()
         sessions[peer.id] = PeerSession(link: peer.link, session: GossipSession(configuration: configuration))
         feed(peer.id, node: node) { session, now in session.start(local: summaries, peer: hello, now: now) }
+        noteSeen(peer.id, node: node)
+        blobScanDue = true
     }
 
     public func received(_ frame: SyncFrame, from peer: LinkPeer, node: isolated Node) throws(LinkViolation) {
         guard sessions[peer.id]?.link == peer.link else { return }
         if frame.type == TypingMessage.type { return try receivedTyping(frame.payload, from: peer.id, node: node) }
+        if frame.type == SyncMessageType.blobWant.rawValue || frame.type == SyncMessageType.blob.rawValue {
+            return try receivedBlobMessage(frame, from: peer.id, node: node)
+        }
         let bytes = [frame.type] + frame.payload
         feed(peer.id, node: node) { session, now in session.onFrame(bytes, now: now) }
     }
@@ -102,6 +115,8 @@ public final class GossipHandler: LinkMessageHandler {
         closedTotals.opsReceived += entry.session.statistics.opsReceived
         closedTotals.opsSent += entry.session.statistics.opsSent
         sessions[peer.id] = nil
+        noteSeen(peer.id, node: node)
+        feedBlobs(node: node) { fetcher, now in fetcher.onPeerGone(peer.id, now: now) }
         for key in refused.keys { refused[key]?.remove(peer.id) }
         for (key, holder) in claims where holder == peer.id { release(key, by: peer.id, node: node) }
     }
@@ -113,6 +128,12 @@ public final class GossipHandler: LinkMessageHandler {
         for waiting in (refused.removeValue(forKey: key) ?? []).sorted() {
             feed(waiting, node: node) { session, now in session.onChainReleased(key.partition, author: key.author, now: now) }
         }
+    }
+
+    /// Remembers that `peer` was seen now (`people` shows it after the link ends, or the node stops).
+    func noteSeen(_ peer: UserID, node: isolated Node) {
+        let store = node.store!
+        _ = storeCall(node, nil, "recording when a peer was seen") { try store.noteLastSeen(peer, atMillis: node.wallMillis) }
     }
 
     // MARK: - Feeding sessions

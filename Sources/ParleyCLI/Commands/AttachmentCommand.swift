@@ -38,7 +38,7 @@ struct AttachmentCommand: Command {
         switch try context.storeCall({ try store.attachmentContent(attachment, in: partition) }) {
         case .notFetched:
             throw CLIError.failure(
-                "\(shownName) is not fetched yet: its content has not reached this node (a running node fetches it from peers)")
+                "\(shownName) is not fetched yet; a linked peer that has it will send it (keep `parley run` going, then try again)")
         case .cannotOpen:
             throw CLIError.failure("\(shownName) is here but encrypted with a key this node does not hold")
         case .content(let bytes):

@@ -74,16 +74,18 @@ struct ReactCommand: Command {
 
 /// `parley read`: mark everything in a room or conversation as read. The marker is a max
 /// register in your own `self` partition, so unread counts are computed locally and every node
-/// of yours agrees.
+/// of yours agrees. In a conversation, `--receipt` also tells the other members (an encrypted
+/// read marker in the conversation: `history --json` lists them in `read_by`).
 struct ReadCommand: Command {
     let name = "read"
     let summary = "mark a room or conversation as read (clears its unread count)"
-    let usage = ["read (--room NAME | --conversation ID)"]
+    let usage = ["read (--room NAME | --conversation ID [--receipt])"]
     let options: [OptionSpec] = [
         .value("room", "NAME", "the room (you must have joined it)"),
         .value("conversation", "ID", "a private conversation you are in"),
+        .flag("receipt", "in a conversation: let the other members see how far you read (a read receipt)"),
     ]
-    let examples = ["read --room lobby", "read --conversation 3fkq7zxa"]
+    let examples = ["read --room lobby", "read --conversation 3fkq7zxa", "read --conversation 3fkq7zxa --receipt"]
 
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
         try expectPositionals(arguments, 0...0, names: [])
@@ -93,7 +95,17 @@ struct ReadCommand: Command {
         let (newest, marker) = try context.storeCall {
             (try store.newestMessageHLC(room.id), try store.readMarker(owner: me, partition: room.id))
         }
-        guard let newest, marker.map({ $0 < newest }) ?? true else { return 0 }
+        guard let newest else { return 0 }
+        if arguments.has("receipt") {
+            guard arguments.value("conversation") != nil else {
+                throw CLIError.usage("--receipt is for conversations; rooms have no read receipts", command: name)
+            }
+            let sent = try context.storeCall { try store.readReceipts(room.id)[me] }
+            if sent.map({ $0 < newest }) ?? true {
+                try context.author(.readMarker(partition: room.id, position: newest), in: room.id, command: name)
+            }
+        }
+        guard marker.map({ $0 < newest }) ?? true else { return 0 }
         let ownData = PartitionDescriptor.ownData(owner: me)
         try context.storeCall { try store.ensurePartition(ownData, joined: true) }
         try context.author(.readMarker(partition: room.id, position: newest), in: ownData.id, command: name)
