@@ -6,11 +6,6 @@ import Store
 /// live events, store access on the node's executor, typing indicators and presence. Interfaces
 /// in another process get the same through the control socket (`watch`, `typing`, `presence`).
 extension Node {
-    /// How often a typing user's node repeats its TYPING frame for one partition: often enough
-    /// that `NodeEvent.typingShownFor` never lapses while the user types, rarely enough that
-    /// typing costs a few bytes a second at most.
-    public static let typingRepeatInterval: UInt64 = 3_000
-
     // MARK: - Events
 
     /// A new subscription to the node's events; it ends when the node stops (or the caller
@@ -52,13 +47,14 @@ extension Node {
     // MARK: - Typing and presence
 
     /// Tells the linked peers who may see `partition` that this user is typing there. Call it on
-    /// keystrokes: it sends at most one frame per partition every `typingRepeatInterval`.
+    /// keystrokes: it sends at most one frame per partition every
+    /// `configuration.typingRepeatInterval`.
     public func typing(in partition: PartitionID) {
         guard isRunning else { return }
         let now = clock.now()
-        if let last = typingSentAt[partition], now < last + Self.typingRepeatInterval { return }
+        if let last = typingSentAt[partition], now < last + configuration.typingRepeatInterval { return }
         typingSentAt[partition] = now
-        if typingSentAt.count > 1_024 { typingSentAt = typingSentAt.filter { now < $0.value + Self.typingRepeatInterval } }
+        if typingSentAt.count > 1_024 { typingSentAt = typingSentAt.filter { now < $0.value + configuration.typingRepeatInterval } }
         handler.sendTyping(in: partition, node: self)
     }
 

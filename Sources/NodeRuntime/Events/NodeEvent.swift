@@ -23,7 +23,7 @@ public enum NodeEvent: Sendable, Equatable {
     case peers
 
     /// How long a UI shows "… is typing" after the last TYPING frame; senders repeat theirs
-    /// every `Node.typingRepeatInterval` while the user types.
+    /// every `NodeConfiguration.typingRepeatInterval` while the user types.
     public static let typingShownFor: Duration = .seconds(6)
 }
 

@@ -47,6 +47,10 @@ public struct NodeConfiguration: Sendable {
     /// How often the node checks `PRAGMA data_version` for ops another process wrote (a command
     /// that did not poke, or whose poke failed). Default 250 ms.
     public var localWritePollInterval: UInt64 = 250
+    /// How often a typing user's node repeats its TYPING frame for one partition: often enough
+    /// that `NodeEvent.typingShownFor` (6 s) never lapses while the user types, rarely enough
+    /// that typing costs a few bytes a second at most. Default 3 s.
+    public var typingRepeatInterval: UInt64 = 3_000
     /// Faults fixed at start (clock skew), for the lab; see `FaultInjection.swift`.
     public var faults = FaultConfiguration()
 
