@@ -12,7 +12,7 @@ PARLEY := .build/debug/parley
 deps:
 	@scripts/install-deps.sh
 
-## test-deps: what the web UI's browser tests need (chromium, an emoji font, python3).
+## test-deps: what the UI tests need: tmux (terminal chat), chromium, an emoji font and python3 (web UI).
 test-deps: deps
 	@scripts/install-deps.sh --test
 
