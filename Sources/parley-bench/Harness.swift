@@ -1,7 +1,7 @@
 import Foundation
 
 /// Command-line options of the benchmark (small defaults with `--quick`).
-struct BenchOptions {
+struct BenchOptions: Sendable {
     var out = "bench.json"
     var sqliteRows = 200_000
     var posts = 20_000
@@ -53,7 +53,7 @@ struct BenchOptions {
 }
 
 /// One measured figure.
-struct BenchResult {
+struct BenchResult: Sendable {
     var key: String
     var unit: String
     var value: Double
@@ -65,7 +65,7 @@ struct BenchResult {
 }
 
 /// A target of issue 9: at least or at most a value.
-enum Target {
+enum Target: Sendable {
     case atLeast(Double)
     case atMost(Double)
 
@@ -157,4 +157,25 @@ func report(_ results: [BenchResult], jsonPath: String) {
         _ = FileManager.default.createFile(atPath: jsonPath, contents: data)
         print("\nwrote \(jsonPath)")
     }
+}
+
+/// Runs `body` in a task and blocks the calling thread until it returns.
+func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    let box = ResultBox<T>()
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        do {
+            box.result = .success(try await body())
+        } catch {
+            box.result = .failure(error)
+        }
+        done.signal()
+    }
+    done.wait()
+    return try box.result!.get()
+}
+
+/// The result of `runBlocking`'s task; written by the task before it signals, read after.
+private final class ResultBox<T>: @unchecked Sendable {
+    var result: Result<T, any Error>?
 }

@@ -139,10 +139,15 @@ if wantsNodes, !FileManager.default.isExecutableFile(atPath: parleyBinary) {
     exit(1)
 }
 do {
-    results += try await catchUpBenchmark(binary: parleyBinary)
-    results += try await clusterBenchmark(nodes: 3, idle: true, binary: parleyBinary)
-    results += try await clusterBenchmark(nodes: 10, idle: false, binary: parleyBinary)
-    results += try await memoryBenchmark(binary: parleyBinary)
+    // The top level stays synchronous (valgrind cannot run a program whose main thread waits in
+    // dispatch_main, as an async top level does): the node figures run in a task.
+    results += try runBlocking { [parleyBinary] in
+        var figures = try await catchUpBenchmark(binary: parleyBinary)
+        figures += try await clusterBenchmark(nodes: 3, idle: true, binary: parleyBinary)
+        figures += try await clusterBenchmark(nodes: 10, idle: false, binary: parleyBinary)
+        figures += try await memoryBenchmark(binary: parleyBinary)
+        return figures
+    }
 } catch {
     FileHandle.standardError.write(Data("parley-bench: \(error)\n".utf8))
     report(results.compactMap { $0 }, jsonPath: options.out)
