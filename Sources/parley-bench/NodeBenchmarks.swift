@@ -91,7 +91,10 @@ func catchUpBenchmark(binary: String) async throws -> [BenchResult?] {
 /// p99. With `idle`, every node joins 50 rooms and, once in sync, the bytes its links send and
 /// the CPU it uses over the idle window are measured.
 func clusterBenchmark(nodes count: Int, idle: Bool, binary: String) async throws -> [BenchResult?] {
-    let latencyKeys = ["latency_p50_ms_\(count)_nodes", "latency_p99_ms_\(count)_nodes", "push_copies_per_op_\(count)_nodes"]
+    let latencyKeys = [
+        "latency_p50_ms_\(count)_nodes", "latency_p99_ms_\(count)_nodes", "push_copies_per_op_\(count)_nodes",
+        "paced_writes_per_s_\(count)_nodes", "paced_cpu_cores_\(count)_nodes",
+    ]
     let discoveryKey = "discovery_\(count)_nodes_s"
     let idleKeys = ["idle_bytes_per_min_per_link", "idle_cpu_percent", "rss_idle_cluster_mb"]
     let wantsLatency = latencyKeys.contains { wants($0) }
@@ -125,6 +128,8 @@ private func pacedLatency(_ cluster: BenchCluster, target: Double) async throws 
     let count = cluster.nodes.count
     let total = Int(500 * options.latencySeconds)
     let before = await cluster.statuses()
+    func cpuSeconds() -> Double { cluster.nodes.compactMap { $0.pid.flatMap(LabProcess.cpuSeconds(of:)) }.reduce(0, +) }
+    let cpuBefore = cpuSeconds()
     let start = DispatchTime.now().uptimeNanoseconds + 100_000_000
     let written = await withTaskGroup(of: [(Int, String)].self) { group in
         for index in 0..<count {
@@ -148,6 +153,7 @@ private func pacedLatency(_ cluster: BenchCluster, target: Double) async throws 
         return all
     }
     let elapsed = secondsSince(start)
+    let cpu = cpuSeconds() - cpuBefore
     guard await cluster.waitConverged(lobbyPartition.text, timeout: 60) else { throw BenchError("the \(count)-node cluster did not converge") }
     let after = await cluster.statuses()
     let times = cluster.nodes.indices.map { StoreReader.receivedTimes(path: cluster.databasePath($0)) }
@@ -170,6 +176,9 @@ private func pacedLatency(_ cluster: BenchCluster, target: Double) async throws 
             "latency_p99_ms_\(count)_nodes", unit: "ms", value: percentile(latencies, 0.99), reference: "loopback_rtt_p99_ms",
             target: .atMost(target)),
         record("push_copies_per_op_\(count)_nodes", unit: "×", value: received / Double(max(1, written.count * (count - 1)))),
+        // What the pacing achieved (500/s asked) and the CPU the nodes used meanwhile, in cores.
+        record("paced_writes_per_s_\(count)_nodes", unit: "writes/s", value: Double(written.count) / elapsed),
+        record("paced_cpu_cores_\(count)_nodes", unit: "cores", value: cpu / elapsed),
     ]
 }
 

@@ -25,6 +25,24 @@ func secretStreamThroughput(messageSize size: Int, total: Int) throws -> Double 
     return Double(moved) / seconds / 1e6
 }
 
+/// Ed25519 signatures of 200-byte messages per second (`sign`) or verifications per second.
+func ed25519Rate(verify: Bool, count: Int) -> Double {
+    let pair = Signing.KeyPair()
+    let message = [UInt8](repeating: 0x33, count: 200)
+    let signature = pair.sign(message)
+    let start = DispatchTime.now().uptimeNanoseconds
+    var valid = 0
+    for _ in 0..<count {
+        if verify {
+            if Signing.isValidSignature(signature, for: message, publicKey: pair.publicKey) { valid += 1 }
+        } else {
+            valid += pair.sign(message).count == Signing.signatureBytes ? 1 : 0
+        }
+    }
+    precondition(valid == count)
+    return Double(count) / (Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+}
+
 /// A connected pair of loopback TCP sockets (listen on 127.0.0.1:0, connect, accept).
 private func loopbackPair() -> (Int32, Int32) {
     let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

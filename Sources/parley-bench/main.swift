@@ -106,6 +106,14 @@ results.append(
 received = []
 
 // The transport's limits: secretstream (every link frame) and raw loopback TCP.
+// The signature limits: every post is signed once; the apply path verifies one signature per
+// chain run, the live path one per op.
+if wants("ed25519_signs_per_s") {
+    results.append(record("ed25519_signs_per_s", unit: "signs/s", value: ed25519Rate(verify: false, count: options.quick ? 5_000 : 20_000)))
+}
+if wants("ed25519_verifies_per_s") {
+    results.append(record("ed25519_verifies_per_s", unit: "verifies/s", value: ed25519Rate(verify: true, count: options.quick ? 5_000 : 20_000)))
+}
 if wants("secretstream_64k_mb_per_s") {
     let rate = try secretStreamThroughput(messageSize: 65536, total: options.referenceBytes)
     results.append(record("secretstream_64k_mb_per_s", unit: "MB/s", value: rate))
@@ -130,8 +138,10 @@ let parleyBinary =
         ($0 as NSString).deletingLastPathComponent + "/parley"
     } ?? "parley")
 let wantsNodes = wants(
-    "replication_ops_per_s", "replication_mb_per_s", "catchup_100k_s", "latency_p50_ms_3_nodes", "latency_p99_ms_10_nodes",
-    "push_copies_per_op_10_nodes", "idle_bytes_per_min_per_link", "idle_cpu_percent", "rss_idle_mb", "rss_idle_cluster_mb",
+    "replication_ops_per_s", "replication_mb_per_s", "replication_wire_bytes_per_op", "catchup_100k_s", "latency_p50_ms_3_nodes",
+    "latency_p99_ms_3_nodes", "latency_p50_ms_10_nodes", "latency_p99_ms_10_nodes", "push_copies_per_op_3_nodes",
+    "push_copies_per_op_10_nodes", "paced_writes_per_s_3_nodes", "paced_writes_per_s_10_nodes", "paced_cpu_cores_3_nodes",
+    "paced_cpu_cores_10_nodes", "idle_bytes_per_min_per_link", "idle_cpu_percent", "rss_idle_mb", "rss_idle_cluster_mb",
     "rss_1m_ops_mb", "startup_1m_ops_ms", "startup_empty_ms", "discovery_10_nodes_s")
 if wantsNodes, !FileManager.default.isExecutableFile(atPath: parleyBinary) {
     FileHandle.standardError.write(
