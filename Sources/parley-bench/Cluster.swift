@@ -51,7 +51,7 @@ final class BenchCluster: @unchecked Sendable {
         let discovery = extra.contains("--no-discovery") ? [] : ["--discovery-port", String(discoveryPort)]
         let arguments =
             ["--listen", "127.0.0.1:0", "--broadcast", "127.255.255.255"] + discovery + ["--network-secret-file", secretFile]
-            + runArguments + extra
+            + runArguments + options.runArguments + extra
         try nodes[index].start(
             binary: binary, arguments: arguments, launcher: [], environment: environment, skew: 0, logDirectory: logDirectory,
             cleanup: cleanup)

@@ -17,6 +17,8 @@ struct BenchOptions: Sendable {
     var referenceBytes = 1 << 30
     /// The `parley` binary the node figures run (default: the one next to this executable).
     var binary: String?
+    /// More `parley run` options for every node (experiments: `--run-args '--sync-interval 3600000'`).
+    var runArguments: [String] = []
     /// Only the figures whose key contains this text (for profiling one path).
     var only: String?
     var quick = false
@@ -32,15 +34,18 @@ struct BenchOptions: Sendable {
                 (latencySeconds, idleSeconds, referenceBytes) = (3, 10, 1 << 27)
             case "--only": only = iterator.next()
             case "--binary": binary = iterator.next()
+            case "--run-args": runArguments = (iterator.next() ?? "").split(separator: " ").map(String.init)
             case "--help", "-h":
                 print(
                     """
-                    usage: parley-bench [--out FILE] [--quick] [--only TEXT] [--binary PARLEY]
+                    usage: parley-bench [--out FILE] [--quick] [--only TEXT] [--binary PARLEY] [--run-args 'OPTIONS']
                       Measures the write, apply, replication, latency, catch-up, idle, memory, start-up and
                       discovery figures of Parley next to this machine's own limits (SQLite, secretstream,
                       loopback TCP) measured in the same run; prints a table and writes FILE (bench.json).
                       --quick: smaller counts and windows. --only TEXT: only the figures whose key contains TEXT.
                       --binary: the parley executable the node figures start (default: next to parley-bench).
+                      --run-args: more `parley run` options for every node (experiments; the figures then
+                      no longer measure the defaults).
                     """
                 )
                 exit(0)
