@@ -37,7 +37,7 @@ func fillStore(path: String, count: Int, label: String) throws {
         written += ops.count
         batch += 1
         if written % 100_000 < 256 || written == count {
-            progress(String(format: "%@: %d/%d ops signed and applied (%.0f s)", label as NSString, written, count, secondsSince(start)))
+            progress(String(format: "%@: %d/%d ops signed and applied (%.1f s)", label as NSString, written, count, secondsSince(start)))
         }
     }
 }
