@@ -42,10 +42,14 @@ lint:
 format:
 	swift format -i -r Sources Tests Package.swift
 
-## bench: micro-benchmarks in release mode; prints a table and writes bench.json.
+## bench: Parley's figures next to the machine's limits, in release mode (docs/BENCHMARKS.md);
+## prints a table and writes bench.json. `make bench BENCH_FLAGS=--quick` for a short run,
+## `BENCH_FLAGS='--only apply'` for one figure. Never part of the tests.
+BENCH_FLAGS ?=
 bench: deps
 	swift build -c release --product parley-bench $(SWIFT_FLAGS)
-	.build/release/parley-bench --out bench.json
+	swift build -c release --product parley $(SWIFT_FLAGS)
+	.build/release/parley-bench --out bench.json $(BENCH_FLAGS)
 
 clean:
 	swift package clean

@@ -73,7 +73,8 @@ let package = Package(
         .executableTarget(name: "parley", dependencies: ["ParleyCLI"]),
 
         // Benchmarks (make bench); never part of the tests.
-        .executableTarget(name: "parley-bench", dependencies: ["Store", "Replica", "Identity", "Sodium", "SQLite", "TestSupport"]),
+        .executableTarget(
+            name: "parley-bench", dependencies: ["Store", "Replica", "Identity", "Sodium", "SQLite", "TestSupport", "Lab", "NodeRuntime", "Subprocess"]),
 
         // Shared test fixtures.
         .target(name: "TestSupport", dependencies: ["Replica", "Identity", "Sodium", "Store", "Subprocess"]),

@@ -4,8 +4,8 @@ import Subprocess
 
 /// One node of the lab: its data directory, its identity and its `parley run` processes, and
 /// what the lab measured of it. Used only from the runner's task.
-final class LabNode: @unchecked Sendable {
-    enum State: Equatable {
+public final class LabNode: @unchecked Sendable {
+    public enum State: Equatable {
         case stopped
         /// Started; not yet answering on its control socket.
         case starting
@@ -14,36 +14,36 @@ final class LabNode: @unchecked Sendable {
         case paused
     }
 
-    let index: Int
-    let name: String
-    let dataDirectory: String
-    var id = ""
-    private(set) var state = State.stopped
-    private(set) var process: ChildProcess?
+    public let index: Int
+    public let name: String
+    public let dataDirectory: String
+    public var id = ""
+    public private(set) var state = State.stopped
+    public private(set) var process: ChildProcess?
     private(set) var starts = 0
     private var client: ControlClient?
     /// The clock skew of the current process (or of the next one, for a node that is down), and
     /// each process's (real start time, skew), so `received_at` can be read back in real time.
     var skewMillis: Int64 = 0
     private(set) var skewHistory: [(fromMillis: UInt64, skew: Int64)] = [(0, 0)]
-    private(set) var peakRSS: UInt64 = 0
+    public private(set) var peakRSS: UInt64 = 0
     private(set) var address: String?
     /// The largest bytes-sent seen per (process, peer, link start): links are summed at the end.
     private var wire: [String: UInt64] = [:]
     /// The faults this node should inject now (re-sent after every start).
     var faults = FaultSettings()
 
-    init(index: Int, root: String) {
+    public init(index: Int, root: String) {
         self.index = index
         name = String(format: "node%02d", index)
         dataDirectory = root + "/" + name
     }
 
-    var isUp: Bool { state == .running }
-    var pid: Int32? { process?.pid }
+    public var isUp: Bool { state == .running }
+    public var pid: Int32? { process?.pid }
 
     /// Starts `parley run`; `launcher` runs it inside a namespace.
-    func start(
+    public func start(
         binary: String, arguments: [String], launcher: [String], environment: [String: String], skew: Int64, logDirectory: String,
         cleanup: LabCleanup
     ) throws(LabError) {
@@ -69,7 +69,7 @@ final class LabNode: @unchecked Sendable {
 
     /// For a node starting: whether it answers now (then it is running). Throws when the
     /// process died.
-    func checkStarted() async throws(LabError) -> Bool {
+    public func checkStarted() async throws(LabError) -> Bool {
         guard state == .starting, let process else { return state == .running }
         guard process.isRunning else {
             let log = process.stderr.split(separator: "\n").suffix(3).joined(separator: " | ")
@@ -96,7 +96,7 @@ final class LabNode: @unchecked Sendable {
     }
 
     /// SIGTERM and up to `grace` for a graceful stop, then SIGKILL.
-    func stop(grace: Duration, cleanup: LabCleanup) async {
+    public func stop(grace: Duration, cleanup: LabCleanup) async {
         guard let process, state != .stopped else { return }
         if state == .paused { process.kill(SIGCONT) }
         sampleRSS()
@@ -127,7 +127,7 @@ final class LabNode: @unchecked Sendable {
 
     /// Sends `request` (within `timeout`); nil when the node is not up or did not answer, after
     /// which a new connection is made for the next request.
-    func send(_ request: ControlRequest, timeout: Duration = .seconds(5)) async -> ControlResponse? {
+    public func send(_ request: ControlRequest, timeout: Duration = .seconds(5)) async -> ControlResponse? {
         guard state == .running else { return nil }
         if client == nil { client = try? ControlClient.connect(dataDirectory: dataDirectory) }
         guard let client else { return nil }
@@ -140,7 +140,7 @@ final class LabNode: @unchecked Sendable {
     }
 
     /// Records the process's peak RSS so far.
-    func sampleRSS() {
+    public func sampleRSS() {
         guard let pid = process?.pid, let bytes = LabProcess.peakRSS(of: pid) else { return }
         peakRSS = max(peakRSS, bytes)
         if let seconds = LabProcess.cpuSeconds(of: pid) { cpu[pid] = seconds }
@@ -149,10 +149,10 @@ final class LabNode: @unchecked Sendable {
     /// CPU seconds (user and system) per process, as last sampled.
     private var cpu: [Int32: Double] = [:]
     /// CPU seconds this node's processes used, as last sampled (with its RSS).
-    var cpuSeconds: Double { cpu.values.reduce(0, +) }
+    public var cpuSeconds: Double { cpu.values.reduce(0, +) }
 
     /// Records the bytes each link has sent (`status`).
-    func sampleWire() async -> StatusReport? {
+    public func sampleWire() async -> StatusReport? {
         guard let status = await send(ControlRequest(.status), timeout: .seconds(3))?.status else { return nil }
         for peer in status.sync.peers {
             let key = "\(status.pid)/\(peer.id)/\(peer.since)"
@@ -162,7 +162,7 @@ final class LabNode: @unchecked Sendable {
     }
 
     /// Bytes this node sent on all its links so far (as last sampled).
-    var wireBytesSent: UInt64 { wire.values.reduce(0, +) }
+    public var wireBytesSent: UInt64 { wire.values.reduce(0, +) }
 
     /// Sends the faults this node should inject; false when it did not take them.
     @discardableResult
@@ -187,5 +187,5 @@ final class LabNode: @unchecked Sendable {
         return stored
     }
 
-    static var nowMillis: UInt64 { UInt64(Date().timeIntervalSince1970 * 1000) }
+    public static var nowMillis: UInt64 { UInt64(Date().timeIntervalSince1970 * 1000) }
 }

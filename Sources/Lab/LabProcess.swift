@@ -16,16 +16,16 @@ public enum LabError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Short helper processes of the lab (`parley init`, `ip`), run to completion.
-enum LabProcess {
-    struct Result {
-        let status: Int32
-        let stdout: String
-        let stderr: String
+public enum LabProcess {
+    public struct Result: Sendable {
+        public let status: Int32
+        public let stdout: String
+        public let stderr: String
     }
 
     /// Runs `executable arguments` to completion (killed after `timeout`); output is captured in
     /// files under `directory`, removed afterwards.
-    static func run(
+    public static func run(
         _ executable: String, _ arguments: [String], environment: [String: String] = [:], captureIn directory: String,
         timeout: Duration
     ) async -> Result {
@@ -43,7 +43,7 @@ enum LabProcess {
     }
 
     /// The peak resident set (`VmHWM`) of process `pid` in bytes, or nil when it is gone.
-    static func peakRSS(of pid: Int32) -> UInt64? {
+    public static func peakRSS(of pid: Int32) -> UInt64? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix("VmHWM:") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
@@ -52,8 +52,18 @@ enum LabProcess {
         return nil
     }
 
+    /// The current resident set (`VmRSS`) of process `pid` in bytes, or nil when it is gone.
+    public static func residentSet(of pid: Int32) -> UInt64? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            if fields.count >= 2, let kilobytes = UInt64(fields[1]) { return kilobytes * 1024 }
+        }
+        return nil
+    }
+
     /// User plus system CPU seconds of process `pid` so far (`/proc/PID/stat`), or nil.
-    static func cpuSeconds(of pid: Int32) -> Double? {
+    public static func cpuSeconds(of pid: Int32) -> Double? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
             let close = text.lastIndex(of: ")")
         else { return nil }

@@ -6,9 +6,9 @@ import Store
 /// Reads the nodes' stores directly (read-only SQLite connections, which WAL allows beside the
 /// running node): digests for the convergence check, and every op's id and `received_at` for
 /// the loss check and latencies. Cheaper than a `parley digest` process per node per poll.
-enum StoreReader {
+public enum StoreReader {
     /// The digest (text) of each partition in `partitions` that the store at `path` holds.
-    static func digests(path: String, partitions: Set<String>) -> [String: String] {
+    public static func digests(path: String, partitions: Set<String>) -> [String: String] {
         guard let store = try? ReplicaStore(readOnlyPath: path) else { return [:] }
         defer { store.database.close() }
         var result: [String: String] = [:]
@@ -19,7 +19,7 @@ enum StoreReader {
     }
 
     /// Every op the store holds: op id (text) → `received_at` (the node's clock).
-    static func receivedTimes(path: String) -> [String: UInt64] {
+    public static func receivedTimes(path: String) -> [String: UInt64] {
         guard let database = try? Database(path: path, mode: .readOnly) else { return [:] }
         defer { database.close() }
         let rows =

@@ -1,24 +1,52 @@
 import Foundation
 
 /// Command-line options of the benchmark (small defaults with `--quick`).
-struct BenchOptions {
+struct BenchOptions: Sendable {
     var out = "bench.json"
     var sqliteRows = 200_000
     var posts = 20_000
     var applyOps = 100_000
+    /// Ops a node misses before catching up (`catchup_100k_s`, replication).
+    var catchupOps = 100_000
+    /// Ops in the store of the memory and start-up figures (`rss_1m_ops_mb`, `startup_1m_ops_ms`).
+    var bigStoreOps = 1_000_000
+    /// Seconds of paced writes per latency cluster, and of the idle window.
+    var latencySeconds = 10.0
+    var idleSeconds = 60.0
+    /// Bytes through secretstream and loopback TCP for the references.
+    var referenceBytes = 1 << 30
+    /// The `parley` binary the node figures run (default: the one next to this executable).
+    var binary: String?
+    /// More `parley run` options for every node (experiments: `--run-args '--sync-interval 3600000'`).
+    var runArguments: [String] = []
     /// Only the figures whose key contains this text (for profiling one path).
     var only: String?
+    var quick = false
 
     init(arguments: [String]) {
         var iterator = arguments.makeIterator()
         while let argument = iterator.next() {
             switch argument {
             case "--out": out = iterator.next() ?? out
-            case "--quick": (sqliteRows, posts, applyOps) = (20_000, 2_000, 10_000)
+            case "--quick":
+                quick = true
+                (sqliteRows, posts, applyOps, catchupOps, bigStoreOps) = (20_000, 2_000, 10_000, 10_000, 100_000)
+                (latencySeconds, idleSeconds, referenceBytes) = (3, 10, 1 << 27)
             case "--only": only = iterator.next()
+            case "--binary": binary = iterator.next()
+            case "--run-args": runArguments = (iterator.next() ?? "").split(separator: " ").map(String.init)
             case "--help", "-h":
                 print(
-                    "usage: parley-bench [--out FILE] [--quick] [--only TEXT]\n  Prints local posts/s, ops applied/s and the raw SQLite insert rate; writes FILE (bench.json)."
+                    """
+                    usage: parley-bench [--out FILE] [--quick] [--only TEXT] [--binary PARLEY] [--run-args 'OPTIONS']
+                      Measures the write, apply, replication, latency, catch-up, idle, memory, start-up and
+                      discovery figures of Parley next to this machine's own limits (SQLite, secretstream,
+                      loopback TCP) measured in the same run; prints a table and writes FILE (bench.json).
+                      --quick: smaller counts and windows. --only TEXT: only the figures whose key contains TEXT.
+                      --binary: the parley executable the node figures start (default: next to parley-bench).
+                      --run-args: more `parley run` options for every node (experiments; the figures then
+                      no longer measure the defaults).
+                    """
                 )
                 exit(0)
             default:
@@ -30,44 +58,129 @@ struct BenchOptions {
 }
 
 /// One measured figure.
-struct BenchResult {
+struct BenchResult: Sendable {
     var key: String
     var unit: String
     var value: Double
     var seconds: Double
     /// The raw-machine figure this one is compared with.
     var reference: String?
+    /// The issue's target (issue 9), if it sets one.
+    var target: Target?
+}
+
+/// A target of issue 9: at least or at most a value.
+enum Target: Sendable {
+    case atLeast(Double)
+    case atMost(Double)
+
+    func met(by value: Double) -> Bool {
+        switch self {
+        case .atLeast(let bound): value >= bound
+        case .atMost(let bound): value <= bound
+        }
+    }
+
+    var text: String {
+        switch self {
+        case .atLeast(let bound): "≥ " + formatFigure(bound)
+        case .atMost(let bound): "≤ " + formatFigure(bound)
+        }
+    }
+}
+
+/// A figure in the table: whole numbers when large, three significant decimals when small.
+func formatFigure(_ value: Double) -> String {
+    if value.isNaN { return "n/a" }
+    if abs(value) >= 100 { return String(format: "%.0f", value) }
+    if abs(value) >= 1 { return String(format: "%.2f", value) }
+    return String(format: "%.3f", value)
+}
+
+/// `text` padded with spaces to `width` (on the left with `left`).
+func pad(_ text: String, _ width: Int, left: Bool = false) -> String {
+    let fill = String(repeating: " ", count: max(0, width - text.count))
+    return left ? fill + text : text + fill
+}
+
+/// Whether any of `keys` is wanted (`--only`).
+func wants(_ keys: String...) -> Bool {
+    guard let only = options.only else { return true }
+    return keys.contains { $0.contains(only) }
+}
+
+/// A figure measured some other way than `measure` (latencies, sizes, times); printed at once.
+func record(_ key: String, unit: String, value: Double, seconds: Double = 0, reference: String? = nil, target: Target? = nil) -> BenchResult? {
+    if let only = options.only, !key.contains(only) { return nil }
+    print("  " + pad(key, 32) + pad(formatFigure(value), 12, left: true) + " " + unit)
+    return BenchResult(key: key, unit: unit, value: value, seconds: seconds, reference: reference, target: target)
+}
+
+/// Prints a progress line on standard error (long set-ups).
+func progress(_ text: String) {
+    FileHandle.standardError.write(Data("  … \(text)\n".utf8))
 }
 
 /// Runs `body` once and turns `count` items over its wall time into a rate.
-func measure(_ key: String, unit: String, count: Int, reference: String? = nil, _ body: () throws -> Void) throws -> BenchResult? {
+func measure(
+    _ key: String, unit: String, count: Int, reference: String? = nil, target: Target? = nil, _ body: () throws -> Void
+) throws -> BenchResult? {
     if let only = options.only, !key.contains(only) { return nil }
     let start = DispatchTime.now().uptimeNanoseconds
     try body()
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-    let result = BenchResult(key: key, unit: unit, value: Double(count) / seconds, seconds: seconds, reference: reference)
-    print(String(format: "  %-28@ %12.0f %@  (%d in %.2f s)", key as NSString, result.value, unit as NSString, count, seconds))
+    let result = BenchResult(key: key, unit: unit, value: Double(count) / seconds, seconds: seconds, reference: reference, target: target)
+    print("  " + pad(key, 32) + pad(formatFigure(result.value), 12, left: true) + " \(unit)  (\(count) in \(String(format: "%.2f", seconds)) s)")
     return result
 }
 
-/// Prints each figure next to its raw-machine reference and writes one JSON object.
+/// Prints each figure next to its raw-machine reference and its target, and writes one JSON
+/// object (every figure by key, references included).
 func report(_ results: [BenchResult], jsonPath: String) {
-    print("\n| figure | value | reference (same run) | ratio |\n|---|---:|---|---:|")
+    print("\n| figure | value | reference (same run) | ratio | target | met |\n|---|---:|---|---:|---:|:-:|")
     for r in results {
+        var line = "| \(r.key) | \(formatFigure(r.value)) \(r.unit) | "
         if let key = r.reference, let base = results.first(where: { $0.key == key }) {
-            print(
-                String(
-                    format: "| %@ | %.0f %@ | %@ %.0f | %.2f× |", r.key as NSString, r.value, r.unit as NSString, key as NSString, base.value,
-                    r.value / base.value))
+            line += "\(key) \(formatFigure(base.value)) \(base.unit) | \(String(format: "%.2f", r.value / base.value))× | "
+        } else if r.reference != nil {
+            line += "(not measured) | | "
         } else {
-            print(String(format: "| %@ | %.0f %@ | (machine limit) | |", r.key as NSString, r.value, r.unit as NSString))
+            line += "| | "
         }
+        if let target = r.target {
+            line += "\(target.text) | \(target.met(by: r.value) ? "yes" : "**no**") |"
+        } else {
+            line += "| |"
+        }
+        print(line)
     }
     var object: [String: Any] = [:]
-    for r in results { object[r.key] = (r.value * 10).rounded() / 10 }
+    for r in results { object[r.key] = abs(r.value) >= 100 ? (r.value * 10).rounded() / 10 : (r.value * 1000).rounded() / 1000 }
     object["machine_cores"] = ProcessInfo.processInfo.activeProcessorCount
+    object["quick"] = options.quick
     if let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]) {
         _ = FileManager.default.createFile(atPath: jsonPath, contents: data)
         print("\nwrote \(jsonPath)")
     }
+}
+
+/// Runs `body` in a task and blocks the calling thread until it returns.
+func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    let box = ResultBox<T>()
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        do {
+            box.result = .success(try await body())
+        } catch {
+            box.result = .failure(error)
+        }
+        done.signal()
+    }
+    done.wait()
+    return try box.result!.get()
+}
+
+/// The result of `runBlocking`'s task; written by the task before it signals, read after.
+private final class ResultBox<T>: @unchecked Sendable {
+    var result: Result<T, any Error>?
 }

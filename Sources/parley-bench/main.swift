@@ -1,7 +1,10 @@
-// parley-bench: micro-benchmarks of the local write and apply paths, each next to the raw
-// SQLite rate measured in the same run. Never part of the tests (`make bench`).
+// parley-bench: Parley's figures (issue 9), each next to the machine's own limit measured in the
+// same run: the local write and apply paths against raw SQLite; replication, latency, catch-up,
+// idle cost, memory, start-up and discovery of real `parley run` processes on loopback against
+// secretstream and loopback TCP. Never part of the tests (`make bench`).
 import Foundation
 import Identity
+import Lab
 import Replica
 import SQLite
 import Store
@@ -59,7 +62,7 @@ results.append(
 // 2b. Local posts in groups of 256 per transaction (group commit: a node that is handed many
 // posts at once — an import, the lab, a burst from the web UI — commits them together).
 results.append(
-    try measure("post_ops_per_s", unit: "posts/s", count: options.posts, reference: "sqlite_insert_rows_per_s") {
+    try measure("post_ops_per_s", unit: "posts/s", count: options.posts, reference: "sqlite_insert_rows_per_s", target: .atLeast(20_000)) {
         let store = try ReplicaStore(path: scratch + "/posts-grouped.db")
         try store.ensurePartition(lobby, joined: true)
         let start = Fixtures.now()
@@ -88,7 +91,7 @@ for i in 0..<(wantsApply ? options.applyOps : 0) {
 // Deliver author by author in chain order, as WANT/OPS would.
 received.sort { ($0.author, $0.seq) < ($1.author, $1.seq) }
 results.append(
-    try measure("apply_ops_per_s", unit: "ops/s", count: options.applyOps, reference: "sqlite_insert_rows_per_s") {
+    try measure("apply_ops_per_s", unit: "ops/s", count: options.applyOps, reference: "sqlite_insert_rows_per_s", target: .atLeast(50_000)) {
         let store = try ReplicaStore(path: scratch + "/apply.db")
         try store.ensurePartition(lobby, joined: true)
         var index = 0
@@ -99,5 +102,66 @@ results.append(
             index += 256
         }
     })
+
+received = []
+
+// The transport's limits: secretstream (every link frame) and raw loopback TCP.
+// The signature limits: every post is signed once; the apply path verifies one signature per
+// chain run, the live path one per op.
+if wants("ed25519_signs_per_s") {
+    results.append(record("ed25519_signs_per_s", unit: "signs/s", value: ed25519Rate(verify: false, count: options.quick ? 5_000 : 20_000)))
+}
+if wants("ed25519_verifies_per_s") {
+    results.append(record("ed25519_verifies_per_s", unit: "verifies/s", value: ed25519Rate(verify: true, count: options.quick ? 5_000 : 20_000)))
+}
+if wants("secretstream_64k_mb_per_s") {
+    let rate = try secretStreamThroughput(messageSize: 65536, total: options.referenceBytes)
+    results.append(record("secretstream_64k_mb_per_s", unit: "MB/s", value: rate))
+}
+if wants("secretstream_1k_mb_per_s") {
+    let rate = try secretStreamThroughput(messageSize: 1024, total: options.referenceBytes / 4)
+    results.append(record("secretstream_1k_mb_per_s", unit: "MB/s", value: rate))
+}
+if wants("loopback_tcp_mb_per_s") {
+    results.append(record("loopback_tcp_mb_per_s", unit: "MB/s", value: loopbackTCPThroughput(total: options.referenceBytes)))
+}
+if wants("loopback_rtt_p50_ms", "loopback_rtt_p99_ms") {
+    let rtt = loopbackRoundTrip(rounds: options.quick ? 5_000 : 20_000)
+    results.append(record("loopback_rtt_p50_ms", unit: "ms", value: rtt.p50))
+    results.append(record("loopback_rtt_p99_ms", unit: "ms", value: rtt.p99))
+}
+
+// The node figures: real `parley run` processes (release build) on loopback.
+let parleyBinary =
+    options.binary
+    ?? ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")).map {
+        ($0 as NSString).deletingLastPathComponent + "/parley"
+    } ?? "parley")
+let wantsNodes = wants(
+    "replication_ops_per_s", "replication_mb_per_s", "replication_wire_bytes_per_op", "catchup_100k_s", "latency_p50_ms_3_nodes",
+    "latency_p99_ms_3_nodes", "latency_p50_ms_10_nodes", "latency_p99_ms_10_nodes", "push_copies_per_op_3_nodes",
+    "push_copies_per_op_10_nodes", "paced_writes_per_s_3_nodes", "paced_writes_per_s_10_nodes", "paced_cpu_cores_3_nodes",
+    "paced_cpu_cores_10_nodes", "idle_bytes_per_min_per_link", "idle_cpu_percent", "rss_idle_mb", "rss_idle_cluster_mb",
+    "rss_1m_ops_mb", "startup_1m_ops_ms", "startup_empty_ms", "discovery_10_nodes_s")
+if wantsNodes, !FileManager.default.isExecutableFile(atPath: parleyBinary) {
+    FileHandle.standardError.write(
+        Data("parley-bench: no parley binary at \(parleyBinary); build it (swift build -c release --product parley) or pass --binary\n".utf8))
+    exit(1)
+}
+do {
+    // The top level stays synchronous (valgrind cannot run a program whose main thread waits in
+    // dispatch_main, as an async top level does): the node figures run in a task.
+    results += try runBlocking { [parleyBinary] in
+        var figures = try await catchUpBenchmark(binary: parleyBinary)
+        figures += try await clusterBenchmark(nodes: 3, idle: true, binary: parleyBinary)
+        figures += try await clusterBenchmark(nodes: 10, idle: false, binary: parleyBinary)
+        figures += try await memoryBenchmark(binary: parleyBinary)
+        return figures
+    }
+} catch {
+    FileHandle.standardError.write(Data("parley-bench: \(error)\n".utf8))
+    report(results.compactMap { $0 }, jsonPath: options.out)
+    exit(1)
+}
 
 report(results.compactMap { $0 }, jsonPath: options.out)

@@ -1,0 +1,263 @@
+// The node figures: real `parley run` processes (the release binary) on loopback, measured
+// through their control sockets, their stores (read-only) and /proc.
+import Foundation
+import Identity
+import Lab
+import NodeRuntime
+import Replica
+import Store
+import TestSupport
+
+let lobbyPartition = PartitionDescriptor.room(RoomName("lobby")!).id
+
+/// Real Unix milliseconds now.
+func nowMillis() -> UInt64 { UInt64(Date().timeIntervalSince1970 * 1000) }
+
+/// Writes `count` signed posts of ten writers into #lobby of the store at `path` with
+/// `ReplicaStore.apply` (runs of 256 ops per writer, as WANT/OPS would deliver them), printing
+/// progress. HLCs end two minutes before now, so peers take them as they are.
+func fillStore(path: String, count: Int, label: String) throws {
+    let store = try ReplicaStore(path: path)
+    defer { store.database.close() }
+    _ = try store.ensurePartition(.room(RoomName("lobby")!), joined: true)
+    var factory = OpFactory(startMillis: nowMillis() - UInt64(count) - 120_000)
+    let writers = (0..<10).map { Fixtures.identity(UInt8(100 + $0)) }
+    let start = DispatchTime.now().uptimeNanoseconds
+    var written = 0
+    var batch = 0
+    while written < count {
+        let writer = writers[batch % writers.count]
+        let ops = (0..<min(256, count - written)).map { i in
+            factory.make(
+                .post(text: "message number \(written + i) written for the benchmark", attachments: [], location: nil, replyTo: nil),
+                in: lobbyPartition, by: writer)
+        }
+        let outcomes = try store.apply(ops, nowMillis: nowMillis())
+        guard outcomes.allSatisfy({ $0 == .applied }) else { throw BenchError("set-up ops were not applied: \(Set(outcomes))") }
+        written += ops.count
+        batch += 1
+        if written % 100_000 < 256 || written == count {
+            progress(String(format: "%@: %d/%d ops signed and applied (%.1f s)", label as NSString, written, count, secondsSince(start)))
+        }
+    }
+}
+
+/// 3 and 5. Catch-up and two-node replication: node 0 holds `catchupOps` ops the fresh node 1
+/// misses; from the moment node 1 has a link until both digests of #lobby are equal.
+func catchUpBenchmark(binary: String) async throws -> [BenchResult?] {
+    guard wants("catchup_100k_s", "replication_ops_per_s", "replication_mb_per_s") else { return [] }
+    let cluster = try await BenchCluster(name: "catchup", count: 2, binary: binary, scratch: scratch)
+    do {
+        try fillStore(path: cluster.databasePath(0), count: options.catchupOps, label: "catch-up set-up")
+        try cluster.start(0)
+        try await cluster.waitStarted(0)
+        try cluster.start(1)
+        try await cluster.waitStarted(1)
+        var linkedAt: UInt64?
+        let deadline = Date().addingTimeInterval(30)
+        while linkedAt == nil, Date() < deadline {
+            if let status = await cluster.nodes[1].send(ControlRequest(.status))?.status, status.links >= 1 {
+                linkedAt = DispatchTime.now().uptimeNanoseconds
+            } else {
+                try? await Task.sleep(for: .milliseconds(2))
+            }
+        }
+        guard let linkedAt else { throw BenchError("the catch-up nodes did not link within 30 s; see \(cluster.logDirectory)") }
+        guard await cluster.waitConverged(lobbyPartition.text, timeout: 120, poll: .milliseconds(10)) else {
+            throw BenchError("the catch-up node did not converge within 120 s")
+        }
+        let seconds = secondsSince(linkedAt)
+        let status = await cluster.nodes[1].send(ControlRequest(.status))?.status
+        let bytes = Double(status?.sync.peers.reduce(0) { $0 + $1.bytesReceived } ?? 0)
+        await cluster.remove()
+        let count = Double(options.catchupOps)
+        return [
+            record("catchup_100k_s", unit: "s", value: seconds * 100_000 / count, seconds: seconds, target: .atMost(5)),
+            record(
+                "replication_ops_per_s", unit: "ops/s", value: count / seconds, seconds: seconds, reference: "sqlite_insert_rows_per_s",
+                target: .atLeast(30_000)),
+            record("replication_mb_per_s", unit: "MB/s", value: bytes / seconds / 1e6, seconds: seconds, reference: "loopback_tcp_mb_per_s"),
+            record("replication_wire_bytes_per_op", unit: "B", value: bytes / count),
+        ]
+    } catch {
+        await cluster.remove()
+        throw error
+    }
+}
+
+/// 4 (and 6, 8). A cluster of `count` nodes: with 10, the time until all are linked; then
+/// writes paced at 500/s in total (round robin, through the `author` control request), and
+/// from each op's `received_at` on its author to its `received_at` on every other node, p50 and
+/// p99. With `idle`, every node joins 50 rooms and, once linked and in sync (before the paced
+/// writes), the bytes its links send and the CPU it uses over the idle window are measured.
+func clusterBenchmark(nodes count: Int, idle: Bool, binary: String) async throws -> [BenchResult?] {
+    let latencyKeys = [
+        "latency_p50_ms_\(count)_nodes", "latency_p99_ms_\(count)_nodes", "push_copies_per_op_\(count)_nodes",
+        "paced_writes_per_s_\(count)_nodes", "paced_cpu_cores_\(count)_nodes",
+    ]
+    let discoveryKey = "discovery_\(count)_nodes_s"
+    let idleKeys = ["idle_bytes_per_min_per_link", "idle_cpu_percent", "rss_idle_cluster_mb"]
+    let wantsLatency = latencyKeys.contains { wants($0) }
+    let wantsDiscovery = count == 10 && wants(discoveryKey)
+    let wantsIdle = idle && idleKeys.contains { wants($0) }
+    guard wantsLatency || wantsDiscovery || wantsIdle else { return [] }
+
+    let cluster = try await BenchCluster(name: "cluster\(count)", count: count, binary: binary, scratch: scratch)
+    if idle { cluster.runArguments = (1..<50).flatMap { ["--join", String(format: "room%02d", $0)] } }
+    var results: [BenchResult?] = []
+    do {
+        let spawned = DispatchTime.now().uptimeNanoseconds
+        for index in 0..<count { try cluster.start(index) }
+        for index in 0..<count { try await cluster.waitStarted(index) }
+        guard await cluster.waitLinked(timeout: 60, poll: .milliseconds(20)) else {
+            throw BenchError("\(count) nodes did not all link within 60 s; see \(cluster.logDirectory)")
+        }
+        if count == 10 { results.append(record(discoveryKey, unit: "s", value: secondsSince(spawned), target: .atMost(2))) }
+        // Idle first: once in sync and quiet. Right after the paced writes the next anti-entropy
+        // rounds still re-send the changed #lobby entries, which is repair traffic, not idle cost.
+        if wantsIdle { results += try await idleCost(cluster) }
+        if wantsLatency { results += try await pacedLatency(cluster, target: count == 3 ? 2 : 15) }
+    } catch {
+        await cluster.remove()
+        throw error
+    }
+    await cluster.remove()
+    return results
+}
+
+/// Paced writes at 500/s in total for `latencySeconds`; latencies from the stores.
+private func pacedLatency(_ cluster: BenchCluster, target: Double) async throws -> [BenchResult?] {
+    let count = cluster.nodes.count
+    let total = Int(500 * options.latencySeconds)
+    let before = await cluster.statuses()
+    func cpuSeconds() -> Double { cluster.nodes.compactMap { $0.pid.flatMap(LabProcess.cpuSeconds(of:)) }.reduce(0, +) }
+    let cpuBefore = cpuSeconds()
+    let start = DispatchTime.now().uptimeNanoseconds + 100_000_000
+    let written = await withTaskGroup(of: [(Int, String)].self) { group in
+        for index in 0..<count {
+            let node = cluster.nodes[index]
+            group.addTask {
+                var ids: [(Int, String)] = []
+                var k = index
+                while k < total {
+                    let due = start + UInt64(k) * 2_000_000
+                    let now = DispatchTime.now().uptimeNanoseconds
+                    if due > now { try? await Task.sleep(for: .nanoseconds(Int64(due - now))) }
+                    let request = AuthorRequest(kind: "post", room: "lobby", text: "paced message \(k) of the latency benchmark")
+                    if let id = await node.send(ControlRequest(.author, author: request))?.author?.id { ids.append((index, id)) }
+                    k += count
+                }
+                return ids
+            }
+        }
+        var all: [(Int, String)] = []
+        for await ids in group { all += ids }
+        return all
+    }
+    let elapsed = secondsSince(start)
+    let cpu = cpuSeconds() - cpuBefore
+    guard await cluster.waitConverged(lobbyPartition.text, timeout: 60) else { throw BenchError("the \(count)-node cluster did not converge") }
+    let after = await cluster.statuses()
+    let times = cluster.nodes.indices.map { StoreReader.receivedTimes(path: cluster.databasePath($0)) }
+    var latencies: [Double] = []
+    for (author, id) in written {
+        guard let sent = times[author][id] else { continue }
+        for other in 0..<count where other != author {
+            if let received = times[other][id] { latencies.append(Double(Int64(received) - Int64(sent))) }
+        }
+    }
+    // Pushes received per op per other node: 1 when every op reaches every node once.
+    let received = zip(before, after).reduce(0.0) { $0 + Double(($1.1?.sync.opsReceived ?? 0) - ($1.0?.sync.opsReceived ?? 0)) }
+    progress(
+        String(
+            format: "%d nodes: %d writes acknowledged in %.1f s (%.0f/s), %d deliveries measured", count, written.count, elapsed,
+            Double(written.count) / elapsed, latencies.count))
+    return [
+        record("latency_p50_ms_\(count)_nodes", unit: "ms", value: percentile(latencies, 0.5), reference: "loopback_rtt_p50_ms"),
+        record(
+            "latency_p99_ms_\(count)_nodes", unit: "ms", value: percentile(latencies, 0.99), reference: "loopback_rtt_p99_ms",
+            target: .atMost(target)),
+        record("push_copies_per_op_\(count)_nodes", unit: "×", value: received / Double(max(1, written.count * (count - 1)))),
+        // What the pacing achieved (500/s asked) and the CPU the nodes used meanwhile, in cores.
+        record("paced_writes_per_s_\(count)_nodes", unit: "writes/s", value: Double(written.count) / elapsed),
+        record("paced_cpu_cores_\(count)_nodes", unit: "cores", value: cpu / elapsed),
+    ]
+}
+
+/// The idle window: bytes sent on all links and CPU of all nodes, once in sync.
+private func idleCost(_ cluster: BenchCluster) async throws -> [BenchResult?] {
+    let count = cluster.nodes.count
+    try? await Task.sleep(for: .seconds(3))
+    func sample() async -> (bytes: Double, cpu: Double) {
+        var bytes = 0.0
+        var cpu = 0.0
+        for node in cluster.nodes {
+            let status = await node.send(ControlRequest(.status))?.status
+            bytes += Double(status?.sync.peers.reduce(0) { $0 + $1.bytesSent } ?? 0)
+            if let pid = node.pid { cpu += LabProcess.cpuSeconds(of: pid) ?? 0 }
+        }
+        return (bytes, cpu)
+    }
+    progress(String(format: "idle window: %.0f s with %d nodes on 50 partitions", options.idleSeconds, count))
+    let first = await sample()
+    let start = DispatchTime.now().uptimeNanoseconds
+    try? await Task.sleep(for: .seconds(options.idleSeconds))
+    let last = await sample()
+    let seconds = secondsSince(start)
+    let links = Double(count * (count - 1) / 2)
+    let rss = cluster.nodes.compactMap { $0.pid.flatMap(LabProcess.residentSet(of:)) }.map { Double($0) }
+    return [
+        record(
+            "idle_bytes_per_min_per_link", unit: "B/min", value: (last.bytes - first.bytes) / links / (seconds / 60), seconds: seconds,
+            target: .atMost(2048)),
+        record("idle_cpu_percent", unit: "% of a core", value: (last.cpu - first.cpu) / seconds / Double(count) * 100, seconds: seconds),
+        record("rss_idle_cluster_mb", unit: "MB", value: (rss.max() ?? 0) / 1_048_576),
+    ]
+}
+
+/// 7. Memory and start-up: an idle node with an empty store, and one with `bigStoreOps` ops
+/// (written with `ReplicaStore.apply` in this process). Start-up is from spawn until the node
+/// answers `status` on its control socket (median of three starts); RSS is `VmRSS` two seconds
+/// after the start.
+func memoryBenchmark(binary: String) async throws -> [BenchResult?] {
+    let emptyKeys = ["rss_idle_mb", "startup_empty_ms"]
+    let bigKeys = ["rss_1m_ops_mb", "startup_1m_ops_ms"]
+    let wantsEmpty = emptyKeys.contains { wants($0) }
+    let wantsBig = bigKeys.contains { wants($0) }
+    guard wantsEmpty || wantsBig else { return [] }
+    let cluster = try await BenchCluster(name: "memory", count: 2, binary: binary, scratch: scratch)
+    var results: [BenchResult?] = []
+    do {
+        func startups(_ index: Int) async throws -> (ms: Double, rss: Double) {
+            var times: [Double] = []
+            var rss = 0.0
+            for _ in 0..<3 {
+                let spawned = DispatchTime.now().uptimeNanoseconds
+                try cluster.start(index, extra: ["--no-discovery"])
+                try await cluster.waitStarted(index)
+                times.append(secondsSince(spawned) * 1000)
+                try? await Task.sleep(for: .seconds(2))
+                if let pid = cluster.nodes[index].pid { rss = max(rss, Double(LabProcess.residentSet(of: pid) ?? 0) / 1_048_576) }
+                await cluster.nodes[index].stop(grace: .seconds(10), cleanup: cluster.cleanup)
+            }
+            return (percentile(times, 0.5), rss)
+        }
+        if wantsEmpty {
+            let (ms, rss) = try await startups(0)
+            results.append(record("rss_idle_mb", unit: "MB", value: rss, target: .atMost(40)))
+            results.append(record("startup_empty_ms", unit: "ms", value: ms))
+        }
+        if wantsBig {
+            try fillStore(path: cluster.databasePath(1), count: options.bigStoreOps, label: "memory set-up")
+            let (ms, rss) = try await startups(1)
+            let note = options.bigStoreOps == 1_000_000 ? "" : " (\(options.bigStoreOps) ops: --quick)"
+            results.append(record("rss_1m_ops_mb", unit: "MB" + note, value: rss, target: .atMost(150)))
+            results.append(record("startup_1m_ops_ms", unit: "ms" + note, value: ms, reference: "startup_empty_ms", target: .atMost(300)))
+        }
+    } catch {
+        await cluster.remove()
+        throw error
+    }
+    await cluster.remove()
+    return results
+}
