@@ -1,4 +1,5 @@
 import Identity
+import NodeRuntime
 import SecureLink
 import Sodium
 
@@ -8,6 +9,9 @@ enum LinkKeys {
     static let server = try! Identity(seed: [UInt8](repeating: 2, count: 32))
     static let network = NetworkKey(deploymentSecret: nil)
     static func ephemeral(_ fill: UInt8) -> KeyExchange.KeyPair { KeyExchange.KeyPair(secretKey: SecureBytes([UInt8](repeating: fill, count: 32))) }
+
+    static let probe = KeyProbe.makeProbe(networkKey: network, nonce: [UInt8](repeating: 6, count: 32))
+    static let genuineProbeReply = KeyProbe.reply(to: probe, identity: server.id, networkKey: network)
 
     static func clientHandshake() -> Handshake {
         Handshake(role: .client(serverKey: server.id), identity: client, networkKey: network, startedAt: 0, ephemeralKeyPair: ephemeral(3))
@@ -35,7 +39,13 @@ private func failed(_ actions: [HandshakeAction]) -> Bool {
 /// hello, 3 client auth, 4 server accept; the genuine messages before it are exchanged first);
 /// modes 5–8 run a genuine handshake and flip one byte of that message. A message that is not
 /// the genuine one MUST fail the handshake without anything sent, and never establish it.
+/// The input also goes to the key probe that shares the first message's slot: a reply that is
+/// not the genuine one MUST NOT yield a key.
 func fuzzHandshake(_ bytes: [UInt8]) {
+    _ = KeyProbe.classify(bytes, networkKey: LinkKeys.network)
+    if bytes != LinkKeys.genuineProbeReply {
+        check(KeyProbe.key(fromReply: bytes, probe: LinkKeys.probe, networkKey: LinkKeys.network) == nil, "a forged probe reply gave a key")
+    }
     var input = FuzzInput(bytes)
     let mode = Int(input.byte() % 8)
     let step = mode % 4 + 1
