@@ -38,7 +38,8 @@ for target in "${targets[@]}"; do
     # Messages that may reach 64 KiB (ops) or 1 MiB (sync) get room to grow; the rest stay small.
     case $target in sync | op | archive) max_len=70000 ;; *) max_len=4096 ;; esac
     status=0
-    PARLEY_FUZZ_TARGET=$target "$binary" ".build/fuzz/corpus/$target" "Fuzz/corpus/$target" \
+    # Swift's own backtracer would race AddressSanitizer's report; libFuzzer prints the stack.
+    SWIFT_BACKTRACE=enable=no PARLEY_FUZZ_TARGET=$target "$binary" ".build/fuzz/corpus/$target" "Fuzz/corpus/$target" \
         -max_total_time="$seconds" -max_len=$max_len -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix="Fuzz/crashes/$target-" >"$log" 2>&1 || status=$?
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)

@@ -17,8 +17,8 @@ func fuzzWebRequest(_ bytes: [UInt8]) {
     let path = String(lines.next() ?? "/")
     var headers: [String: String] = [:]
     while let line = lines.next(), !line.isEmpty {
-        let pair = line.split(separator: ":", maxSplits: 1)
-        headers[String(pair[0]).lowercased()] = pair.count > 1 ? String(pair[1].drop { $0 == " " }) : ""
+        guard let colon = line.firstIndex(of: ":") else { continue }
+        headers[line[..<colon].lowercased()] = String(line[line.index(after: colon)...].drop { $0 == " " })
     }
     var body: [UInt8] = []
     while let line = lines.next() { body += Array(line.utf8) + [10] }
