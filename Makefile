@@ -1,4 +1,4 @@
-# Parley: the two commands of the README (run, test) plus bench.
+# Parley: the two commands of the README (run, test) plus bench and fuzz.
 #
 # Every node started from here beacons only to loopback (see DESIGN §4.1): the machines this
 # project is developed and tested on must never see a beacon on their real network.
@@ -7,7 +7,7 @@ export PARLEY_BROADCAST ?= 127.255.255.255
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 PARLEY := .build/debug/parley
 
-.PHONY: run test build deps test-deps bench clean lint format
+.PHONY: run test build deps test-deps bench clean lint format fuzz
 
 deps:
 	@scripts/install-deps.sh
@@ -37,10 +37,17 @@ test: test-deps lint
 
 ## lint: the code follows .swift-format (fix with `make format`).
 lint:
-	swift format lint --strict -r Sources Tests Package.swift
+	swift format lint --strict -r Sources Tests Fuzz/Sources Package.swift
 
 format:
-	swift format -i -r Sources Tests Package.swift
+	swift format -i -r Sources Tests Fuzz/Sources Package.swift
+
+## fuzz: builds the libFuzzer targets (.build/fuzz) and runs each for FUZZ_SECONDS with its seed
+## corpus from Fuzz/corpus; `make fuzz TARGET=beacon` runs one. Crashes land in Fuzz/crashes.
+FUZZ_SECONDS ?= 30
+TARGET ?=
+fuzz: deps
+	scripts/fuzz.sh $(FUZZ_SECONDS) $(TARGET)
 
 ## bench: Parley's figures next to the machine's limits, in release mode (docs/BENCHMARKS.md);
 ## prints a table and writes bench.json. `make bench BENCH_FLAGS=--quick` for a short run,

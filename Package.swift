@@ -3,6 +3,10 @@
 // Targets follow the layers of DESIGN §2; dependencies point down only.
 import PackageDescription
 
+#if canImport(Foundation)
+    import Foundation
+#endif
+
 let package = Package(
     name: "Parley",
     platforms: [.macOS(.v14)],
@@ -100,3 +104,18 @@ let package = Package(
         .testTarget(name: "LabTests", dependencies: ["Lab", "TestSupport"]),
     ]
 )
+
+// The libFuzzer targets (`make fuzz`, Fuzz/README.md): only when PARLEY_FUZZ is set, so the normal
+// build and tests never see them. scripts/fuzz.sh builds them in .build/fuzz with AddressSanitizer
+// and libFuzzer's coverage, and links libFuzzer without its main.
+#if canImport(Foundation)
+    if ProcessInfo.processInfo.environment["PARLEY_FUZZ"] != nil {
+        package.targets.append(.target(name: "CFuzzDriver", path: "Fuzz/Sources/CFuzzDriver"))
+        package.targets.append(
+            .executableTarget(
+                name: "parley-fuzz",
+                dependencies: ["CFuzzDriver", "WebUI", "NodeRuntime", "Gossip", "Discovery", "SecureLink", "Replica", "Identity", "Sodium", "Wire"],
+                path: "Fuzz/Sources/parley-fuzz",
+                swiftSettings: [.unsafeFlags(["-parse-as-library"])]))
+    }
+#endif

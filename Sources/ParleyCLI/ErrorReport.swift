@@ -1,3 +1,4 @@
+import Foundation
 import Identity
 import Replica
 import SQLite
@@ -46,6 +47,12 @@ enum ErrorReport {
 
     private static func sqliteError(_ error: SQLiteError, databasePath: String?) -> CLIError {
         let path = databasePath ?? "parley.db"
+        // A full disk shows up as SQLITE_FULL, but also as a write or open error (SQLite's
+        // IOERR, CANTOPEN): telling them apart needs the file system's free space.
+        let diskFamily = [SQLiteError.full, SQLiteError.cantOpen, 10 /* SQLITE_IOERR */]
+        if diskFamily.contains(error.code), let free = freeBytes(near: path), free < nearlyFullBytes {
+            return .failure("the disk holding \(path) is full (\(free >> 10) KiB free); free some space and try again")
+        }
         switch error.code {
         case SQLiteError.corrupt, SQLiteError.notADatabase:
             return damaged(databasePath)
@@ -57,6 +64,11 @@ enum ErrorReport {
             return .failure("the database \(path) is busy: another parley process is writing to it; try again in a moment")
         case SQLiteError.full:
             return .failure("the disk holding \(path) is full; free some space and try again")
+        case 10 /* SQLITE_IOERR */:
+            // Never "move it away": the file is most likely fine, and the change was rolled back.
+            return .failure(
+                "a disk error stopped the database \(path) (\(error.message)); nothing was half-written; "
+                    + "check the disk (free space, `dmesg`) and try again")
         default:
             if error.message.contains("newer version") {
                 return .failure("the database \(path) was written by a newer version of Parley; upgrade Parley to use it")
@@ -65,6 +77,23 @@ enum ErrorReport {
                 "database error in \(path): \(error.message); if it persists, "
                     + "move the database away to start fresh (your identity is kept in identity.key)")
         }
+    }
+
+    /// Below this much free space, a write or open error is a full disk: one transaction may
+    /// carry an 8 MiB attachment.
+    static let nearlyFullBytes: UInt64 = 16 << 20
+
+    /// Free bytes for unprivileged users on the file system of `path` (or of its directory).
+    static func freeBytes(near path: String) -> UInt64? {
+        let directory = (path as NSString).deletingLastPathComponent
+        for candidate in [path, directory.isEmpty ? "." : directory] {
+            if let attributes = try? FileManager.default.attributesOfFileSystem(forPath: candidate),
+                let free = attributes[.systemFreeSize] as? NSNumber
+            {
+                return free.uint64Value
+            }
+        }
+        return nil
     }
 
     private static func storeError(_ error: StoreError, databasePath: String?, command: String?) -> CLIError {

@@ -72,20 +72,39 @@ enum Router {
     static func handle(_ request: HTTPRequest, state: ServerState, access: NodeAccess) async -> HTTPReply {
         guard let (gate, info, assets) = state.current else { return .response(WebError.unavailable("starting").response) }
         do {
-            try gate.checkSite(request)
-            if !request.path.hasPrefix("/api/") { return try page(request, gate: gate, assets: assets) }
-            let parts = request.path.split(separator: "/")
-            let matching = Route.all.compactMap { route in route.match(parts).map { (route, $0) } }
-            let needsToken = matching.first?.0.needsToken ?? true
-            if needsToken && !gate.isAuthorized(request) { throw WebError.unauthorized }
-            guard !matching.isEmpty else { throw WebError.notFound("no such endpoint: \(request.method) \(request.path.prefix(200)); see /api/openapi.json") }
-            guard let (route, parameters) = matching.first(where: { $0.0.method == request.method }) else {
-                throw WebError.methodNotAllowed(allowed: matching.map(\.0.method))
+            switch try resolve(request, gate: gate) {
+            case .page:
+                return try page(request, gate: gate, assets: assets)
+            case .route(let route, let parameters):
+                return try await route.handle(Call(request: request, parameters: parameters, access: access, web: info))
             }
-            return try await route.handle(Call(request: request, parameters: parameters, access: access, web: info))
         } catch {
             return .response(API.webError(error).response)
         }
+    }
+
+    /// What a request that passed the gate asks for.
+    enum Resolution {
+        /// The page or one of its files.
+        case page
+        /// An API route, with its path parameters.
+        case route(Route, [String: String])
+    }
+
+    /// The gate and the routing of a request, without the node (pure: the fuzz target `web`
+    /// calls it with any method, path, headers and body).
+    static func resolve(_ request: HTTPRequest, gate: Gate) throws(WebError) -> Resolution {
+        try gate.checkSite(request)
+        if !request.path.hasPrefix("/api/") { return .page }
+        let parts = request.path.split(separator: "/")
+        let matching = Route.all.compactMap { route in route.match(parts).map { (route, $0) } }
+        let needsToken = matching.first?.0.needsToken ?? true
+        if needsToken && !gate.isAuthorized(request) { throw .unauthorized }
+        guard !matching.isEmpty else { throw .notFound("no such endpoint: \(request.method) \(request.path.prefix(200)); see /api/openapi.json") }
+        guard let (route, parameters) = matching.first(where: { $0.0.method == request.method }) else {
+            throw .methodNotAllowed(allowed: matching.map(\.0.method))
+        }
+        return .route(route, parameters)
     }
 
     /// The page: `/` (after `?token=` sets the cookie and redirects to drop it from the

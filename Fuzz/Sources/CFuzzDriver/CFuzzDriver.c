@@ -1,0 +1,2 @@
+// Declarations only: libFuzzer (linked by -sanitize=fuzzer) defines LLVMFuzzerRunDriver.
+#include "CFuzzDriver.h"
