@@ -264,6 +264,23 @@ final class APIClient: @unchecked Sendable {
         let digest = try api.call("GET", "/api/digest", expect: 200).array ?? []
         #expect(digest.contains { $0["kind"] as? String == "room" && $0["name"] as? String == "lobby" })
         try api.call("GET", "/api/openapi.json", expect: 200)
+        let doctor = try api.call("GET", "/api/doctor", expect: 200).object ?? [:]
+        #expect(doctor["sockets"] != nil && doctor["admission"] != nil, "\(doctor)")
+
+        // Archives: export #lobby, import it back (everything already here), refuse garbage.
+        let archive = try api.call("GET", "/api/export", query: "?partition=lobby", expect: 200)
+        #expect(archive.body.count > 8)
+        try api.call("GET", "/api/export", expect: 200)
+        try api.call("GET", "/api/export", query: "?partition=a/b", expect: 400)
+        try api.call("GET", "/api/export", query: "?partition=nowhere", expect: 404)
+        let imported =
+            try api.call("POST", "/api/import", json: ["archive": ["name": "lobby.parley", "data": Data(archive.body).base64EncodedString()]], expect: 200)
+            .object ?? [:]
+        #expect((imported["already_present"] as? Int ?? 0) > 0 && imported["applied"] as? Int == 0, "\(imported)")
+        try api.call("POST", "/api/import", json: ["archive": ["name": "x.parley", "data": "aGk="]], expect: 400)
+        try api.call("POST", "/api/import", json: ["archive": "x"], expect: 400)
+        try api.call(
+            "POST", "/api/import", json: ["archive": ["name": "big.parley", "data": Data(count: (8 << 20) + 1).base64EncodedString()]], expect: 413)
 
         // The event stream is an endpoint too (checked in its own test); count it here.
         let missingSuccess = api.checker.operations.subtracting(api.checker.succeeded).subtracting(["GET /api/events"])

@@ -1,3 +1,4 @@
+import Foundation
 import Identity
 import NodeRuntime
 import Presentation
@@ -234,6 +235,70 @@ extension API {
 
     static func digest(_ call: Call) async throws -> HTTPReply {
         json(.array(try await call.access.read { try ViewJSON.digestRows($0) }.map(ViewJSON.digest)))
+    }
+
+    static func doctor(_ call: Call) async throws -> HTTPReply {
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let body = try encoder.encode(await call.access.node.doctor())
+        return .response(HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: Array(body)))
+    }
+
+    // MARK: Archives
+
+    /// `GET /api/export[?partition=]`: what `parley export --out FILE [--room | --conversation]`
+    /// writes, as a download.
+    static func export(_ call: Call) async throws -> HTTPReply {
+        var partitions: [PartitionID]?
+        if let text = call.request.query["partition"] {
+            let id = try await partition(text, call)
+            partitions = try await call.access.read { store in
+                switch try store.partition(id)?.descriptor {
+                case .conversation: try store.exportSet(forConversation: id)
+                default: [id, PartitionDescriptor.directory.id]
+                }
+            }
+        }
+        let chosen = partitions
+        let bytes = try await call.access.read { store in
+            var bytes: [UInt8] = []
+            let writer = try OpArchive.Writer { bytes += $0 }
+            try store.export(chosen, to: writer)
+            return bytes
+        }
+        return content(bytes, mime: "application/octet-stream", name: "parley-export.parley")
+    }
+
+    /// `POST /api/import`: applies an archive as `parley import FILE` does (verified like ops from
+    /// a peer; invites in it join their conversations), and pushes what is new to peers.
+    static func importArchive(_ call: Call) async throws -> HTTPReply {
+        let body = try RequestBody(call.request)
+        guard let object = body.object["archive"] as? [String: Any] else { throw WebError.badRequest("archive must be a file object {name, data}") }
+        let bytes = try file(object, field: "archive").bytes
+        let identity = call.access.identity
+        let summary = try await call.access.write { store in
+            var offset = 0
+            let reader: OpArchive.Reader
+            do {
+                reader = try OpArchive.Reader { count in
+                    let end = min(bytes.count, offset + count)
+                    defer { offset = end }
+                    return Array(bytes[offset..<end])
+                }
+            } catch {
+                throw WebError.badRequest("archive is not a `parley export` file: \(error)")
+            }
+            let summary = try store.importArchive(reader, me: identity.id, nowMillis: API.now())
+            _ = try store.processInbox(me: identity)
+            return summary
+        }
+        return json(
+            .object([
+                "partitions": .integer(Int64(summary.partitions)), "applied": .integer(Int64(summary.applied)),
+                "already_present": .integer(Int64(summary.alreadyPresent)), "refused": .integer(Int64(summary.refused)),
+                "fork_proofs": .integer(Int64(summary.forkProofs)),
+            ]))
     }
 
     static func events(_ call: Call) async throws -> HTTPReply {

@@ -15,6 +15,17 @@ enum Schema {
     static let presenceMode = JSON.object(["type": .string("string"), "enum": .array(["online", "away", "hidden"].map { .string($0) })])
     static let attachment = object(["name": .string, "size": .integer, "mime": .string, "hash": .string])
     static let file = object(["name": .string, "mime": .string, "data": .string], required: ["name", "data"])
+    /// `parley doctor`'s report (NodeRuntime's `DoctorReport`, keys in snake case).
+    static let doctor = object(
+        [
+            "interfaces": .list(.object([:])), "broadcast_targets": .list(.string), "sockets": .object(["type": .string("object")]),
+            "beacons": .object(["type": .string("object")]), "sources": .list(.object([:])), "rejections": .list(.object([:])),
+            "peers_file": .nullableString, "static_peers": .list(.object([:])), "links": .integer, "unlinked": .list(.object([:])),
+            "admission": .object(["type": .string("object")]),
+        ], required: ["interfaces", "broadcast_targets", "sockets", "beacons", "links", "unlinked", "admission"])
+    /// What `parley import --json` prints.
+    static let importSummary = object(
+        ["partitions": .integer, "applied": .integer, "already_present": .integer, "refused": .integer, "fork_proofs": .integer])
     static let message = object([
         "id": .string, "author": .string, "nick": .nullableString, "time": .string, "hlc": .integer, "seq": .integer, "text": .string,
         "edited": .boolean, "deleted": .boolean, "reactions": .object(["type": .string("object")]), "attachments": .list(attachment),
