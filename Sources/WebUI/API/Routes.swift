@@ -100,7 +100,9 @@ extension Route {
         Route(method: "GET", path: "/api/peers", summary: "The node's peer table", success: 200, response: .list(Schema.peer), handle: API.peers),
         Route(method: "GET", path: "/api/status", summary: "The node at a glance", success: 200, response: Schema.status, handle: API.status),
         Route(method: "GET", path: "/api/digest", summary: "Each partition's digest", success: 200, response: .list(Schema.digest), handle: API.digest),
-        Route(method: "GET", path: "/api/doctor", summary: "What the node sees on the network (`parley doctor`)", success: 200, response: Schema.doctor, handle: API.doctor),
+        Route(
+            method: "GET", path: "/api/doctor", summary: "What the node sees on the network (`parley doctor`)", success: 200, response: Schema.doctor,
+            handle: API.doctor),
         Route(
             method: "GET", path: "/api/export", summary: "Signed ops as a `parley export` archive: everything, or one room or conversation",
             query: [("partition", "a room name or a partition id; a room brings the directory along, a conversation its members' inboxes")],
