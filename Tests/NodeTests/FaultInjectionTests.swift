@@ -78,6 +78,7 @@ import Testing
         }
         #expect(unlinked)
         _ = await author(aliceNode, AuthorRequest(kind: "post", room: "lobby", text: "during the split"))
+        // An absence cannot be polled for: the peers keep dialing each other; give a relink time to happen.
         try await Task.sleep(for: .milliseconds(1_500))
         #expect(await bobNode.linkedPeers.isEmpty, "a blocked peer is not linked again")
         #expect(nodes.opCount("bob", lobby.id) == 0)
@@ -108,6 +109,7 @@ import Testing
         let report = try #require(await aliceNode.respond(to: ControlRequest(.faults)).faults)
         #expect(report.droppedPushes == 10, "every push lost: \(report)")
         #expect(await eventually { nodes.opCount("bob", lobby.id) == 5 }, "anti-entropy repairs lost pushes")
+        // An absence cannot be polled for: two anti-entropy rounds (1 s each here) had their chance.
         try await Task.sleep(for: .milliseconds(2_500))
         #expect(nodes.opCount("bob", kitchen.id) == 2, "the broken node never takes the dropped partition")
         #expect((await bobNode.respond(to: ControlRequest(.faults)).faults?.discardedMessages ?? 0) > 0)
