@@ -26,6 +26,7 @@ extension ReplicaStore {
     /// other process's ops may carry later timestamps that local ops must follow.
     public func refreshAfterExternalWrite() throws {
         partitionCache.removeAll()
+        partitionListCache = nil
         authorCache.removeAll()
         epochKeyCache.removeAll()
         carriedBytes.removeAll()

@@ -22,6 +22,11 @@ public final class ReplicaStore {
     public var carrierQuotaBytes: Int = 64 << 20
 
     var partitionCache: [PartitionID: PartitionRecord] = [:]
+    /// `partitions()` as last read, with the `data_version` it was read at: the sync layer asks
+    /// for the list after every write, and decoding every descriptor each time showed up in
+    /// profiles. Dropped by every change this connection makes to the table; another
+    /// connection's commit moves `data_version`.
+    var partitionListCache: (dataVersion: Int64, records: [PartitionRecord])?
     var authorCache: [UserID: Int64] = [:]
     /// The identities whose secret keys this store may use to open grants and invites.
     var localIdentities: [UserID: LocalIdentity] = [:]
@@ -64,6 +69,7 @@ public final class ReplicaStore {
     private func forgetCachedRowsOnRollback() throws {
         try database.onRollback { [unowned self] in
             partitionCache.removeAll()
+            partitionListCache = nil
             authorCache.removeAll()
             epochKeyCache.removeAll()
             pendingRebuilds.removeAll()
@@ -91,6 +97,7 @@ public final class ReplicaStore {
                 try database.execute("UPDATE partitions SET joined = 1 WHERE pid = ?", .integer(record.pid))
                 record.joined = true
                 partitionCache[record.id] = record
+                partitionListCache = nil
             }
             return record
         }
@@ -100,6 +107,7 @@ public final class ReplicaStore {
             .blob(descriptor.encoded), .integer(joined ? 1 : 0))
         let record = PartitionRecord(pid: database.lastInsertRowID, descriptor: descriptor, joined: joined)
         partitionCache[record.id] = record
+        partitionListCache = nil
         return record
     }
 
@@ -107,6 +115,7 @@ public final class ReplicaStore {
     public func setJoined(_ id: PartitionID, _ joined: Bool) throws {
         try database.execute("UPDATE partitions SET joined = ? WHERE id = ?", .integer(joined ? 1 : 0), .blob(id.bytes))
         partitionCache[id] = nil
+        partitionListCache = nil
     }
 
     /// The partition with this id, if known.
@@ -122,9 +131,13 @@ public final class ReplicaStore {
 
     /// Every known partition, in a stable order.
     public func partitions() throws -> [PartitionRecord] {
-        try database.prepare("SELECT pid, descriptor, joined FROM partitions ORDER BY pid").rows { row in
+        let version = try dataVersion
+        if let cached = partitionListCache, cached.dataVersion == version { return cached.records }
+        let records = try database.prepare("SELECT pid, descriptor, joined FROM partitions ORDER BY pid").rows { row in
             PartitionRecord(pid: row.int64(0), descriptor: try PartitionDescriptor(decoding: row.blob(1)), joined: row.int(2) != 0)
         }
+        partitionListCache = (version, records)
+        return records
     }
 
     func descriptor(pid: Int64) throws -> PartitionDescriptor? {

@@ -37,6 +37,35 @@ import Wire
         }
     }
 
+    /// `partitions()` is cached between changes; the cache must follow this connection's
+    /// changes, its rollbacks, and another process's commits.
+    @Test func partitionList_followsOwnChanges_rollbacks_andOtherConnections() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir + "/parley.db"
+            let store = try ReplicaStore(path: path)
+            let general = PartitionDescriptor.room(RoomName("#general")!)
+            #expect(try store.partitions().map(\.id) == [PartitionDescriptor.directory.id])
+            try store.ensurePartition(lobby, joined: true)
+            #expect(try store.partitions().map(\.id) == [PartitionDescriptor.directory.id, lobby.id])
+            try store.setJoined(lobby.id, false)
+            #expect(try store.partitions().last?.joined == false)
+
+            struct Abort: Error {}
+            _ = try? store.database.transaction { () throws -> Void in
+                try store.ensurePartition(general, joined: true)
+                #expect(try store.partitions().count == 3)
+                throw Abort()
+            }
+            #expect(try store.partitions().count == 2)
+
+            let other = try ReplicaStore(path: path)  // another process, e.g. `parley join` while a node runs
+            try other.ensurePartition(general, joined: true)
+            try other.setJoined(lobby.id, true)
+            #expect(try store.partitions().map(\.id) == [PartitionDescriptor.directory.id, lobby.id, general.id])
+            #expect(try store.partitions()[1].joined)
+        }
+    }
+
     @Test func opHeadAndViews_commitTogether_orNotAtAll() throws {
         var factory = OpFactory()
         let op = factory.make(post("all or nothing"), in: lobby.id, by: alice)
