@@ -4,6 +4,9 @@ import SQLite
 import Sodium
 import Wire
 
+import class Foundation.NSCondition
+import class Foundation.Thread
+
 /// Writing local ops: the node's own changes.
 extension ReplicaStore {
     /// Builds, signs and applies a new op by `identity` in `partition`, in one transaction with
@@ -44,11 +47,86 @@ extension ReplicaStore {
     /// Authors `bodies` in order in one transaction (group commit): all of them, or none when
     /// one fails. Committing together shares the B-tree pages each write touches, which is most
     /// of a single post's cost. Returns the ops in order.
+    ///
+    /// A long batch of plain bodies (a room, the directory: nothing to encrypt, no edit target
+    /// to look up) is signed on a second thread while this one stores the ops signed before:
+    /// Ed25519 signing is about two thirds of a post's instructions (docs/BENCHMARKS.md), and an
+    /// op's `prev` is the id of the op before, so the signer runs ahead along the chain.
     @discardableResult
     public func author(_ bodies: [OperationBody], in partition: PartitionID, by identity: Identity, nowMillis: UInt64) throws -> [Operation] {
         try database.transaction(.immediate) {
-            try bodies.map { try author($0, in: partition, by: identity, nowMillis: nowMillis) }
+            guard bodies.count >= Self.pipelinedSigningMinimum, let record = try self.partition(partition),
+                Self.signsAhead(bodies, in: record.descriptor)
+            else {
+                return try bodies.map { try author($0, in: partition, by: identity, nowMillis: nowMillis) }
+            }
+            return try authorSigningAhead(bodies, record: record, by: identity, nowMillis: nowMillis)
         }
+    }
+
+    /// Batches shorter than this are signed inline: starting a thread costs more than it saves.
+    static let pipelinedSigningMinimum = 32
+
+    /// Whether every body can be signed without reading the store between ops.
+    static func signsAhead(_ bodies: [OperationBody], in descriptor: PartitionDescriptor) -> Bool {
+        switch descriptor {
+        case .conversation, .inbox: return false
+        default: break
+        }
+        return bodies.allSatisfy { body in
+            switch body {
+            case .edit(_, 0, _), .delete(_, 0), .invite: false
+            default: body.validate() == nil && body.encoded.count <= Operation.maxBodyBytes
+            }
+        }
+    }
+
+    /// `author(_:in:by:nowMillis:)` for a batch `signsAhead` accepted: the ops' seqs, prevs and
+    /// clock readings follow from the head alone, so a signer thread builds the chain while this
+    /// thread applies each op as it comes. Must run inside the transaction; an op that does not
+    /// apply stops the signer and throws (the caller's transaction rolls everything back).
+    private func authorSigningAhead(
+        _ bodies: [OperationBody], record: PartitionRecord, by identity: Identity, nowMillis: UInt64
+    ) throws -> [Operation] {
+        try useIdentity(identity)
+        let head = try self.head(pid: record.pid, aid: try authorID(identity.id))
+        if let frozen = head.frozenAt { throw StoreError.rejected(.authorForked(at: frozen)) }
+        var clock = self.clock
+        let stamps = bodies.map { _ in clock.tick(nowMillis: nowMillis) }
+        let signer = ChainSigner(count: bodies.count)
+        let partitionID = record.id
+        let thread = Thread {
+            var prev = head.headID
+            for (index, body) in bodies.enumerated() {
+                guard !signer.isCancelled else { break }
+                let op = Operation.sign(
+                    type: body.type, partition: partitionID, seq: head.maxSeq + 1 + UInt64(index), prev: prev, hlc: stamps[index],
+                    body: body.encoded, by: identity)
+                prev = op.id
+                signer.deliver(op)
+            }
+            signer.finish()
+        }
+        thread.start()
+        defer {
+            signer.cancel()
+            signer.waitUntilFinished()
+        }
+        var ops: [Operation] = []
+        ops.reserveCapacity(bodies.count)
+        for index in bodies.indices {
+            let op = signer.take(index)
+            switch try applyChecked(op, signatureVerified: true, nowMillis: nowMillis) {
+            case .applied: ops.append(op)
+            case .rejected(let reason): throw StoreError.rejected(reason)
+            case let other: throw StoreError.damaged("a local op was not applied: \(other)")
+            }
+        }
+        self.clock = clock
+        try database.cachedStatement("INSERT OR REPLACE INTO settings(key, value) VALUES ('hlc', ?)")
+            .run(.integer(Int64(bitPattern: clock.last.raw)))
+        try flushPendingRebuilds()
+        return ops
     }
 
     /// Signs the next op of `identity` in the partition and applies it; throws (and writes
@@ -106,5 +184,61 @@ extension ReplicaStore {
     /// Reads a setting.
     public func setting(_ key: String) throws -> SQLValue? {
         try database.prepare("SELECT value FROM settings WHERE key = ?").rows(.text(key)) { $0.value(0) }.first
+    }
+}
+
+/// The hand-over between the signer thread of `authorSigningAhead` and the thread that applies:
+/// ops in chain order, each taken as soon as it is signed.
+private final class ChainSigner: @unchecked Sendable {
+    // @unchecked: every field is guarded by `condition`.
+    private let condition = NSCondition()
+    private var ops: [Operation] = []
+    private var cancelled = false
+    private var finished = false
+
+    init(count: Int) { ops.reserveCapacity(count) }
+
+    /// Checked by the signer before each op.
+    var isCancelled: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return cancelled
+    }
+
+    /// The signer's next op in chain order.
+    func deliver(_ op: Operation) {
+        condition.lock()
+        ops.append(op)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The signer stopped (all signed, or cancelled).
+    func finish() {
+        condition.lock()
+        finished = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The op at `index`, waiting for the signer if needed. Called only for indices the signer
+    /// will deliver (it stops early only after `cancel`, which the taker calls last).
+    func take(_ index: Int) -> Operation {
+        condition.lock()
+        defer { condition.unlock() }
+        while ops.count <= index { condition.wait() }
+        return ops[index]
+    }
+
+    func cancel() {
+        condition.lock()
+        cancelled = true
+        condition.unlock()
+    }
+
+    func waitUntilFinished() {
+        condition.lock()
+        defer { condition.unlock() }
+        while !finished { condition.wait() }
     }
 }
