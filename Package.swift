@@ -73,7 +73,7 @@ let package = Package(
         // Command line: one small type per command; `parley` is a thin main.
         .target(
             name: "ParleyCLI",
-            dependencies: ["Lab", "Presentation", "TerminalUI", "WebUI", "NodeRuntime", "Store", "Replica", "Identity", "Sodium", "Wire"]),
+            dependencies: ["Lab", "Presentation", "TerminalUI", "WebUI", "NodeRuntime", "Store", "Replica", "Identity", "Sodium", "SQLite", "Wire"]),
         .executableTarget(name: "parley", dependencies: ["ParleyCLI"]),
 
         // Benchmarks (make bench); never part of the tests.

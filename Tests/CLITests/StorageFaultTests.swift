@@ -31,6 +31,8 @@ import Testing
             for index in 1...6 { expectSuccess(sandbox.parley("send", "--room", "lobby", "\(index) \(long)")) }
             let database = sandbox.dataDir + "/parley.db"
             for suffix in ["-wal", "-shm"] { #expect(!FileManager.default.fileExists(atPath: database + suffix), "the last close checkpoints") }
+            let sound = sandbox.parley("doctor")
+            #expect(sound.exitCode == 0 && sound.stdout.contains("every page read back sound"), "\(sound)")
             var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: database)))
             #expect(bytes.count >= 16 * 4_096, "the database is \(bytes.count) bytes")
             // Pages a third to two thirds in: op bodies, views and index pages alike.
@@ -46,6 +48,11 @@ import Testing
                 if run.exitCode != 0 { failures += 1 }
             }
             #expect(failures > 0, "damage over a third of the database went unnoticed by every command")
+            // The doctor reads every page, so it finds damage that commands may not touch.
+            let doctor = sandbox.parley("doctor")
+            #expect(doctor.exitCode == 1, "\(doctor)")
+            #expect(doctor.stdout.contains("\(database) is damaged: "), "\(doctor)")
+            #expect(doctor.stdout.contains("move the file away"), "\(doctor)")
         }
     }
 

@@ -1,6 +1,8 @@
+import Foundation
 import Identity
 import NodeRuntime
 import Presentation
+import SQLite
 import Wire
 
 /// `parley doctor`: explains what the node sees on the network and why a peer is not linked
@@ -15,6 +17,8 @@ struct DoctorCommand: Command {
             + "heard per source address, beacons rejected and what that means (e.g. a node using a different "
             + "network secret), the peers file's entries, and for every known peer without a link, why.",
         "Without a running node it says so and lists the interfaces and the broadcast targets `parley run` would use.",
+        "Either way it reads the whole database file (SQLite's quick check, safe while a node runs) and says whether it is "
+            + "sound; exit status 1 when it is damaged.",
     ]
     let examples = ["doctor"]
 
@@ -27,7 +31,7 @@ struct DoctorCommand: Command {
                 return 0
             }
             offline(context, directory: directory)
-            return 0
+            return storage(context.output, databasePath: try context.dataDirectory().databasePath)
         }
         if arguments.has("json") {
             context.output.line("[" + ControlProtocol.prettyJSON(report) + "]")
@@ -62,7 +66,37 @@ struct DoctorCommand: Command {
                 + "\(admission.violations) protocol violations")
         if !admission.bannedHosts.isEmpty { out.line("  banned hosts: \(admission.bannedHosts.joined(separator: ", "))") }
         if !admission.bannedPeers.isEmpty { out.line("  banned peers: \(admission.bannedPeers.joined(separator: ", "))") }
-        return 0
+        return storage(out, databasePath: try context.dataDirectory().databasePath)
+    }
+
+    /// The whole database file checked (`Database.quickCheck`), read-only beside a running node.
+    /// Returns the exit status: 1 when the file is damaged.
+    private func storage(_ out: Output, databasePath: String) -> Int32 {
+        section(out, "Storage")
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: databasePath) else {
+            out.line("  \(databasePath): none yet (the first command that writes creates it)")
+            return 0
+        }
+        let size = (attributes[.size] as? Int) ?? 0
+        let started = Date()
+        let problems: [String]
+        do {
+            problems = try Database(path: databasePath, mode: .readOnly).quickCheck(limit: 5)
+        } catch {
+            problems = ["\(error)"]
+        }
+        let seconds = String(format: "%.2f", Date().timeIntervalSince(started))
+        let mb = String(format: "%.1f", Double(size) / 1_048_576)
+        guard !problems.isEmpty else {
+            out.line("  \(databasePath): \(mb) MB, every page read back sound (\(seconds) s)")
+            return 0
+        }
+        out.line("  ! \(databasePath) is damaged: \(Format.safe(problems[0], keepNewlines: false))")
+        for problem in problems.dropFirst() { out.line("    \(Format.safe(problem, keepNewlines: false))") }
+        out.line(
+            "  Stop the node, move the file away and start again: identity.key is kept, and peers send back "
+                + "what they hold of rooms and conversations (this node's private data is lost).")
+        return 1
     }
 
     private func offline(_ context: Context, directory: String) {
