@@ -253,3 +253,61 @@ extension NodeProcessTests {
         }
     }
 }
+
+extension NodeProcessTests.AbuseProcessTests {
+    // MARK: 7. Link flood with fresh identities
+
+    /// Identities cost nothing, so the per-identity rules (one link each, identity bans) do not
+    /// bound how many links one address can hold: 300 fresh identities from 127.0.0.15 complete
+    /// the handshake, say HELLO and answer pings. Before `AdmissionConfiguration.maxLinks` and
+    /// `maxLinksPerHost`, all 300 kept their links (about 20 KB and a descriptor each, without
+    /// end: a default limit of 1,024 descriptors would have locked honest peers out); now 16
+    /// links with one address are the most, the rest are refused right after the handshake.
+    @Test func linkFlood_withFreshIdentities_isCapped_andTheHonestPairKeepsTalking() async throws {
+        // Slot 18 again: the suite is serialized, and this case sends no beacons.
+        let cluster = NodeCluster(slot: 18)
+        defer { cluster.shutdown() }
+        let scene = try await AbuseScene(cluster, victimOptions: ["--log-level", "debug"])
+        let before = scene.memory()
+        let done = Flag()
+        let (port, victimID) = (scene.port, scene.victimID)
+        let attack = Task { () -> (linked: Int, keptToTheEnd: Int) in
+            defer { done.set() }
+            let holdUntil = ContinuousClock.now + .seconds(8)
+            return await withTaskGroup(of: (Bool, Bool).self) { group in
+                for index in 0..<300 {
+                    // 8 at a time (the per-address cap on handshakes), 160 a second.
+                    if index % 8 == 7 { try? await Task.sleep(for: .milliseconds(50)) }
+                    group.addTask {
+                        guard let attacker = try? await Attacker.handshake(with: victimID, at: "127.0.0.1", port: port, from: "127.0.0.15", as: Identity()),
+                            (try? await attacker.sendHello()) != nil
+                        else { return (false, false) }
+                        defer { attacker.close() }
+                        // Hold the link, answering pings, until the end of the attack.
+                        while true {
+                            switch await attacker.next(deadline: holdUntil) {
+                            case .message: continue
+                            case .timedOut: return (true, true)
+                            case .closed, .goodbye: return (true, false)
+                            }
+                        }
+                    }
+                }
+                var (linked, kept) = (0, 0)
+                for await (didLink, didKeep) in group {
+                    if didLink { linked += 1 }
+                    if didKeep { kept += 1 }
+                }
+                return (linked, kept)
+            }
+        }
+        let latencies = try await scene.honestLatencies(until: done)
+        let (linked, kept) = await attack.value
+        let doctor = await scene.report("link flood", latencies: latencies, before: before)
+        print("AbuseProcessTests [link flood]: \(linked) of 300 fresh identities completed the handshake, \(kept) kept their link to the end")
+        #expect(linked > 100, "too few handshakes completed to mean anything")
+        #expect(kept <= 16, "\(kept) links with one address were kept")
+        #expect((doctor?.admission.refused ?? 0) >= UInt64(linked - 16), "refused \(doctor?.admission.refused ?? 0)")
+        #expect(scene.victimLog.contains("tooManyLinksWithHost(limit: 16)"))
+    }
+}
