@@ -45,6 +45,7 @@ extension NodeProcessTests.AbuseProcessTests {
         let attack = Task { () -> (links: Int, sent: Int, ended: Int) in
             defer { done.set() }
             var (links, sent, ended) = (0, 0, 0)
+            let violations = await scene.doctor()?.admission.violations ?? 0
             for _ in 0..<4 {
                 let from = Int(scene.victimLobbySeq(of: flooder.id))
                 guard from < ops.count,
@@ -55,6 +56,7 @@ extension NodeProcessTests.AbuseProcessTests {
                 links += 1
                 sent += await Self.pushNewOps(ops[from...], on: attacker, for: .seconds(10))
                 if await attacker.drain(until: .now + .seconds(10)).endedAt != nil { ended += 1 }
+                await scene.awaitViolations(violations + UInt64(ended))
             }
             return (links, sent, ended)
         }
@@ -168,6 +170,7 @@ extension NodeProcessTests.AbuseProcessTests {
         let attack = Task { () -> ReadOutcome in
             defer { done.set() }
             var outcome = ReadOutcome()
+            let violations = await scene.doctor()?.admission.violations ?? 0
             for target in [own, conversation, own, own] {
                 guard let attacker = try? await Attacker.handshake(with: victimID, at: "127.0.0.1", port: port, from: "127.0.0.12", as: reader)
                 else { break }
@@ -204,6 +207,7 @@ extension NodeProcessTests.AbuseProcessTests {
                 let (messages, endedAt) = await attacker.drain(until: .now + .seconds(10))
                 seen += messages
                 if endedAt != nil { outcome.ended += 1 }
+                await scene.awaitViolations(violations + UInt64(outcome.ended))
                 for message in seen {
                     let names = Attacker.partitions(in: message)
                     let bytes = message.encoded

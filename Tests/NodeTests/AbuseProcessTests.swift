@@ -81,11 +81,11 @@ extension NodeProcessTests {
                         let source = index < 12 ? "127.0.1.1" : "127.0.1.\(2 + (index - 12) / 8)"
                         group.addTask { await Self.connection(to: port, from: source, junk: false) }
                     }
-                    // Then 300 from 127.0.0.7, junk and silent, in waves over 4 s: junk is a
+                    // Then 300 from 127.0.0.7, junk and silent, in waves over 5 s: junk is a
                     // violation at once, a silent one at the 2 s deadline; three ban the address.
-                    for wave in 0..<10 {
+                    for wave in 0..<12 {
                         try? await Task.sleep(for: .milliseconds(400))
-                        for index in 0..<30 {
+                        for index in 0..<25 {
                             group.addTask { await Self.connection(to: port, from: "127.0.0.7", junk: (wave + index) % 2 == 0) }
                         }
                     }
@@ -158,6 +158,7 @@ extension NodeProcessTests {
                 // Three links from 127.0.0.9 under one identity that start a frame and stall:
                 // each is closed when the 1.5 s stall limit passes.
                 var stalls: [Duration?] = []
+                let violations = await scene.doctor()?.admission.violations ?? 0
                 for _ in 0..<3 {
                     guard let attacker = try? await Attacker.handshake(with: victimID, at: "127.0.0.1", port: port, from: "127.0.0.9", as: staller)
                     else {
@@ -171,11 +172,17 @@ extension NodeProcessTests {
                     let start = ContinuousClock.now
                     let (_, endedAt) = await attacker.drain(until: start + .seconds(15))
                     stalls.append(endedAt.map { $0 - start })
+                    await scene.awaitViolations(violations + UInt64(stalls.count { $0 != nil }))
                 }
                 // Banned now: the next handshake from that identity and address fails.
-                let afterBan = try? await Attacker.handshake(with: victimID, at: "127.0.0.1", port: port, from: "127.0.0.9", as: staller)
-                afterBan?.close()
-                return (slow, stalls, afterBan == nil)
+                // Banned now: the next connection from that address is refused before its
+                // handshake (or, were it to get through, closed before any HELLO of the victim's).
+                guard let afterBan = try? await Attacker.handshake(with: victimID, at: "127.0.0.1", port: port, from: "127.0.0.9", as: staller)
+                else { return (slow, stalls, true) }
+                defer { afterBan.close() }
+                let (messages, endedAt) = await afterBan.drain(until: .now + .seconds(5))
+                let greeted = messages.contains { if case .hello = $0 { true } else { false } }
+                return (slow, stalls, endedAt != nil && !greeted)
             }
             let latencies = try await scene.honestLatencies(until: done)
             let (slow, stalls, refusedAfterBan) = await attack.value

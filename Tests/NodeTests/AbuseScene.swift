@@ -125,6 +125,13 @@ final class AbuseScene: @unchecked Sendable {
         return try? await client.send(ControlRequest(.doctor)).doctor
     }
 
+    /// Waits (at most 10 s) until the victim counted `count` violations in all: the point after
+    /// which a case's next attempt meets the ban that the last violation may have started, not
+    /// a race with the victim's bookkeeping.
+    func awaitViolations(_ count: UInt64) async {
+        await poll(timeout: .seconds(10), interval: .milliseconds(20)) { (await self.doctor()?.admission.violations ?? 0) >= count }
+    }
+
     /// The ops of `author` in the lobby that the victim stores (its chain's length).
     func victimLobbySeq(of author: UserID) -> UInt64 {
         guard let store = try? ReplicaStore(path: victim.dataDir + "/parley.db") else { return 0 }
