@@ -54,8 +54,8 @@ struct RunCommand: Command {
         .value("frame-stall-limit", "MS", "close a link whose peer starts a frame and does not finish it within MS (default 30000)"),
         .flag(
             "ban-loopback",
-            "apply the per-address connection cap and address bans to loopback (127.x) too; by default they are exempt, "
-                + "since every local node connects from 127.0.0.1 (for tests that attack from another 127.x address)"),
+            "apply the per-address caps (handshakes, links) and address bans to 127.x too; exempt by default, as every "
+                + "local node connects from 127.0.0.1 (for tests that attack from another 127.x address)"),
         .value(
             "clock-skew-ms", "MS",
             "run with the wall clock MS milliseconds off, negative for behind (or $PARLEY_CLOCK_SKEW_MS); "
