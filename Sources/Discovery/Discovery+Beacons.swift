@@ -62,7 +62,7 @@ extension Discovery {
             // A peer appeared (for the first time, after a restart, or back from gone): tell it
             // about us quickly, and dial it now rather than after an old backoff.
             speedUp(now: now)
-            record.dial.retrySoon()
+            record.dial.retrySoon(floor: configuration.reconnectBackoff.lowerBound)
             if record.link == nil { record.unlinkedSince = now }
         }
         if known == nil {

@@ -12,6 +12,8 @@ struct DialSchedule: Sendable, Equatable {
     var notBefore: UInt64 = 0
     /// A `.connect` went out and its outcome has not been reported (until `notBefore`).
     var inFlight = false
+    /// When the last `.connect` went out (nil: none since the last link came up).
+    var lastDialed: UInt64?
 
     static func delay(afterFailures failures: Int, backoff: ClosedRange<UInt64>) -> UInt64 {
         guard failures < 63, backoff.lowerBound <= backoff.upperBound >> UInt64(failures) else { return backoff.upperBound }
@@ -22,6 +24,7 @@ struct DialSchedule: Sendable, Equatable {
     mutating func dialed(now: UInt64, timeout: UInt64) {
         notBefore = now + timeout
         inFlight = true
+        lastDialed = now
     }
 
     /// A dial failed or a link was lost: wait the next backoff delay.
@@ -36,10 +39,13 @@ struct DialSchedule: Sendable, Equatable {
         self = DialSchedule()
     }
 
-    /// The peer restarted or came back: dial at once, unless a dial is already under way.
-    mutating func retrySoon() {
+    /// The peer restarted or came back: dial at once, unless a dial is already under way or
+    /// the last one went out less than `floor` ago. A beacon proves nothing, so forged ones that
+    /// claim a restart each time (a fresh instance id) get at most one dial per `floor`, not one
+    /// per beacon.
+    mutating func retrySoon(floor: UInt64) {
         failures = 0
-        if !inFlight { notBefore = 0 }
+        if !inFlight { notBefore = lastDialed.map { $0 + floor } ?? 0 }
     }
 }
 

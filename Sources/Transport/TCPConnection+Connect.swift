@@ -30,17 +30,25 @@ extension TCPConnection {
         throw lastError
     }
 
-    /// Connects to one address; see `connect(host:port:timeout:)`.
+    /// Connects to one address; see `connect(host:port:timeout:)`. With `local`, the socket is
+    /// bound to that address first (port 0: any), so the peer sees the connection come from it —
+    /// e.g. a test's attacker on 127.0.0.7 while honest nodes use 127.0.0.1. Throws
+    /// `.addressNotAvailable` when `local` is not an address of this host.
     public static func connect(
-        to address: SocketAddress, timeout: Duration = defaultConnectTimeout
+        to address: SocketAddress, from local: SocketAddress? = nil, timeout: Duration = defaultConnectTimeout
     ) async throws
         -> TCPConnection
     {
-        try await connect(to: address, deadline: .now + timeout)
+        try await connect(to: address, from: local, deadline: .now + timeout)
     }
 
-    static func connect(to address: SocketAddress, deadline: ContinuousClock.Instant) async throws -> TCPConnection {
+    static func connect(to address: SocketAddress, from source: SocketAddress? = nil, deadline: ContinuousClock.Instant) async throws -> TCPConnection {
         let fd = try Descriptor.socket(family: address.addressFamily, type: SOCK_STREAM)
+        if let source, source.withSockAddr({ Glibc.bind(fd, $0, $1) }) != 0 {
+            let code = errno
+            Descriptor.close(fd)
+            throw TransportError.fromErrno(code, call: "bind", address: source)
+        }
         let status = address.withSockAddr { Glibc.connect(fd, $0, $1) }
         let code = errno
         // EINTR leaves the connect running in the background, exactly like EINPROGRESS.

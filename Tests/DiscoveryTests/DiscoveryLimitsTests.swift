@@ -27,6 +27,23 @@ import Wire
         #expect(sources.first { $0.host == "10.77.0.7" }?.rateLimited == 0)
     }
 
+    @Test func beaconsClaimingARestartEachTime_getOneDialASecond_notOnePerBeacon() {
+        // Found by AbuseProcessTests' beacon flood: a fresh instance id reads as a restart, and a
+        // restart used to clear the backoff, so each forged beacon made the node dial once.
+        var discovery = startedDiscovery()
+        var forger = FakePeer(largerPeer, host: Endpoint(host: "127.0.0.9", port: 7747))  // loopback: no rate limit
+        var dials = 0
+        for index in 0..<100 {
+            let now = UInt64(1_000 + index * 10)
+            forger.instance = InstanceID(raw: UInt64(index + 1))
+            for case .connect(let peer, let endpoint) in discovery.hear(&forger, now: now) {
+                dials += 1
+                _ = discovery.onDialFailed(peer: peer, at: endpoint, now: now)  // refused at once
+            }
+        }
+        #expect(dials == 1, "100 beacons in one second, each with a new instance id, made \(dials) dials")
+    }
+
     @Test func loopbackSources_areNotRateLimited_unlessConfigured() {
         var lab = startedDiscovery()
         var local = FakePeer(largerPeer, host: Endpoint(host: "127.0.0.1", port: 7747))

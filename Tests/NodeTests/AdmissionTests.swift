@@ -41,6 +41,27 @@ import Testing
         #expect(gate.admit(host: "127.0.0.1", now: 0) == .tooManyUnauthenticated(limit: 4))
     }
 
+    @Test func linkCaps_refuseOneLinkTooMany_perHostAndInTotal_andCountTheRefusal() {
+        var gate = admission {
+            $0.maxLinks = 10
+            $0.maxLinksPerHost = 3
+        }
+        #expect(gate.admitLink(host: "10.0.0.7", withHost: 2, total: 5) == nil)
+        #expect(gate.admitLink(host: "10.0.0.7", withHost: 3, total: 5) == .tooManyLinksWithHost(limit: 3))
+        #expect(gate.admitLink(host: "10.0.0.8", withHost: 0, total: 10) == .tooManyLinks(limit: 10))
+        #expect(gate.snapshot(now: 0).refused == 2)
+    }
+
+    @Test func loopback_skipsThePerHostLinkCap_unlessTheExemptionIsOff() {
+        var exempt = admission { $0.maxLinksPerHost = 3 }
+        #expect(exempt.admitLink(host: "127.0.0.1", withHost: 30, total: 30) == nil)
+        var strict = admission {
+            $0.maxLinksPerHost = 3
+            $0.exemptLoopback = false
+        }
+        #expect(strict.admitLink(host: "127.0.0.7", withHost: 3, total: 3) == .tooManyLinksWithHost(limit: 3))
+    }
+
     @Test func repeatedViolations_banTheHost_forTheBanDuration() {
         var gate = admission()
         #expect(gate.recordViolation(host: "10.0.0.7", peer: nil, now: 1_000).isEmpty)

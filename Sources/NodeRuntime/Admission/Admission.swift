@@ -6,6 +6,13 @@ public struct AdmissionConfiguration: Sendable, Equatable {
     public var maxUnauthenticated = 64
     /// The same, from one IP address.
     public var maxUnauthenticatedPerHost = 8
+    /// Links (authenticated, either direction) at once, in total. Identities cost nothing, so
+    /// "one link per identity" alone would let one machine hold any number of links, each with
+    /// its descriptor, buffers and session; this bounds them (as many as the peer table holds).
+    public var maxLinks = 256
+    /// The same, with one IP address (several nodes may share a machine; loopback is exempt
+    /// unless `exemptLoopback` is off, like the other per-address rules).
+    public var maxLinksPerHost = 16
     /// Violations within `violationWindow` that start a ban.
     public var violationsBeforeBan = 3
     public var violationWindow: UInt64 = 60_000
@@ -36,6 +43,9 @@ public struct Admission: Sendable {
         case tooManyUnauthenticated(limit: Int)
         case tooManyFromHost(limit: Int)
         case banned(until: UInt64)
+        /// An authenticated connection that would make one link too many.
+        case tooManyLinks(limit: Int)
+        case tooManyLinksWithHost(limit: Int)
     }
 
     /// A ban that one violation started.
@@ -80,6 +90,20 @@ public struct Admission: Sendable {
         pendingTotal += 1
         pendingByHost[host, default: 0] += 1
         return nil
+    }
+
+    /// Decides whether an authenticated connection with `host` (inbound or dialed) may become a
+    /// link, given the links the node has: `withHost` of them with that address, `total` in all.
+    /// A refusal is counted like a refused connection.
+    public mutating func admitLink(host: String, withHost: Int, total: Int) -> Refusal? {
+        var refusal: Refusal?
+        if total >= configuration.maxLinks {
+            refusal = .tooManyLinks(limit: configuration.maxLinks)
+        } else if !(configuration.exemptLoopback && Self.isLoopback(host)), withHost >= configuration.maxLinksPerHost {
+            refusal = .tooManyLinksWithHost(limit: configuration.maxLinksPerHost)
+        }
+        if refusal != nil { refusedCount += 1 }
+        return refusal
     }
 
     /// An admitted connection from `host` finished its unauthenticated phase.

@@ -68,6 +68,11 @@ extension Node {
             if isRunning { perform(discovery.onDialFailed(peer: peer, at: endpoint, now: clock.now())) }
         case .success(let (result, connection)):
             guard isRunning else { return connection.close() }
+            if let refusal = refusesAnotherLink(to: result.remote, host: connection.remoteAddress.unmappedHost) {
+                connection.close()
+                noteFailure(peer, at: endpoint, "this node has as many links as it takes (\(refusal))")
+                return perform(discovery.onDialFailed(peer: peer, at: endpoint, now: clock.now()))
+            }
             startLink(result, connection: connection, direction: .outbound, dialed: endpoint)
         }
     }
@@ -152,8 +157,20 @@ extension Node {
             guard isRunning, result.remote != identity.id, admission.banExpiry(peer: result.remote, now: now) == nil else {
                 return connection.close()
             }
+            if let refusal = refusesAnotherLink(to: result.remote, host: host) {
+                log.debug("refused a link from \(connection.remoteAddress): \(refusal)")
+                return connection.close()
+            }
             startLink(result, connection: connection, direction: .inbound, dialed: nil)
         }
+    }
+
+    /// Why one more link with `peer` at `host` would be one too many (`Admission.admitLink`);
+    /// nil when it may be made. A peer that has a link already may always replace it (a restart).
+    private func refusesAnotherLink(to peer: UserID, host: String) -> Admission.Refusal? {
+        guard current[peer] == nil else { return nil }
+        let withHost = links.values.count { $0.link.remoteAddress.unmappedHost == host }
+        return admission.admitLink(host: host, withHost: withHost, total: links.count)
     }
 
     // MARK: - Running links

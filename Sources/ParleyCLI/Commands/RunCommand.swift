@@ -51,6 +51,11 @@ struct RunCommand: Command {
             "rate-limit", "FRAMES",
             "frames a second a peer may send before its link is closed as a flood "
                 + "(default 20000; the burst is 5 seconds' worth)"),
+        .value("frame-stall-limit", "MS", "close a link whose peer starts a frame and does not finish it within MS (default 30000)"),
+        .flag(
+            "ban-loopback",
+            "apply the per-address caps (handshakes, links) and address bans to 127.x too; exempt by default, as every "
+                + "local node connects from 127.0.0.1 (for tests that attack from another 127.x address)"),
         .value(
             "clock-skew-ms", "MS",
             "run with the wall clock MS milliseconds off, negative for behind (or $PARLEY_CLOCK_SKEW_MS); "
@@ -219,6 +224,8 @@ struct RunCommand: Command {
             configuration.handshakeTimeout = value
             configuration.link.helloTimeout = value
         }
+        if let value = try milliseconds(arguments, command: name, "frame-stall-limit") { configuration.link.frameStallLimit = value }
+        if arguments.has("ban-loopback") { configuration.admission.exemptLoopback = false }
         if let value = try milliseconds(arguments, command: name, "sync-interval") { configuration.gossip.antiEntropyInterval = value }
         if let value = try milliseconds(arguments, command: name, "poll-interval") { configuration.localWritePollInterval = value }
         if let value = try number(arguments, command: name, "sync-credit", 1...256) { configuration.gossip.wantCredit = value }
