@@ -312,7 +312,9 @@ extension NodeProcessTests.AbuseProcessTests {
         let (linked, kept) = await attack.value
         let doctor = await scene.report("link flood", latencies: latencies, before: before)
         print("AbuseProcessTests [link flood]: \(linked) of 300 fresh identities completed the handshake, \(kept) kept their link to the end")
-        #expect(linked > 100, "too few handshakes completed to mean anything")
+        // How many of the 300 complete depends on the CPU the victim gets (91 to 280 seen on a
+        // shared machine); twice the cap is enough to show the cap at work.
+        #expect(linked > 32, "too few handshakes completed to mean anything")
         #expect(kept <= 16, "\(kept) links with one address were kept")
         #expect((doctor?.admission.refused ?? 0) >= UInt64(linked - 16), "refused \(doctor?.admission.refused ?? 0)")
         #expect(scene.victimLog.contains("tooManyLinksWithHost(limit: 16)"))
