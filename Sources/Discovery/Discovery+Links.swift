@@ -23,6 +23,7 @@ extension Discovery {
             record.provenAddress = endpoint
         }
         record.link = LinkRecord(since: now, lastPing: now)
+        record.everLinked = true
         record.lastSeen = now
         record.hasLeft = false
         record.dial.succeeded()

@@ -40,6 +40,7 @@ public struct Discovery: Sendable {
     // Peer table.
     var records: [UserID: PeerRecord] = [:]
     var keylessStatic: [Endpoint: DialSchedule] = [:]
+    var dialBudget: DialBudget
 
     // Received beacons.
     var sources: SourceTable
@@ -64,6 +65,7 @@ public struct Discovery: Sendable {
             capacity: configuration.maxSources, beaconsPerSecond: configuration.beaconsPerSecond,
             burst: configuration.beaconBurst)
         currentInterval = configuration.fastInterval
+        dialBudget = DialBudget(perSecond: configuration.dialsPerSecond, burst: configuration.dialBurst)
     }
 
     // MARK: - Snapshots
@@ -133,7 +135,11 @@ public struct Discovery: Sendable {
         guard phase == .running else { return }
         if now >= nextBeaconAt { sendBeacons(now: now, leaving: false, into: &directives) }
         var next = nextBeaconAt
-        for id in records.keys.sorted() {
+        // Peers linked before and static ones come first, so they get the dials when the dial
+        // budget is short (a flood of made-up identities).
+        let order = records.map { (trusted: $0.value.everLinked || $0.value.isStatic, id: $0.key) }
+            .sorted { $0.trusted != $1.trusted ? $0.trusted : $0.id < $1.id }
+        for (_, id) in order {
             var record = records[id]!
             updateState(&record, now: now, into: &directives)
             if let forget = record.forgetTime(configuration) {
@@ -146,9 +152,14 @@ public struct Discovery: Sendable {
             }
             if let dialTime = record.dialTime(ownID: configuration.identity, configuration) {
                 if now >= dialTime, let endpoint = record.addresses.first {
-                    record.dial.dialed(now: now, timeout: configuration.dialTimeout)
-                    directives.append(.connect(peer: id, at: endpoint))
-                    next = min(next, record.dial.notBefore)
+                    if dialBudget.take(now: now) {
+                        record.dial.dialed(now: now, timeout: configuration.dialTimeout)
+                        directives.append(.connect(peer: id, at: endpoint))
+                        next = min(next, record.dial.notBefore)
+                    } else {
+                        counters.dialsDeferred += 1
+                        next = min(next, dialBudget.nextTokenAt(now: now))
+                    }
                 } else if dialTime > now {
                     next = min(next, dialTime)
                 }
@@ -158,6 +169,11 @@ public struct Discovery: Sendable {
         }
         for endpoint in keylessStatic.keys.sorted() {
             if now >= keylessStatic[endpoint]!.notBefore {
+                guard dialBudget.take(now: now) else {
+                    counters.dialsDeferred += 1
+                    next = min(next, dialBudget.nextTokenAt(now: now))
+                    continue
+                }
                 keylessStatic[endpoint]!.dialed(now: now, timeout: configuration.dialTimeout)
                 directives.append(.connect(peer: nil, at: endpoint))
             }

@@ -68,6 +68,13 @@ public struct DiscoveryConfiguration: Sendable {
     public var exemptLoopbackFromRateLimit = true
     /// Source addresses tracked for rate limiting and diagnostics.
     public var maxSources = 1_024
+    /// Dials started per second, all peers together (token bucket refill rate). Every beacon of
+    /// a new identity asks for a dial, and identities cost nothing, so without it a beacon flood
+    /// turns into a connection flood from this node (SECURITY.md). Peers that were linked before
+    /// are dialed first when dials are short.
+    public var dialsPerSecond: UInt64 = 20
+    /// Burst size of the dial bucket: a node that starts among 40 peers dials them all at once.
+    public var dialBurst: UInt64 = 40
     /// Foreign instances of our own identity remembered (each reported once).
     public var maxDuplicateInstances = 8
 
@@ -91,5 +98,6 @@ public struct DiscoveryConfiguration: Sendable {
         precondition(reconnectBackoff.lowerBound > 0 && dialTimeout > 0, "dial delays must be positive")
         precondition(maxPeers > 0 && maxAddressesPerPeer > 0 && maxSources > 0, "limits must be positive")
         precondition(beaconsPerSecond > 0 && beaconBurst > 0, "the beacon rate must be positive")
+        precondition(dialsPerSecond > 0 && dialBurst > 0, "the dial rate must be positive")
     }
 }

@@ -41,6 +41,8 @@ public struct DiscoveryDiagnostics: Sendable, Equatable {
     public var duplicateIdentity: UInt64 = 0
     /// New peers dropped because the table was full of linked and static peers.
     public var tableFull: UInt64 = 0
+    /// Dials put off because the dial budget (`DiscoveryConfiguration.dialsPerSecond`) was spent.
+    public var dialsDeferred: UInt64 = 0
     /// Rejected datagrams by reason.
     public var rejected: [BeaconError: Rejection] = [:]
     /// Per-source counters, sorted by host.

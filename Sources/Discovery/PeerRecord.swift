@@ -1,5 +1,43 @@
 import Identity
 
+/// Dials allowed to start, all peers together: a token bucket (`DiscoveryConfiguration
+/// .dialsPerSecond`, `.dialBurst`) in thousandths of a dial, so refill is exact in milliseconds.
+struct DialBudget: Sendable, Equatable {
+    private let perSecond: UInt64
+    private let burst: UInt64
+    private var credit: UInt64
+    private var refilledAt: UInt64?
+
+    init(perSecond: UInt64, burst: UInt64) {
+        self.perSecond = perSecond
+        self.burst = burst * 1_000
+        credit = burst * 1_000
+    }
+
+    /// Takes one dial if the budget has one at `now`.
+    mutating func take(now: UInt64) -> Bool {
+        refill(now: now)
+        guard credit >= 1_000 else { return false }
+        credit -= 1_000
+        return true
+    }
+
+    /// When the next dial will be in the budget (now, if one is).
+    func nextTokenAt(now: UInt64) -> UInt64 {
+        var copy = self
+        copy.refill(now: now)
+        guard copy.credit < 1_000 else { return now }
+        return now + (1_000 - copy.credit + perSecond - 1) / perSecond
+    }
+
+    private mutating func refill(now: UInt64) {
+        defer { refilledAt = max(refilledAt ?? now, now) }
+        guard let last = refilledAt, now > last else { return }
+        let gained = (now - last).multipliedReportingOverflow(by: perSecond)
+        credit = gained.overflow ? burst : min(burst, credit + gained.partialValue)
+    }
+}
+
 /// When the next dial to one peer (or keyless static endpoint) may happen: exponential backoff
 /// over consecutive failures, reset by a link.
 ///
@@ -82,6 +120,9 @@ struct PeerRecord: Sendable {
     /// The latest endpoint it was heard at (a beacon) or linked through (our dial).
     var provenAddress: Endpoint?
     var link: LinkRecord?
+    /// A link to it came up at least once: its identity was proven by a handshake, which a
+    /// forged beacon cannot do. Such peers (and static ones) are dialed first when dials are short.
+    var everLinked = false
     var dial = DialSchedule()
     /// Since when it has been alive and unlinked: the larger key's fallback dial counts from here.
     var unlinkedSince: UInt64

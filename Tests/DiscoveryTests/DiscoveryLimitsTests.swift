@@ -44,6 +44,36 @@ import Wire
         #expect(dials == 1, "100 beacons in one second, each with a new instance id, made \(dials) dials")
     }
 
+    /// Every new identity asks for a dial, and identities cost nothing: dials are budgeted
+    /// (burst, then a steady rate), and a peer linked before gets the first dial when they are
+    /// short. Before the budget, 200 made-up identities meant 200 connections at once.
+    @Test func aFloodOfNewIdentities_isDialedWithinTheBudget_andAPeerLinkedBeforeComesFirst() {
+        var discovery = startedDiscovery {
+            $0.dialsPerSecond = 10; $0.dialBurst = 20
+        }
+        let returning = user(1_000)  // the largest key: last in key order
+        var friend = FakePeer(returning, host: lanHost(2))
+        _ = discovery.hear(&friend, interval: 60_000, now: 0)
+        _ = discovery.onLinkEstablished(peer: returning, via: friend.dialEndpoint, now: 0)
+        _ = discovery.onLinkLost(peer: returning, now: 0)  // redial due after the first backoff (1 s)
+        var connects: [(UInt64, UserID?)] = []
+        func note(_ directives: [DiscoveryDirective], at now: UInt64) {
+            for case .connect(let peer, _) in directives { connects.append((now, peer)) }
+        }
+        for index in 0..<200 {
+            var forger = FakePeer(user(100 + UInt64(index)), host: Endpoint(host: "127.0.0.9", port: 7747))  // loopback: no beacon limit
+            note(discovery.hear(&forger, now: 500), at: 500)
+        }
+        #expect(connects.count == 20, "the burst: \(connects.count) dials at once")
+        #expect(discovery.diagnostics.dialsDeferred > 0)
+
+        // The returning peer's redial falls due while the budget is empty: it gets the next dial.
+        for now in stride(from: UInt64(510), through: 3_000, by: 10) { note(discovery.tick(at: [now]), at: now) }
+        let later = connects.dropFirst(20)
+        #expect(later.first { $0.0 >= 1_000 }?.1 == returning, "\(later.prefix(3).map { "\($0.0) \($0.1?.text.prefix(12) ?? "-")" })")
+        #expect((20...26).contains(later.count), "\(later.count) dials in 2.5 s at 10 a second")
+    }
+
     @Test func loopbackSources_areNotRateLimited_unlessConfigured() {
         var lab = startedDiscovery()
         var local = FakePeer(largerPeer, host: Endpoint(host: "127.0.0.1", port: 7747))

@@ -32,6 +32,8 @@ public struct DoctorReport: Codable, Sendable, Equatable {
         public var duplicateIdentity: UInt64
         /// Where the last beacon with our identity from another process came from.
         public var duplicateIdentitySource: String?
+        /// Dials put off because this node's dial budget was spent (a flood of new identities).
+        public var dialsDeferred: UInt64? = nil
     }
 
     /// Datagrams from one source address.

@@ -81,7 +81,8 @@ extension Node {
                 sent: sent?.sent ?? 0, sendFailures: sent?.failed ?? 0, lastSendError: sent?.lastError,
                 ownHeard: diagnostics.ownBeaconsHeard, accepted: diagnostics.accepted, replayed: diagnostics.replayed,
                 rateLimited: diagnostics.rateLimited, oversized: udp?.oversizedDatagramCount ?? 0,
-                duplicateIdentity: diagnostics.duplicateIdentity, duplicateIdentitySource: duplicateIdentitySource?.description),
+                duplicateIdentity: diagnostics.duplicateIdentity, duplicateIdentitySource: duplicateIdentitySource?.description,
+                dialsDeferred: diagnostics.dialsDeferred),
             sources: diagnostics.sources.map {
                 .init(
                     host: $0.host, heard: $0.heard, rejected: $0.rejected, rateLimited: $0.rateLimited,

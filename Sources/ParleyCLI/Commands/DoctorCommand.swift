@@ -137,6 +137,9 @@ struct DoctorCommand: Command {
         if beacons.sendFailures > 0 { sent += ", \(beacons.sendFailures) failed (last: \(beacons.lastSendError ?? "?"))" }
         out.line(sent + "; our own heard back \(beacons.ownHeard)" + (beacons.ownHeard == 0 ? " (none: is the broadcast target reachable?)" : ""))
         out.line("  accepted \(beacons.accepted), replayed \(beacons.replayed), rate-limited \(beacons.rateLimited), oversized \(beacons.oversized)")
+        if let deferred = beacons.dialsDeferred, deferred > 0 {
+            out.line("  ! \(deferred) dials put off: more new peers than this node dials a second (a flood of made-up identities?)")
+        }
         if beacons.duplicateIdentity > 0 {
             out.line(
                 "  ! \(beacons.duplicateIdentity) beacons carry this node's identity from another process"
