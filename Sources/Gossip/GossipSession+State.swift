@@ -156,17 +156,20 @@ extension GossipSession {
 
     /// Stores a chain's state; a new chain is remembered only under `maxChains`. Every change
     /// of a remembered chain goes through here (or `removeChain`), which keeps `missing` exact.
+    ///
+    /// It writes through `shared[…]?.chains[…]` in place: copying the partition out and back
+    /// would copy its whole chain table on every call (the table is shared with `shared` while
+    /// the copy is mutated), which profiles of live push showed.
     mutating func setChain(_ key: ChainKey, _ chain: Chain) {
-        guard var partition = shared[key.partition] else { return }
-        if let old = partition.chains[key.author] {
+        guard shared[key.partition] != nil else { return }
+        if let old = shared[key.partition]?.chains[key.author] {
             missing -= old.gap
         } else {
             guard chainCount < configuration.maxChains else { return }
             chainCount += 1
         }
         missing += chain.gap
-        partition.chains[key.author] = chain
-        shared[key.partition] = partition
+        shared[key.partition]?.chains[key.author] = chain
     }
 
     /// Forgets a chain (its knowledge is covered by the partition's baseline).
