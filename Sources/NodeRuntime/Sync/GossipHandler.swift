@@ -131,7 +131,7 @@ public final class GossipHandler: LinkMessageHandler {
     /// otherwise the first link that delivers it. The pusher itself is never asked to skip.
     func notePush(_ key: ChainKey, from peer: UserID, duplicate: Bool, node: isolated Node) {
         if peer == key.author {
-            pushers[key] = peer
+            if pushers[key] != nil || pushers.count < Self.maxPushers { pushers[key] = peer }
             return
         }
         guard let pusher = pushers[key] else {
