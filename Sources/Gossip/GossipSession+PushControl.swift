@@ -71,15 +71,20 @@ extension GossipSession {
     }
 
     /// A RESUME from the peer: this session pushes those chains again, starting with the next
-    /// new op whatever the peer is known to hold (the peer fetches a gap with a WANT).
+    /// new op whatever the peer is known to hold (the peer fetches a gap with a WANT). A vector
+    /// round of each partition follows at once, so what the peer missed meanwhile arrives even
+    /// if no new op comes.
     mutating func receiveResume(_ chains: [ChainKey]) {
         guard pushControl else { return }
+        var partitions: [PartitionID] = []
         for key in chains {
             skippedByPeer.remove(key)
             guard shared[key.partition] != nil else { continue }
             var chain = self.chain(key) ?? Chain()
             chain.resumed = true
             setChain(key, chain)
+            if !partitions.contains(key.partition) { partitions.append(key.partition) }
         }
+        for id in partitions { startExchange(id) }
     }
 }

@@ -98,8 +98,8 @@ import Testing
             try await Task.sleep(for: .milliseconds(10))
         }
         #expect(await eventually { await !cut.linkedPeers.contains(identities[0].id) })
-        // Anti-entropy is an hour away: only RESUME (and the WANT its first push triggers) can
-        // bring n1 the rest.
+        // Anti-entropy is an hour away: only RESUME (the vector round it starts, and the WANTs
+        // its first pushes trigger) can bring n1 the rest.
         #expect(await converged(nodes, count: 90, names: names), "n1 holds \(nodes.opCount("n1", lobby.id)) of 90")
         let digests = try names.map { name in try nodes.withStore(name) { try $0.digest(lobby.id) } }
         #expect(Set(digests.map(\.raw)).count == 1)
