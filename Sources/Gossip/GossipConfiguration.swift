@@ -29,6 +29,23 @@ public struct GossipConfiguration: Hashable, Sendable {
     /// Milliseconds between anti-entropy rounds (re-sent summaries of changed partitions).
     /// Keepalive and the idle timeout are the link's (DESIGN §4.2), not the session's.
     public var antiEntropyInterval: UInt64 = 30_000
+    /// Push control (EBT-style SKIP/RESUME): ask a peer to stop pushing a chain another link
+    /// delivers first, and honour such asks. Announced in `hello`; used on a link only when both
+    /// sides announce it.
+    public var pushControl = true
+    /// Chains a peer asked this session to skip, remembered per link (the oldest is forgotten
+    /// beyond it: pushes of that chain resume, and the peer asks again). Also the most SKIPs this
+    /// session keeps outstanding with the peer (beyond it, duplicates are tolerated).
+    public var maxSkippedChains = 16_384
+    /// NEW_OPs one author's chain may arrive at on one link: more is a flood (a violation). The
+    /// sending side paces itself at `pushPacing` of it and leaves the rest to WANTs, which the
+    /// receiver asks for at its own pace. Peers are expected to use the same limit.
+    public var authorPushRate = OpRate(perSecond: 1_000, burst: 10_000)
+    /// The share of `authorPushRate` an honest sender pushes at most, per author and link.
+    public var pushPacing = OpRate.Share(percent: 80)
+    /// Authors whose push rates are tracked per link (each way); beyond it the least useful
+    /// entries are forgotten (`AuthorRates`).
+    public var maxRateTrackedAuthors = 4_096
     /// Store and forward: offer conversations and inboxes to every peer and carry those offered
     /// (`SyncPolicy.carriesForOthers`). Not part of a session's behaviour; the shell's policy reads it.
     public var carriesForOthers = true
@@ -37,7 +54,7 @@ public struct GossipConfiguration: Hashable, Sendable {
 
     /// What this node announces in the sync fields of its link HELLO.
     public var hello: SyncHello {
-        SyncHello(protocolVersion: Self.protocolVersion, maxFrame: UInt32(maxFrameBytes), features: 0)
+        SyncHello(protocolVersion: Self.protocolVersion, maxFrame: UInt32(maxFrameBytes), features: pushControl ? SyncHello.pushControl : 0)
     }
 
     func validate() {
@@ -45,6 +62,8 @@ public struct GossipConfiguration: Hashable, Sendable {
         precondition((1...SyncMessage.maxWantCount).contains(wantCredit), "WANT credit must be 1...\(SyncMessage.maxWantCount)")
         precondition(maxOutstandingWants >= 1 && maxQueuedPeerWants >= 1 && loadBatch >= 1, "limits must be positive")
         precondition(antiEntropyInterval > 0, "the anti-entropy interval must be positive")
+        precondition(authorPushRate.perSecond >= 1 && authorPushRate.burst >= 1, "the author push rate must be positive")
+        precondition(maxSkippedChains >= 1 && maxRateTrackedAuthors >= 1, "limits must be positive")
     }
 }
 
@@ -56,10 +75,12 @@ public struct GossipConfiguration: Hashable, Sendable {
 /// |---:|---|
 /// | 2 | protocol version (≥ 1) |
 /// | 4 | the largest frame the sender accepts |
-/// | 4 | feature bits (none defined yet: 0) |
+/// | 4 | feature bits: bit0 push control (SKIP, RESUME); others 0, ignored when read |
 public struct SyncHello: Hashable, Sendable {
     /// Bytes of the fields on the wire.
     public static let encodedBytes = 10
+    /// Feature bit: the sender speaks SKIP and RESUME (`SyncMessage.skip`, `.resume`).
+    public static let pushControl: UInt32 = 1 << 0
 
     public var protocolVersion: UInt16
     public var maxFrame: UInt32

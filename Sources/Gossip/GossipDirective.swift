@@ -37,6 +37,12 @@ public enum GossipDirective: Hashable, Sendable {
     case claimChain(PartitionID, author: UserID)
     /// This session is done fetching the chain (it holds no claim on it any more).
     case releaseChain(PartitionID, author: UserID)
+    /// A NEW_OP of this chain arrived from the peer, new to this node or a `duplicate`. The node
+    /// keeps one pusher per chain, the link that delivers it: the chain's author when linked,
+    /// else the first link to deliver it. For a duplicate from a link that is not the pusher,
+    /// call this session's `onRedundantPush` (it asks the peer to SKIP the chain); when the
+    /// pusher's link ends, call `onPushersLost` of every other session with its chains.
+    case pushReceived(PartitionID, author: UserID, duplicate: Bool)
     /// Call `onTick` after this many milliseconds (replacing any earlier request).
     case scheduleTick(after: UInt64)
 }
@@ -60,6 +66,9 @@ public enum GossipError: Error, Hashable, Sendable, CustomStringConvertible {
     case tooManyWants
     /// More ops from this peer failed validation (signatures, chains, rules) than allowed.
     case tooManyInvalidOps(Int)
+    /// The peer pushed one author's ops faster than `GossipConfiguration.authorPushRate`
+    /// allows (an honest node paces its pushes below it and leaves the rest to WANTs).
+    case pushFlood(author: UserID, rate: OpRate)
 
     public var description: String {
         switch self {
@@ -70,6 +79,8 @@ public enum GossipError: Error, Hashable, Sendable, CustomStringConvertible {
         case .creditExceeded(let id, let author): "more ops of \(author.short) in \(id.text) than asked for"
         case .tooManyWants: "too many WANTs outstanding"
         case .tooManyInvalidOps(let count): "\(count) invalid ops"
+        case .pushFlood(let author, let rate):
+            "push flood: more than \(rate.perSecond) ops a second (burst \(rate.burst)) by \(author.short)"
         }
     }
 

@@ -17,6 +17,7 @@ extension GossipSession {
         shared[id] = partition
         let localByAuthor = Dictionary(localHeads.map { ($0.author, $0) }, uniquingKeysWith: { first, _ in first })
         var proofsMissing = false
+        var behindPushers: [ChainKey] = []
         for author in Set(localByAuthor.keys).union(exchange.remote.keys).sorted() {
             let key = ChainKey(partition: id, author: author)
             let mine = localByAuthor[author]
@@ -36,11 +37,17 @@ extension GossipSession {
             if let mine, let theirs, mine.maxSeq == theirs.maxSeq, mine.maxSeq > 0, mine.headID != theirs.headID, chain.probe == nil {
                 chain.probe = Probe(seq: mine.maxSeq, reason: .headsDiffer)
             }
+            // The peer holds more of a chain this node asked it to skip: the pusher is quiet or
+            // behind, so the peer pushes it again.
+            if skipsSent.contains(key), (chain.peerSeq ?? 0) > (chain.localSeq ?? 0) { behindPushers.append(key) }
             setChain(key, chain)
             advance(key)
         }
         if proofsMissing { emit(.loadForkProofs(id)) }
+        resume(behindPushers)
         pumpWants()
+        // Pushes held back by pacing during this round: the next round shows them.
+        if pacedPartitions.remove(id) != nil { startExchange(id) }
     }
 
     // MARK: - WANT
@@ -224,6 +231,14 @@ extension GossipSession {
         guard var chain = chain(key) else { return finish() }
         chain.applying = max(0, chain.applying - 1)
         chain.fetchedUnapplied = max(0, chain.fetchedUnapplied - ops.count)
+        if chain.applyingPush, ops.count == 1 {
+            switch outcomes[0] {
+            case .applied, .pending: emit(.pushReceived(key.partition, author: key.author, duplicate: false))
+            case .duplicate: emit(.pushReceived(key.partition, author: key.author, duplicate: true))
+            case .forkDetected, .rejected: break
+            }
+        }
+        chain.applyingPush = false
         let probe = chain.probe?.sent == true ? chain.probe : nil
         if probe != nil { chain.probe = nil }
         var proofsMissing = false

@@ -3,7 +3,7 @@ import Replica
 import Wire
 
 /// Received messages: SUMMARY, VECTOR, FORK here; WANT and OPS in `+Serve` and `+Fetch`;
-/// NEW_OP in `+Push`.
+/// NEW_OP in `+Push`; SKIP and RESUME in `+PushControl`.
 extension GossipSession {
     /// A frame received on the link: decodes it and handles the message. A reserved type (a
     /// later feature) is ignored; any other decoding error closes the link.
@@ -35,6 +35,8 @@ extension GossipSession {
         case .ops(let batch): receiveOps(batch)
         case .newOp(let op): receiveNewOp(op)
         case .fork(let proof): receiveFork(proof)
+        case .skip(let chains): receiveSkip(chains)
+        case .resume(let chains): receiveResume(chains)
         }
     }
 

@@ -6,8 +6,11 @@ import Wire
 /// hold exactly the op before; NEW_OP in, with a bounded buffer for ops that arrive early.
 extension GossipSession {
     /// An op this node just wrote or accepted (from any link). Pushed as NEW_OP only if the
-    /// partition is synced with the peer and the peer is known to hold seq - 1; a peer known to
-    /// hold it already, or further behind, is skipped (anti-entropy fetches what it lacks).
+    /// partition is synced with the peer and the peer is known to hold seq - 1 (or asked for the
+    /// chain again with RESUME); a peer known to hold it already, or further behind, is skipped
+    /// (anti-entropy fetches what it lacks), and so is a chain the peer asked to SKIP. Pushes
+    /// of one author are paced (`pushPacing`): beyond the pace the op is not pushed, and a
+    /// vector round lets the peer fetch it with WANTs.
     public mutating func onNewLocalOp(_ op: Operation, now: UInt64) -> [GossipDirective] {
         guard begin(now) else { return [] }
         let key = ChainKey(partition: op.partition, author: op.author)
@@ -16,24 +19,61 @@ extension GossipSession {
             chain.localSeq = max(chain.localSeq ?? 0, op.seq)
             setChain(key, chain)
         }
-        if isServable(key.partition), peerSeq(key, beforeLocal: op.seq) == op.seq - 1 {
-            send(.newOp(op))
+        if isServable(key.partition), !skippedByPeer.contains(key) {
             var chain = self.chain(key) ?? Chain()
-            chain.peerSeq = op.seq
-            chain.localSeq = max(chain.localSeq ?? 0, op.seq)
-            setChain(key, chain)
+            if wantsPush(key, seq: op.seq) {
+                if pushesSent.take(op.author, now: self.now) {
+                    send(.newOp(op))
+                    chain.peerSeq = op.seq
+                    chain.resumed = false
+                    chain.heldBack = false
+                } else {
+                    statistics.pushesPaced += 1
+                    chain.heldBack = true
+                    paced(key.partition)
+                }
+                chain.localSeq = max(chain.localSeq ?? 0, op.seq)
+                setChain(key, chain)
+            } else if chain.heldBack {
+                // The peer is behind because of pacing, and fetching: a round shows it this op too.
+                paced(key.partition)
+            }
         }
         advance(key)
         pumpWants()
         return finish()
     }
 
-    /// A NEW_OP from the peer. It MUST be in a partition offered to the peer. It is applied at
-    /// once when the chain is idle; while a WANT or an apply is in flight, or when it is known to
-    /// be ahead of the chain, it waits in the chain's buffer (and a WANT fills the gap).
+    /// Whether the peer should get op `seq` of a chain pushed: it holds seq - 1, or it resumed
+    /// the chain and does not hold seq yet.
+    func wantsPush(_ key: ChainKey, seq: UInt64) -> Bool {
+        let known = peerSeq(key, beforeLocal: seq)
+        if known == seq - 1 { return true }
+        guard chain(key)?.resumed == true else { return false }
+        return (known ?? 0) < seq
+    }
+
+    /// A push held back by pacing: a vector round (now, or after the one running) shows the
+    /// peer what it lacks, and it fetches that with WANTs at its own pace.
+    mutating func paced(_ id: PartitionID) {
+        if shared[id]?.exchange == nil {
+            startExchange(id)
+        } else {
+            pacedPartitions.insert(id)
+        }
+    }
+
+    /// A NEW_OP from the peer. It MUST be in a partition offered to the peer, and one author's
+    /// NEW_OPs MUST stay within `authorPushRate` (else the link closes). It is applied at once
+    /// when the chain is idle; while a WANT or an apply is in flight, or when it is known to be
+    /// ahead of the chain, it waits in the chain's buffer (and a WANT fills the gap). Whether it
+    /// was new or a duplicate goes to the node (`.pushReceived`), which picks the chain's pusher.
     mutating func receiveNewOp(_ op: Operation) {
         let key = ChainKey(partition: op.partition, author: op.author)
         guard sentDigests[key.partition] != nil else { return close(.partitionNotOffered(key.partition)) }
+        guard pushesReceived.take(op.author, now: now) else {
+            return close(.pushFlood(author: op.author, rate: configuration.authorPushRate))
+        }
         guard isServable(key.partition) else { return }
         statistics.opsReceived += 1
         var chain = self.chain(key) ?? Chain()
@@ -46,13 +86,16 @@ extension GossipSession {
         }
         let knownAhead = chain.localSeq.map { op.seq > $0 + 1 } ?? false
         if !chain.isIdle || knownAhead {
-            if op.seq >= chain.nextSeq { insertPending(op, into: &chain) }
+            let held = op.seq < chain.nextSeq
+            if !held { insertPending(op, into: &chain) }
             setChain(key, chain)
+            emit(.pushReceived(key.partition, author: key.author, duplicate: held))
             advance(key)
             pumpWants()
             return
         }
         chain.applying += 1
+        chain.applyingPush = true
         setChain(key, chain)
         emit(.apply([op]))
     }

@@ -2,12 +2,6 @@ import Identity
 import Replica
 import Wire
 
-/// One author's log in one partition: the unit of fetching, pushing and fork handling.
-struct ChainKey: Hashable, Sendable {
-    var partition: PartitionID
-    var author: UserID
-}
-
 /// Where an author forked: a fork proof's chain and seq.
 struct ForkPoint: Hashable, Sendable {
     var chain: ChainKey
@@ -88,6 +82,14 @@ struct Chain: Sendable {
     var wantSentAt: UInt64 = 0
     /// Out-of-order NEW_OPs, sorted by seq, at most `maxPendingPerChain`.
     var pending: [Operation] = []
+    /// The apply in flight is a NEW_OP's: its outcome tells the node whether the push was new.
+    var applyingPush = false
+    /// The peer asked for this chain again (RESUME): push the next op even if the peer is not
+    /// known to hold the one before (it fetches the gap with a WANT).
+    var resumed = false
+    /// Pushes of this chain were held back by pacing since the peer last held all of it: each
+    /// new op not pushed starts (or extends) a vector round, so the peer fetches it.
+    var heldBack = false
 
     var isIdle: Bool { want == nil && applying == 0 }
 
@@ -102,7 +104,9 @@ struct Chain: Sendable {
     var nextSeq: UInt64 { (localSeq ?? 0) + 1 }
 
     /// A NEW_OP or OPS entry that tells nothing the baseline does not: safe to forget.
-    var isForgettable: Bool { isIdle && !queued && pending.isEmpty && probe == nil && !frozen && !blocked && claim == .none }
+    var isForgettable: Bool {
+        isIdle && !queued && pending.isEmpty && probe == nil && !frozen && !blocked && claim == .none && !resumed && !heldBack
+    }
 }
 
 /// A request for the peer's op at one seq, to compare with ours: when it differs, the store
@@ -152,17 +156,20 @@ extension GossipSession {
 
     /// Stores a chain's state; a new chain is remembered only under `maxChains`. Every change
     /// of a remembered chain goes through here (or `removeChain`), which keeps `missing` exact.
+    ///
+    /// It writes through `shared[…]?.chains[…]` in place: copying the partition out and back
+    /// would copy its whole chain table on every call (the table is shared with `shared` while
+    /// the copy is mutated), which profiles of live push showed.
     mutating func setChain(_ key: ChainKey, _ chain: Chain) {
-        guard var partition = shared[key.partition] else { return }
-        if let old = partition.chains[key.author] {
+        guard shared[key.partition] != nil else { return }
+        if let old = shared[key.partition]?.chains[key.author] {
             missing -= old.gap
         } else {
             guard chainCount < configuration.maxChains else { return }
             chainCount += 1
         }
         missing += chain.gap
-        partition.chains[key.author] = chain
-        shared[key.partition] = partition
+        shared[key.partition]?.chains[key.author] = chain
     }
 
     /// Forgets a chain (its knowledge is covered by the partition's baseline).

@@ -33,11 +33,20 @@ import Wire
 /// - Live push (EBT-style): a new local op goes out as NEW_OP only when the peer is known to
 ///   hold exactly the op before it; otherwise anti-entropy fetches it. A NEW_OP that arrives
 ///   ahead of the chain is kept (at most `maxPendingPerChain` per chain) while a WANT fills the gap.
+/// - Push control (both sides announce `SyncHello.pushControl`): a chain the peer sent SKIP for
+///   is not pushed until it sends RESUME; after RESUME the next op is pushed even ahead of what
+///   the peer is known to hold. The session sends SKIP when the node finds the peer's push
+///   redundant (`onRedundantPush`), and RESUME when the chain's pusher is lost (`onPushersLost`)
+///   or a vector round shows the skipped peer ahead.
+/// - Pacing: one author's NEW_OPs go out at most at `pushPacing` of `authorPushRate`; an op held
+///   back starts a vector round (and another after it while ops are held back), so the peer
+///   fetches the rest with WANTs. The peer's NEW_OPs beyond `authorPushRate` close the link.
 /// - Every `antiEntropyInterval` the session asks for fresh summaries and re-sends the entries
 ///   whose digest changed since it last sent them, or that still differ from the peer's.
 /// - The peer's link closes (`.close`) for: a malformed frame; a WANT, OPS or NEW_OP in a
 ///   partition never offered to it; OPS not asked for or beyond the credit; too many WANTs
-///   queued; more than `maxInvalidOps` ops that fail validation. A peer whose `SyncHello` this
+///   queued; more than `maxInvalidOps` ops that fail validation; one author's NEW_OPs past
+///   `authorPushRate`. A peer whose `SyncHello` this
 ///   build cannot speak is closed at `start` (`incompatiblePeer`, not a violation).
 ///
 /// What the shell MUST do:
@@ -50,6 +59,9 @@ import Wire
 ///   outcome is `.applied`, in order; likewise after writing a local op; and pass each new fork
 ///   proof (from `.forkDetected` or a `.applyForkProof` that changed something) to
 ///   `onLocalForkProof` of every session;
+/// - keep one pusher per chain from `.pushReceived` (the author when linked, else the first
+///   link to deliver it), call `onRedundantPush` of a session whose duplicate push came from
+///   another link than the pusher, and `onPushersLost` of every session when a pusher's link ends;
 /// - keep one timer, re-armed by each `.scheduleTick(after:)`, and call `onTick` when it fires;
 /// - grant each `.claimChain` unless another session holds that chain, remembering who was
 ///   refused; on `.releaseChain`, or when the holder's link ends, call `onChainReleased` of
@@ -100,12 +112,32 @@ public struct GossipSession: Sendable {
     /// Fork proofs the peer has (it sent them, or this session did), by chain and seq.
     var forksKnownByPeer: Set<ForkPoint> = []
 
+    // Live push control and rates (`+PushControl`).
+    /// Both sides announced push control: SKIP and RESUME may be sent and are honoured.
+    var pushControl = false
+    /// Chains the peer asked this session not to push; `skippedOrder` holds them oldest first
+    /// (with stale entries of chains resumed since, dropped as they come up).
+    var skippedByPeer: Set<ChainKey> = []
+    var skippedOrder = Queue<ChainKey>()
+    /// Chains this session asked the peer to skip, so it can RESUME them.
+    var skipsSent: Set<ChainKey> = []
+    /// NEW_OPs received per author (beyond `authorPushRate`: a flood) and sent per author
+    /// (paced at `pushPacing` of it).
+    var pushesReceived: AuthorRates
+    var pushesSent: AuthorRates
+    /// Partitions with pushes held back by pacing during a vector round: another round follows.
+    var pacedPartitions: Set<PartitionID> = []
+
     // Timers.
     var nextAntiEntropy: UInt64 = 0
 
     public init(configuration: GossipConfiguration = GossipConfiguration()) {
         configuration.validate()
         self.configuration = configuration
+        pushesReceived = AuthorRates(rate: configuration.authorPushRate, capacity: configuration.maxRateTrackedAuthors, evictsUnrefilled: true)
+        pushesSent = AuthorRates(
+            rate: configuration.authorPushRate.scaled(by: configuration.pushPacing), capacity: configuration.maxRateTrackedAuthors,
+            evictsUnrefilled: false)
     }
 
     /// Whether the link is over (closed by either side); later events return nothing.
@@ -134,6 +166,7 @@ public struct GossipSession: Sendable {
             return finish()
         }
         peerMaxFrame = min(Int(peer.maxFrame), configuration.maxFrameBytes)
+        pushControl = configuration.pushControl && peer.features & SyncHello.pushControl != 0
         for summary in summaries { local[summary.id] = summary }
         sendSummary(of: summaries.map(\.id), evenIfEmpty: true)
         emit(.scheduleTick(after: nextAntiEntropy - now))
@@ -203,6 +236,8 @@ public struct GossipSession: Sendable {
         switch message {
         case .ops(let batch): statistics.opsSent += batch.ops.count
         case .newOp: statistics.opsSent += 1
+        case .skip(let chains): statistics.skipsSent += chains.count
+        case .resume(let chains): statistics.resumesSent += chains.count
         default: break
         }
     }
@@ -260,6 +295,8 @@ public struct GossipSession: Sendable {
             let key = ChainKey(partition: id, author: author)
             chain.peerSeq = nil
             chain.blocked = false
+            chain.resumed = false
+            chain.heldBack = false
             if chain.isForgettable {
                 removeChain(key)
             } else {
@@ -276,6 +313,11 @@ public struct GossipStatistics: Hashable, Sendable {
     public var opsReceived = 0
     /// Ops sent in OPS and NEW_OP messages.
     public var opsSent = 0
+    /// Chains this node asked the peer to stop pushing (SKIP), and to push again (RESUME).
+    public var skipsSent = 0
+    public var resumesSent = 0
+    /// New ops not pushed because this author's pushes on the link reached the pacing rate.
+    public var pushesPaced = 0
 
     public init() {}
 }

@@ -69,6 +69,10 @@ extension SyncMessage {
             } catch {
                 throw SyncDecodingError.invalidForkProof(error)
             }
+        case .skip:
+            return .skip(try chains(&reader, "skip chains"))
+        case .resume:
+            return .resume(try chains(&reader, "resume chains"))
         case .presence, .typing, .blobWant, .blob:
             throw SyncDecodingError.reservedType(type)
         }
@@ -78,6 +82,19 @@ extension SyncMessage {
         let count = Int(try reader.u16(field))
         guard count <= limit else { throw SyncDecodingError.overLimit(field: field, value: count, limit: limit) }
         return count
+    }
+
+    /// The chains of a SKIP or RESUME: at least one, at most `maxPushControlChains`.
+    private static func chains(_ reader: inout ByteReader, _ field: String) throws -> [ChainKey] {
+        let count = try boundedCount(&reader, field, limit: maxPushControlChains)
+        guard count >= 1 else { throw SyncDecodingError.invalidValue(field: field) }
+        var chains: [ChainKey] = []
+        chains.reserveCapacity(count)
+        for _ in 0..<count {
+            let partition = try reader.partition("chain partition")
+            chains.append(ChainKey(partition: partition, author: UserID(try reader.bytes32("chain author"))))
+        }
+        return chains
     }
 
     private static func summaryEntry(_ reader: inout ByteReader) throws -> SummaryEntry {

@@ -58,6 +58,13 @@ extension SyncMessage {
             writer.raw(op.body)
         case .fork(let proof):
             writer.raw(proof.encoded)
+        case .skip(let chains), .resume(let chains):
+            precondition((1...Self.maxPushControlChains).contains(chains.count), "1...\(Self.maxPushControlChains) chains per SKIP or RESUME")
+            writer.u16(UInt16(chains.count))
+            for chain in chains {
+                writer.bytes32(chain.partition.raw)
+                writer.bytes32(chain.author.raw)
+            }
         }
         precondition(writer.bytes.count <= Self.maxBytes, "a \(type) message of \(writer.bytes.count) bytes is over one frame")
         return writer.bytes
@@ -71,6 +78,7 @@ extension SyncMessage {
         case .newOp(let op): 1 + op.header.count + op.body.count
         case .fork: 1 + 2 * Operation.headerBytes
         case .want: 1 + 32 + 32 + 8 + 2
+        case .skip(let chains), .resume(let chains): 1 + 2 + chains.count * Self.chainBytes
         }
     }
 

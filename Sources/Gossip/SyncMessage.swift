@@ -21,6 +21,12 @@ import Wire
 /// | 0x0C | TYPING | `TypingMessage` (the shell's, not the session's) |
 /// | 0x0D | BLOB_WANT | `BlobMessage` (the shell's `BlobFetcher`, not the session's) |
 /// | 0x0E | BLOB | `BlobMessage` |
+/// | 0x0F | SKIP | `count u16` (1…1,024) ‖ count × chain (`partition [32]` ‖ `author [32]`) |
+/// | 0x10 | RESUME | as SKIP |
+///
+/// SKIP and RESUME (push control, after Scuttlebutt's Epidemic Broadcast Trees) are sent only
+/// to a peer whose `SyncHello` announced `SyncHello.pushControl`, and only when this node
+/// announced it too: a node without the feature would close the link on an unknown type.
 ///
 /// The link layer owns HELLO 0x01, PING 0x09, PONG 0x0A, BYE 0x0B and ADDRESSES 0x11
 /// (NodeRuntime's `LinkMessage`): there is one HELLO on the wire, the link's, and it carries
@@ -48,6 +54,11 @@ public enum SyncMessage: Hashable, Sendable {
     case newOp(Operation)
     /// Proof that an author forked a partition.
     case fork(ForkProof)
+    /// "Stop pushing these chains to me": another link delivers them first (push control).
+    case skip([ChainKey])
+    /// "Push these chains to me again", even ahead of what I hold: the link that delivered them
+    /// is gone or behind (push control).
+    case resume([ChainKey])
 
     /// The largest message: one frame (DESIGN §4.2).
     public static let maxBytes = 1 << 20
@@ -59,6 +70,8 @@ public enum SyncMessage: Hashable, Sendable {
     public static let maxOpsPerBatch = 256
     /// The largest `max count` of a WANT.
     public static let maxWantCount = 256
+    /// Chains in one SKIP or RESUME.
+    public static let maxPushControlChains = 1_024
     /// The largest encoded partition descriptor in a summary entry.
     public static let maxDescriptorBytes = 96
     /// The smallest op on the wire (a header and an empty or erased body) and the largest.
@@ -72,6 +85,7 @@ public enum SyncMessage: Hashable, Sendable {
     static let headBytes = 32 + 8 + 32 + 8
     static let opsPrefixBytes = 1 + 32 + 32 + 1 + 2
     static let opLengthBytes = 4
+    static let chainBytes = 32 + 32
 
     /// The type byte of this message.
     public var type: SyncMessageType {
@@ -82,6 +96,8 @@ public enum SyncMessage: Hashable, Sendable {
         case .ops: .ops
         case .newOp: .newOp
         case .fork: .fork
+        case .skip: .skip
+        case .resume: .resume
         }
     }
 }
@@ -98,6 +114,8 @@ public enum SyncMessageType: UInt8, Sendable, CaseIterable {
     case typing = 0x0C
     case blobWant = 0x0D
     case blob = 0x0E
+    case skip = 0x0F
+    case resume = 0x10
 
     /// Types this decoder does not read: presence (no codec yet), and typing and blobs, which
     /// have codecs of their own (`TypingMessage`, `BlobMessage`) and are handled by the shell.
@@ -106,6 +124,19 @@ public enum SyncMessageType: UInt8, Sendable, CaseIterable {
         case .presence, .typing, .blobWant, .blob: true
         default: false
         }
+    }
+}
+
+/// One author's log in one partition (`partition [32]` ‖ `author [32]` on the wire): the unit of
+/// fetching, pushing and fork handling.
+public struct ChainKey: Hashable, Sendable, Comparable {
+    public var partition: PartitionID
+    public var author: UserID
+
+    public init(partition: PartitionID, author: UserID) { (self.partition, self.author) = (partition, author) }
+
+    public static func < (lhs: ChainKey, rhs: ChainKey) -> Bool {
+        (lhs.partition, lhs.author) < (rhs.partition, rhs.author)
     }
 }
 

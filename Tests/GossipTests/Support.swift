@@ -155,6 +155,9 @@ final class TestNode {
             try run(session.onChainClaim(partition, author: author, granted: true, now: now))
         case .releaseChain:
             releases += 1
+        case .pushReceived:
+            // One link: its peer is every chain's pusher.
+            break
         }
     }
 

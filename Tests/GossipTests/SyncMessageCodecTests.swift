@@ -40,6 +40,8 @@ import Wire
             .ops(OpBatch(partition: lobby.id, author: alice.id, ops: [], isLast: true)),
             .newOp(ops[0]),
             .fork(try ForkProof(forkA.header, forkB.header)),
+            .skip([ChainKey(partition: lobby.id, author: alice.id)]),
+            .resume([ChainKey(partition: lobby.id, author: alice.id), ChainKey(partition: conversation.id, author: bob.id)]),
         ]
     }
 
@@ -64,6 +66,25 @@ import Wire
         #expect(Array(entry[4..<36]) == PartitionDescriptor.directory.id.bytes)
         #expect(Array(entry[36..<68]) == PartitionDigest.empty.raw.bytes)
         #expect(Array(entry[68...]) == [1, PartitionKind.directory.rawValue])
+        let skip = SyncMessage.skip([ChainKey(partition: lobby.id, author: alice.id)]).encode()
+        #expect(skip == [0x0F, 0x00, 0x01] + lobby.id.bytes + alice.id.publicKey)
+        let resume = SyncMessage.resume([ChainKey(partition: lobby.id, author: alice.id)]).encode()
+        #expect(resume == [0x10, 0x00, 0x01] + lobby.id.bytes + alice.id.publicKey)
+    }
+
+    @Test func skipAndResume_withNoChainsOrOverTheLimit_areRefused() throws {
+        for type: UInt8 in [0x0F, 0x10] {
+            let field = type == 0x0F ? "skip chains" : "resume chains"
+            #expect(throws: SyncDecodingError.invalidValue(field: field)) { try SyncMessage.decode([type, 0x00, 0x00]) }
+            // Only the count is present: refused before reading (or allocating for) any chain.
+            #expect(throws: SyncDecodingError.overLimit(field: field, value: 1_025, limit: 1_024)) { try SyncMessage.decode([type, 0x04, 0x01]) }
+            #expect(throws: SyncDecodingError.overLimit(field: field, value: 65_535, limit: 1_024)) { try SyncMessage.decode([type, 0xFF, 0xFF]) }
+            #expect(throws: SyncDecodingError.truncated(field: "chain author")) {
+                try SyncMessage.decode([type, 0x00, 0x02] + lobby.id.bytes + alice.id.publicKey + lobby.id.bytes)
+            }
+        }
+        let most = (0..<SyncMessage.maxPushControlChains).map { ChainKey(partition: lobby.id, author: Fixtures.identity(UInt8($0 % 200)).id) }
+        #expect(try SyncMessage.decode(SyncMessage.skip(most).encode()) == .skip(most))
     }
 
     @Test func everyMessage_truncatedAtEveryLength_isTruncated() throws {
@@ -92,7 +113,7 @@ import Wire
 
     @Test func types_unknownAndReserved_areNamed() {
         // 0x01, 0x09, 0x0A, 0x0B and 0x11 are the link layer's (HELLO, PING, PONG, BYE, ADDRESSES).
-        for type: UInt8 in [0x00, 0x01, 0x09, 0x0A, 0x0B, 0x0F, 0x10, 0x11, 0x7F, 0xFF] {
+        for type: UInt8 in [0x00, 0x01, 0x09, 0x0A, 0x0B, 0x11, 0x7F, 0xFF] {
             #expect(throws: SyncDecodingError.unknownType(type)) { try SyncMessage.decode([type, 0, 0]) }
         }
         for type in SyncMessageType.allCases where type.isReserved {

@@ -63,6 +63,8 @@ enum Seeds {
             .want(partition: room.id, author: author.id, fromSeq: 1, maxCount: 64),
             .ops(OpBatch(partition: room.id, author: author.id, ops: Array(ops.prefix(3)), isLast: true)),
             .newOp(ops[0]),
+            .skip([ChainKey(partition: room.id, author: author.id)]),
+            .resume([ChainKey(partition: room.id, author: author.id), ChainKey(partition: room.id, author: LinkKeys.server.id)]),
         ]
         let hello = LinkHello(
             instance: InstanceID(raw: 42), listenPort: 7748, nick: "alice", sync: SyncHello(protocolVersion: 1, maxFrame: 1 << 20, features: 0))

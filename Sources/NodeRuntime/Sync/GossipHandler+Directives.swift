@@ -77,6 +77,9 @@ extension GossipHandler {
         case .releaseChain(let partition, let author):
             release(ChainKey(partition: partition, author: author), by: peer, node: node)
 
+        case .pushReceived(let partition, let author, let duplicate):
+            notePush(ChainKey(partition: partition, author: author), from: peer, duplicate: duplicate, node: node)
+
         case .scheduleTick(let after):
             guard let link = sessions[peer]?.link else { return }
             sessions[peer]?.timer?.cancel()

@@ -45,13 +45,13 @@ public final class GossipHandler: LinkMessageHandler {
         let directive: GossipDirective
     }
 
-    /// A chain (partition, author) as the key of a claim.
-    struct ChainKey: Hashable {
-        let partition: PartitionID
-        let author: UserID
-    }
-
     var sessions: [UserID: PeerSession] = [:]
+    /// The link that pushes each chain to this node (push control): the others are asked to SKIP
+    /// it when they push a duplicate. At most `maxPushers` chains.
+    var pushers: [ChainKey: UserID] = [:]
+    /// Chains whose pusher is remembered (one entry each; beyond it, chains get no pusher and
+    /// their duplicate pushes are tolerated).
+    static let maxPushers = 65_536
     /// Which session fetches each chain, and the sessions refused it meanwhile.
     var claims: [ChainKey: UserID] = [:]
     var refused: [ChainKey: Set<UserID>] = [:]
@@ -119,6 +119,27 @@ public final class GossipHandler: LinkMessageHandler {
         feedBlobs(node: node) { fetcher, now in fetcher.onPeerGone(peer.id, now: now) }
         for key in refused.keys { refused[key]?.remove(peer.id) }
         for (key, holder) in claims where holder == peer.id { release(key, by: peer.id, node: node) }
+        let lost = pushers.filter { $0.value == peer.id }.map(\.key).sorted()
+        guard !lost.isEmpty else { return }
+        for key in lost { pushers[key] = nil }
+        feedAll(node: node) { _, session, now in session.onPushersLost(lost, now: now) }
+    }
+
+    /// `.pushReceived`: picks the chain's pusher and asks a redundant one to SKIP. The author of
+    /// a chain, when linked, is its pusher (it is where the chain's ops come from first, and a
+    /// chain whose author is skipped everywhere could be left to relays skipping each other);
+    /// otherwise the first link that delivers it. The pusher itself is never asked to skip.
+    func notePush(_ key: ChainKey, from peer: UserID, duplicate: Bool, node: isolated Node) {
+        if peer == key.author {
+            if pushers[key] != nil || pushers.count < Self.maxPushers { pushers[key] = peer }
+            return
+        }
+        guard let pusher = pushers[key] else {
+            if pushers.count < Self.maxPushers { pushers[key] = peer }
+            return
+        }
+        guard duplicate, pusher != peer else { return }
+        feed(peer, node: node) { session, now in session.onRedundantPush(key.partition, author: key.author, now: now) }
     }
 
     /// Ends `peer`'s claim on a chain; the sessions refused it meanwhile may try again.

@@ -57,6 +57,10 @@ struct RunCommand: Command {
             "apply the per-address caps (handshakes, links) and address bans to 127.x too; exempt by default, as every "
                 + "local node connects from 127.0.0.1 (for tests that attack from another 127.x address)"),
         .value(
+            "author-rate-limit", "OPS",
+            "live pushes (NEW_OP) of one author a peer may send a second before its link is closed as a flood "
+                + "(default 1000; the burst is 10 seconds' worth); this node pushes at most 80% of it"),
+        .value(
             "clock-skew-ms", "MS",
             "run with the wall clock MS milliseconds off, negative for behind (or $PARLEY_CLOCK_SKEW_MS); "
                 + "HLCs follow it, timers do not (the lab's clock-skew fault)"),
@@ -233,6 +237,10 @@ struct RunCommand: Command {
         if let value = try number(arguments, command: name, "rate-limit", 10...10_000_000) {
             configuration.link.rateLimit.framesPerSecond = UInt64(value)
             configuration.link.rateLimit.frameBurst = UInt64(value) * 5
+        }
+        if let value = try number(arguments, command: name, "author-rate-limit", 10...10_000_000) {
+            configuration.gossip.authorPushRate.perSecond = UInt64(value)
+            configuration.gossip.authorPushRate.burst = UInt64(value) * 10
         }
         return configuration
     }
