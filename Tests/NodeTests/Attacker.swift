@@ -231,6 +231,7 @@ final class Attacker: @unchecked Sendable {
         case .ops(let batch)?: return Set([batch.partition] + batch.ops.map(\.partition))
         case .newOp(let op)?: return [op.partition]
         case .fork(let proof)?: return [proof.partition]
+        case .skip(let chains)?, .resume(let chains)?: return Set(chains.map(\.partition))
         case nil: return []
         }
     }
