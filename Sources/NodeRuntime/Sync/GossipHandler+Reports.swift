@@ -35,7 +35,7 @@ extension GossipHandler {
     /// `.progress`: kept for `status`; logged while a long fetch runs ("fetching: 1,200 / 5,000
     /// ops from bob#k3v9q2") and when it ends.
     func noteProgress(fetched: Int, wanted: Int, from peer: UserID, node: isolated Node) {
-        guard var entry = sessions[peer] else { return }
+        guard let entry = sessions[peer] else { return }
         entry.progress = (fetched, wanted)
         let now = node.monotonicMillis
         let left = wanted - fetched
@@ -46,7 +46,6 @@ extension GossipHandler {
             node.log.info("caught up with \(node.displayName(of: peer)): \(Self.grouped(fetched)) ops fetched")
             entry.progressLoggedAt = nil
         }
-        sessions[peer] = entry
     }
 
     /// `1200` as `1,200`.

@@ -28,14 +28,21 @@ public final class GossipHandler: LinkMessageHandler {
     /// Milliseconds between checks of `PRAGMA data_version`.
     public let pollInterval: UInt64
 
-    /// One session per linked peer that speaks the sync protocol.
-    struct PeerSession {
+    /// One session per linked peer that speaks the sync protocol. A class: every frame and
+    /// every applied op looks sessions up, and copying this struct out of the dictionary (the
+    /// session's tables retained and released each time) showed in a profile of ten nodes.
+    final class PeerSession {
         let link: LinkID
         var session: GossipSession
         var timer: Task<Void, Never>?
         var progress = (fetched: 0, wanted: 0)
         /// When progress was last logged, while a long fetch is under way.
         var progressLoggedAt: UInt64?
+
+        init(link: LinkID, session: GossipSession) {
+            self.link = link
+            self.session = session
+        }
     }
 
     /// A directive waiting to be carried out, for the session of `link`.
@@ -163,8 +170,9 @@ public final class GossipHandler: LinkMessageHandler {
     /// to), in order. Called while directives are being carried out, it only queues them: the
     /// loop already running takes them next.
     func feed(_ peer: UserID, node: isolated Node, _ event: (inout GossipSession, UInt64) -> [GossipDirective]) {
-        guard let link = sessions[peer]?.link else { return }
-        let directives = event(&sessions[peer]!.session, node.monotonicMillis)
+        guard let entry = sessions[peer] else { return }
+        let link = entry.link
+        let directives = event(&entry.session, node.monotonicMillis)
         queue.append(contentsOf: directives.map { Work(peer: peer, link: link, directive: $0) })
         guard !draining else { return }
         draining = true
