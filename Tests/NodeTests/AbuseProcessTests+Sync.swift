@@ -30,11 +30,34 @@ extension NodeProcessTests.AbuseProcessTests {
         return next - ops.startIndex
     }
 
-    @Test func opFlood_fromOneAuthor_dropsAndBansIt_andStoresABoundedPart() async throws {
-        let cluster = NodeCluster(slot: 21)
+    /// The limit an op flood runs into, and what the victim's log says when it does.
+    enum FloodLimit: String, CaseIterable, Sendable {
+        /// 50 frames a second, a burst of 250: far above the honest node's few frames a second.
+        case frames
+        /// 50 NEW_OPs of one author a second, a burst of 500 (ten seconds' worth); an honest
+        /// node pushes at most 80% of it and lets the rest be fetched by WANT.
+        case authorPushes
+
+        var options: [String] {
+            switch self {
+            case .frames: ["--rate-limit", "50"]
+            case .authorPushes: ["--author-rate-limit", "50"]
+            }
+        }
+
+        var logged: String {
+            switch self {
+            case .frames: "banned #"
+            case .authorPushes: "push flood: more than 50 ops a second"
+            }
+        }
+    }
+
+    @Test(arguments: FloodLimit.allCases)
+    func opFlood_fromOneAuthor_dropsAndBansIt_andStoresABoundedPart(_ limit: FloodLimit) async throws {
+        let cluster = NodeCluster(slot: 21)  // both cases: the suite is serialized
         defer { cluster.shutdown() }
-        // 50 frames a second, a burst of 250: far above the honest node's few frames a second.
-        let scene = try await AbuseScene(cluster, victimOptions: ["--rate-limit", "50"])
+        let scene = try await AbuseScene(cluster, victimOptions: limit.options)
         let before = scene.memory()
         let done = Flag()
         let (port, victimID) = (scene.port, scene.victimID)
@@ -65,7 +88,7 @@ extension NodeProcessTests.AbuseProcessTests {
         let doctor = await scene.report("op flood", latencies: latencies, before: before)
 
         let stored = scene.victimLobbySeq(of: flooder.id)
-        print("AbuseProcessTests [op flood]: \(links) links, \(sent) NEW_OPs sent, \(ended) links dropped, \(stored) flood ops stored")
+        print("AbuseProcessTests [op flood, \(limit) limit]: \(links) links, \(sent) NEW_OPs sent, \(ended) links dropped, \(stored) flood ops stored")
         #expect(links == 3, "the flooder linked \(links) times; three violations should ban it")
         #expect(ended == links, "a flooding link was not dropped")
         #expect(stored < UInt64(sent), "every flood op was stored")
@@ -74,15 +97,16 @@ extension NodeProcessTests.AbuseProcessTests {
         let admission = try #require(doctor?.admission)
         #expect(admission.bannedPeers.contains(flooder.id.text), "the flooder is not banned")
         #expect(admission.bannedHosts.contains("127.0.0.11"), "the flooding address is not banned")
-        #expect(scene.victimLog.contains("flood: more than 50 frames a second"))
+        #expect(scene.victimLog.contains(limit == .frames ? "flood: more than 50 frames a second" : limit.logged))
     }
 
-    /// The same flood at the default limits (20,000 frames a second, a burst of 100,000). A node
-    /// reads a link only as fast as it applies what arrives — hundreds to a few thousand ops a
-    /// second here — so a flood of valid ops never reaches the frame limit and the flooder keeps
-    /// its link: the gap SECURITY.md names (no per-author limit). What this shows is that the
-    /// flood is paced by the victim rather than queued: memory stays bounded, and the honest
-    /// pair keeps talking meanwhile. The figures say how far the flood got.
+    /// The same flood at the default limits (20,000 frames a second, a burst of 100,000; 1,000
+    /// pushes of one author a second, a burst of 10,000). A node reads a link only as fast as it
+    /// applies what arrives — hundreds to a few thousand ops a second here — so 6,000 valid ops
+    /// stay within both bursts and the flooder keeps its link: ops are data a member may write
+    /// (SECURITY.md, known gaps). What this shows is that the flood is paced by the victim rather
+    /// than queued: memory stays bounded, and the honest pair keeps talking meanwhile. The
+    /// figures say how far the flood got.
     @Test func opFlood_atTheDefaultLimits_isPacedByTheVictim_andTheHonestPairKeepsTalking() async throws {
         let cluster = NodeCluster(slot: 24)
         defer { cluster.shutdown() }
