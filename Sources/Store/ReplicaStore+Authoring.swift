@@ -114,12 +114,13 @@ extension ReplicaStore {
         }
         var ops: [Operation] = []
         ops.reserveCapacity(bodies.count)
-        for index in bodies.indices {
-            let op = signer.take(index)
-            switch try applyChecked(op, signatureVerified: true, nowMillis: nowMillis) {
-            case .applied: ops.append(op)
-            case .rejected(let reason): throw StoreError.rejected(reason)
-            case let other: throw StoreError.damaged("a local op was not applied: \(other)")
+        while ops.count < bodies.count {
+            for op in signer.take(from: ops.count) {
+                switch try applyChecked(op, signatureVerified: true, nowMillis: nowMillis) {
+                case .applied: ops.append(op)
+                case .rejected(let reason): throw StoreError.rejected(reason)
+                case let other: throw StoreError.damaged("a local op was not applied: \(other)")
+                }
             }
         }
         self.clock = clock
@@ -188,15 +189,25 @@ extension ReplicaStore {
 }
 
 /// The hand-over between the signer thread of `authorSigningAhead` and the thread that applies:
-/// ops in chain order, each taken as soon as it is signed.
+/// ops in chain order. The signer is the slower of the two, so the taker waits for a handful
+/// of ops at a time rather than waking for each (a wake-up costs about as much as storing an op).
 private final class ChainSigner: @unchecked Sendable {
     // @unchecked: every field is guarded by `condition`.
     private let condition = NSCondition()
+    private let count: Int
     private var ops: [Operation] = []
     private var cancelled = false
     private var finished = false
+    /// How many ops the taker waits for (0: it is not waiting).
+    private var awaited = 0
 
-    init(count: Int) { ops.reserveCapacity(count) }
+    /// Ops the taker waits for at once, at most.
+    static let handOff = 16
+
+    init(count: Int) {
+        self.count = count
+        ops.reserveCapacity(count)
+    }
 
     /// Checked by the signer before each op.
     var isCancelled: Bool {
@@ -209,7 +220,7 @@ private final class ChainSigner: @unchecked Sendable {
     func deliver(_ op: Operation) {
         condition.lock()
         ops.append(op)
-        condition.broadcast()
+        if awaited > 0, ops.count >= awaited { condition.signal() }
         condition.unlock()
     }
 
@@ -221,13 +232,18 @@ private final class ChainSigner: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// The op at `index`, waiting for the signer if needed. Called only for indices the signer
-    /// will deliver (it stops early only after `cancel`, which the taker calls last).
-    func take(_ index: Int) -> Operation {
+    /// The ops from `index` on that are signed, at least one: waits for up to `handOff` of them
+    /// when none is. Called only for indices the signer will deliver (it stops early only after
+    /// `cancel`, which the taker calls last).
+    func take(from index: Int) -> [Operation] {
         condition.lock()
         defer { condition.unlock() }
-        while ops.count <= index { condition.wait() }
-        return ops[index]
+        if ops.count <= index {
+            awaited = min(index + Self.handOff, count)
+            while ops.count < awaited, !finished { condition.wait() }
+            awaited = 0
+        }
+        return Array(ops[index..<ops.count])  // a copy: a slice would make the signer's next append copy `ops`
     }
 
     func cancel() {
