@@ -125,9 +125,19 @@ func progress(_ text: String) {
 func measure(
     _ key: String, unit: String, count: Int, reference: String? = nil, target: Target? = nil, _ body: () throws -> Void
 ) throws -> BenchResult? {
+    try measure(key, unit: unit, count: count, reference: reference, target: target, prepare: {}, body)
+}
+
+/// `measure`, with an untimed `prepare` whose result `body` gets: opening a database and
+/// creating its schema is not the path being measured.
+func measure<Prepared>(
+    _ key: String, unit: String, count: Int, reference: String? = nil, target: Target? = nil,
+    prepare: () throws -> Prepared, _ body: (Prepared) throws -> Void
+) throws -> BenchResult? {
     if let only = options.only, !key.contains(only) { return nil }
+    let prepared = try prepare()
     let start = DispatchTime.now().uptimeNanoseconds
-    try body()
+    try body(prepared)
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     let result = BenchResult(key: key, unit: unit, value: Double(count) / seconds, seconds: seconds, reference: reference, target: target)
     print("  " + pad(key, 32) + pad(formatFigure(result.value), 12, left: true) + " \(unit)  (\(count) in \(String(format: "%.2f", seconds)) s)")

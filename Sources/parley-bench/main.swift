@@ -19,9 +19,11 @@ var results: [BenchResult?] = []
 
 // 1. Raw SQLite: 200-byte rows, 1,000 per transaction, integer keys (the machine's own limit).
 results.append(
-    try measure("sqlite_insert_rows_per_s", unit: "rows/s", count: options.sqliteRows) {
+    try measure("sqlite_insert_rows_per_s", unit: "rows/s", count: options.sqliteRows) { () -> Database in
         let db = try Database(path: scratch + "/raw.db")
         try db.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, payload BLOB NOT NULL) STRICT")
+        return db
+    } _: { db in
         let payload = SQLValue.blob([UInt8](repeating: 7, count: 200))
         let insert = try db.cachedStatement("INSERT INTO t(payload) VALUES (?)")
         var written = 0
@@ -35,9 +37,11 @@ results.append(
 
 // 1b. Raw SQLite, one row per transaction: the reference for posts, which commit one by one.
 results.append(
-    try measure("sqlite_single_row_txn_per_s", unit: "txn/s", count: 20000) {
+    try measure("sqlite_single_row_txn_per_s", unit: "txn/s", count: 20000) { () -> Database in
         let db = try Database(path: scratch + "/raw1.db")
         try db.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, payload BLOB NOT NULL) STRICT")
+        return db
+    } _: { db in
         let payload = SQLValue.blob([UInt8](repeating: 7, count: 200))
         let insert = try db.cachedStatement("INSERT INTO t(payload) VALUES (?)")
         for _ in 0..<20000 { try db.transaction(.immediate) { try insert.run(payload) } }
@@ -48,9 +52,11 @@ results.append(
 let author = Fixtures.identity(0)
 let lobby = PartitionDescriptor.room(RoomName("lobby")!)
 results.append(
-    try measure("post_single_txn_per_s", unit: "posts/s", count: options.posts, reference: "sqlite_single_row_txn_per_s") {
+    try measure("post_single_txn_per_s", unit: "posts/s", count: options.posts, reference: "sqlite_single_row_txn_per_s") { () -> ReplicaStore in
         let store = try ReplicaStore(path: scratch + "/posts.db")
         try store.ensurePartition(lobby, joined: true)
+        return store
+    } _: { store in
         let start = Fixtures.now()
         for i in 0..<options.posts {
             try store.author(
@@ -62,9 +68,11 @@ results.append(
 // 2b. Local posts in groups of 256 per transaction (group commit: a node that is handed many
 // posts at once — an import, the lab, a burst from the web UI — commits them together).
 results.append(
-    try measure("post_ops_per_s", unit: "posts/s", count: options.posts, reference: "sqlite_insert_rows_per_s", target: .atLeast(20_000)) {
+    try measure("post_ops_per_s", unit: "posts/s", count: options.posts, reference: "sqlite_insert_rows_per_s", target: .atLeast(20_000)) { () -> ReplicaStore in
         let store = try ReplicaStore(path: scratch + "/posts-grouped.db")
         try store.ensurePartition(lobby, joined: true)
+        return store
+    } _: { store in
         let start = Fixtures.now()
         var i = 0
         while i < options.posts {
@@ -91,9 +99,11 @@ for i in 0..<(wantsApply ? options.applyOps : 0) {
 // Deliver author by author in chain order, as WANT/OPS would.
 received.sort { ($0.author, $0.seq) < ($1.author, $1.seq) }
 results.append(
-    try measure("apply_ops_per_s", unit: "ops/s", count: options.applyOps, reference: "sqlite_insert_rows_per_s", target: .atLeast(50_000)) {
+    try measure("apply_ops_per_s", unit: "ops/s", count: options.applyOps, reference: "sqlite_insert_rows_per_s", target: .atLeast(50_000)) { () -> ReplicaStore in
         let store = try ReplicaStore(path: scratch + "/apply.db")
         try store.ensurePartition(lobby, joined: true)
+        return store
+    } _: { store in
         var index = 0
         while index < received.count {
             let batch = Array(received[index..<min(index + 256, received.count)])
