@@ -68,7 +68,8 @@ results.append(
 // 2b. Local posts in groups of 256 per transaction (group commit: a node that is handed many
 // posts at once — an import, the lab, a burst from the web UI — commits them together).
 results.append(
-    try measure("post_ops_per_s", unit: "posts/s", count: options.posts, reference: "sqlite_insert_rows_per_s", target: .atLeast(20_000)) { () -> ReplicaStore in
+    try measure("post_ops_per_s", unit: "posts/s", count: options.posts, reference: "sqlite_insert_rows_per_s", target: .atLeast(20_000)) {
+        () -> ReplicaStore in
         let store = try ReplicaStore(path: scratch + "/posts-grouped.db")
         try store.ensurePartition(lobby, joined: true)
         return store
@@ -99,7 +100,8 @@ for i in 0..<(wantsApply ? options.applyOps : 0) {
 // Deliver author by author in chain order, as WANT/OPS would.
 received.sort { ($0.author, $0.seq) < ($1.author, $1.seq) }
 results.append(
-    try measure("apply_ops_per_s", unit: "ops/s", count: options.applyOps, reference: "sqlite_insert_rows_per_s", target: .atLeast(50_000)) { () -> ReplicaStore in
+    try measure("apply_ops_per_s", unit: "ops/s", count: options.applyOps, reference: "sqlite_insert_rows_per_s", target: .atLeast(50_000)) {
+        () -> ReplicaStore in
         let store = try ReplicaStore(path: scratch + "/apply.db")
         try store.ensurePartition(lobby, joined: true)
         return store
