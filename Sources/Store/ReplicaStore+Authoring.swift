@@ -56,37 +56,45 @@ extension ReplicaStore {
     public func author(_ bodies: [OperationBody], in partition: PartitionID, by identity: Identity, nowMillis: UInt64) throws -> [Operation] {
         try database.transaction(.immediate) {
             guard bodies.count >= Self.pipelinedSigningMinimum, let record = try self.partition(partition),
-                Self.signsAhead(bodies, in: record.descriptor)
+                let encoded = Self.signableAhead(bodies, in: record.descriptor)
             else {
                 return try bodies.map { try author($0, in: partition, by: identity, nowMillis: nowMillis) }
             }
-            return try authorSigningAhead(bodies, record: record, by: identity, nowMillis: nowMillis)
+            return try authorSigningAhead(encoded, record: record, by: identity, nowMillis: nowMillis)
         }
     }
 
     /// Batches shorter than this are signed inline: starting a thread costs more than it saves.
     static let pipelinedSigningMinimum = 32
 
-    /// Whether every body can be signed without reading the store between ops.
-    static func signsAhead(_ bodies: [OperationBody], in descriptor: PartitionDescriptor) -> Bool {
+    /// The bodies' types and encodings if every one can be signed without reading the store
+    /// between ops (valid, within the size limit, nothing to encrypt or look up); nil if not.
+    static func signableAhead(_ bodies: [OperationBody], in descriptor: PartitionDescriptor) -> [(type: OperationType, body: [UInt8])]? {
         switch descriptor {
-        case .conversation, .inbox: return false
+        case .conversation, .inbox: return nil
         default: break
         }
-        return bodies.allSatisfy { body in
+        var encoded: [(type: OperationType, body: [UInt8])] = []
+        encoded.reserveCapacity(bodies.count)
+        for body in bodies {
             switch body {
-            case .edit(_, 0, _), .delete(_, 0), .invite: false
-            default: body.validate() == nil && body.encoded.count <= Operation.maxBodyBytes
+            case .edit(_, 0, _), .delete(_, 0), .invite: return nil
+            default: break
             }
+            guard body.validate() == nil else { return nil }
+            let bytes = body.encoded
+            guard bytes.count <= Operation.maxBodyBytes else { return nil }
+            encoded.append((body.type, bytes))
         }
+        return encoded
     }
 
-    /// `author(_:in:by:nowMillis:)` for a batch `signsAhead` accepted: the ops' seqs, prevs and
+    /// `author(_:in:by:nowMillis:)` for a batch `signableAhead` accepted: the ops' seqs, prevs and
     /// clock readings follow from the head alone, so a signer thread builds the chain while this
     /// thread applies each op as it comes. Must run inside the transaction; an op that does not
     /// apply stops the signer and throws (the caller's transaction rolls everything back).
     private func authorSigningAhead(
-        _ bodies: [OperationBody], record: PartitionRecord, by identity: Identity, nowMillis: UInt64
+        _ bodies: [(type: OperationType, body: [UInt8])], record: PartitionRecord, by identity: Identity, nowMillis: UInt64
     ) throws -> [Operation] {
         try useIdentity(identity)
         let head = try self.head(pid: record.pid, aid: try authorID(identity.id))
@@ -101,7 +109,7 @@ extension ReplicaStore {
                 guard !signer.isCancelled else { break }
                 let op = Operation.sign(
                     type: body.type, partition: partitionID, seq: head.maxSeq + 1 + UInt64(index), prev: prev, hlc: stamps[index],
-                    body: body.encoded, by: identity)
+                    body: body.body, by: identity)
                 prev = op.id
                 signer.deliver(op)
             }
