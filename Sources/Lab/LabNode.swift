@@ -125,6 +125,15 @@ public final class LabNode: @unchecked Sendable {
         client = nil
     }
 
+    /// How many of `nodes` report a link to every other one (`status`, each asked in turn).
+    public static func fullyLinkedCount(_ nodes: [LabNode]) async -> Int {
+        var linked = 0
+        for node in nodes {
+            if let status = await node.send(ControlRequest(.status), timeout: .seconds(3))?.status, status.links >= nodes.count - 1 { linked += 1 }
+        }
+        return linked
+    }
+
     /// Sends `request` (within `timeout`); nil when the node is not up or did not answer, after
     /// which a new connection is made for the next request.
     public func send(_ request: ControlRequest, timeout: Duration = .seconds(5)) async -> ControlResponse? {

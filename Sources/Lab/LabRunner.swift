@@ -223,10 +223,7 @@ public final class LabRunner: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(timeout)
         let wanted = nodes.count - 1
         while Date() < deadline {
-            var linked = 0
-            for node in nodes {
-                if let status = await node.send(ControlRequest(.status), timeout: .seconds(3))?.status, status.links >= wanted { linked += 1 }
-            }
+            let linked = await LabNode.fullyLinkedCount(nodes)
             progress.note("linking: \(linked)/\(nodes.count) nodes see all \(wanted) peers")
             if linked == nodes.count { return }
             try? await Task.sleep(for: .milliseconds(250))

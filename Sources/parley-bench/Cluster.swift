@@ -69,13 +69,8 @@ final class BenchCluster: @unchecked Sendable {
     /// Waits until every node has a link to every other; false after `timeout` seconds.
     func waitLinked(timeout: Double, poll: Duration = .milliseconds(20)) async -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
-        let wanted = nodes.count - 1
         while Date() < deadline {
-            var linked = 0
-            for node in nodes {
-                if let status = await node.send(ControlRequest(.status), timeout: .seconds(3))?.status, status.links >= wanted { linked += 1 }
-            }
-            if linked == nodes.count { return true }
+            if await LabNode.fullyLinkedCount(nodes) == nodes.count { return true }
             try? await Task.sleep(for: poll)
         }
         return false

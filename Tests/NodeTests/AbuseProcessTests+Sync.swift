@@ -47,7 +47,7 @@ extension NodeProcessTests.AbuseProcessTests {
 
         var logged: String {
             switch self {
-            case .frames: "banned #"
+            case .frames: "flood: more than 50 frames a second"
             case .authorPushes: "push flood: more than 50 ops a second"
             }
         }
@@ -97,7 +97,7 @@ extension NodeProcessTests.AbuseProcessTests {
         let admission = try #require(doctor?.admission)
         #expect(admission.bannedPeers.contains(flooder.id.text), "the flooder is not banned")
         #expect(admission.bannedHosts.contains("127.0.0.11"), "the flooding address is not banned")
-        #expect(scene.victimLog.contains(limit == .frames ? "flood: more than 50 frames a second" : limit.logged))
+        #expect(scene.victimLog.contains(limit.logged))
     }
 
     /// The same flood at the default limits (20,000 frames a second, a burst of 100,000; 1,000

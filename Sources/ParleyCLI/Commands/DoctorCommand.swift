@@ -24,14 +24,15 @@ struct DoctorCommand: Command {
 
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
         try expectPositionals(arguments, 0...0, names: [])
-        let directory = try context.dataDirectory().path
+        let dataDirectory = try context.dataDirectory()
+        let directory = dataDirectory.path
         guard let report = try NodeConnection.ask(ControlRequest(.doctor), context)?.doctor else {
             if arguments.has("json") {
                 context.output.line("[]")
                 return 0
             }
             offline(context, directory: directory)
-            return storage(context.output, databasePath: try context.dataDirectory().databasePath)
+            return storage(context.output, databasePath: dataDirectory.databasePath)
         }
         if arguments.has("json") {
             context.output.line("[" + ControlProtocol.prettyJSON(report) + "]")
@@ -66,7 +67,7 @@ struct DoctorCommand: Command {
                 + "\(admission.violations) protocol violations")
         if !admission.bannedHosts.isEmpty { out.line("  banned hosts: \(admission.bannedHosts.joined(separator: ", "))") }
         if !admission.bannedPeers.isEmpty { out.line("  banned peers: \(admission.bannedPeers.joined(separator: ", "))") }
-        return storage(out, databasePath: try context.dataDirectory().databasePath)
+        return storage(out, databasePath: dataDirectory.databasePath)
     }
 
     /// The whole database file checked (`Database.quickCheck`), read-only beside a running node.
