@@ -24,6 +24,8 @@ public final class Database {
     private var statementCache: [String: Statement] = [:]
     var savepointDepth = 0
     var rollbackHandler: (() -> Void)?
+    /// Set by `checkpointInBackground`; stopped before the connection closes.
+    var checkpointer: WALCheckpointer?
 
     /// Opens (or, in `.readWrite` mode, creates) the database at `path`.
     ///
@@ -49,6 +51,11 @@ public final class Database {
     public func close() {
         statementCache.removeAll()
         guard let connection else { return }
+        if let checkpointer {
+            sqlite3_wal_hook(connection, nil, nil)
+            checkpointer.stop()
+            self.checkpointer = nil
+        }
         sqlite3_close_v2(connection)
         self.connection = nil
     }

@@ -1,0 +1,158 @@
+import CSQLite
+import Dispatch
+import Synchronization
+
+/// Runs a file database's WAL checkpoints on a thread of its own, so a commit never waits for
+/// the fsyncs a checkpoint costs.
+///
+/// SQLite's automatic checkpoint runs inside the commit that crosses its threshold: that commit
+/// (and every apply queued behind it) waits while the WAL is synced, copied into the database
+/// file and the file synced. Measured here with a 16 MiB WAL: 75–100 ms every 1.3 s at 500
+/// writes/s, the whole p99 of the latency benchmark. Here SQLite reports the WAL's length after
+/// each commit (`sqlite3_wal_hook`, which replaces the automatic checkpoint); once `pages`
+/// frames are waiting, a PASSIVE checkpoint on a second connection copies them without
+/// blocking the writer, and repeats while commits arrived meanwhile, so the WAL is wholly copied
+/// and the next write restarts it from its beginning. If writes never pause long enough for
+/// that, the WAL would grow without end: past `backstopPages` frames the committing connection
+/// checkpoints itself, as SQLite's automatic checkpoint would.
+///
+/// `@unchecked Sendable`: `state` is guarded by its mutex; `connection` is touched only on
+/// `queue` (and in `stop`, after the queue has drained and the hook is gone).
+final class WALCheckpointer: @unchecked Sendable {
+    /// New WAL frames (pages) that start a background checkpoint.
+    let pages: Int32
+    /// WAL frames past which the committing connection checkpoints itself.
+    let backstopPages: Int32
+    private let path: String
+    private let queue = DispatchQueue(label: "parley.sqlite.checkpoint")
+    private let state = Mutex(State())
+    private var connection: OpaquePointer?
+
+    private struct State {
+        var running = false
+        /// Frames already copied into the database file by the last background checkpoint;
+        /// back to 0 once the WAL restarts.
+        var copied: Int32 = 0
+        var stopped = false
+        /// The WAL's length after the last commit, in frames.
+        var walPages: Int32 = 0
+    }
+
+    /// The WAL's length after the last commit and the frames of it already copied.
+    var progress: (walFrames: Int, copied: Int) { state.withLock { (Int($0.walPages), Int($0.copied)) } }
+
+    /// Passes of one background run at most: each copies what the commits during the previous
+    /// one wrote, so they shrink quickly; the backstop covers the rest.
+    private static let maxPasses = 4
+    /// Frames few enough for the writer to copy itself once the background is done (1 MiB).
+    static let catchUpPages: Int32 = 256
+
+    init(path: String, pages: Int32, backstopPages: Int32) {
+        self.path = path
+        self.pages = max(1, pages)
+        self.backstopPages = max(self.pages, backstopPages)
+    }
+
+    /// Called from the WAL hook, on the committing thread, with the WAL's length in frames.
+    func committed(walPages: Int32, on writer: OpaquePointer) {
+        enum Step { case none, background, here, backstop }
+        let step = state.withLock { state -> Step in
+            state.walPages = walPages
+            if walPages < state.copied { state.copied = 0 }  // the WAL restarted
+            // Past the backstop the writer copies itself, after any background pass ends.
+            if walPages >= backstopPages { return .backstop }
+            guard !state.running, !state.stopped else { return .none }
+            let waiting = walPages - state.copied
+            if waiting >= pages { return .background }
+            // What the background left is a few commits' frames: copying them here costs a
+            // millisecond or two, completes (nothing commits meanwhile) and lets the WAL restart.
+            if state.copied > 0, waiting <= Self.catchUpPages { return .here }
+            return .none
+        }
+        switch step {
+        case .none: return
+        case .background:
+            state.withLock { $0.running = true }
+            queue.async { self.run() }
+        case .backstop:
+            queue.sync {}
+            fallthrough
+        case .here:
+            var log: Int32 = 0
+            var copied: Int32 = 0
+            let code = sqlite3_wal_checkpoint_v2(writer, nil, SQLITE_CHECKPOINT_PASSIVE, &log, &copied)
+            if code == SQLITE_OK, log >= 0 { state.withLock { $0.copied = copied } }
+        }
+    }
+
+    /// Stops checkpointing and closes the second connection; waits for a running checkpoint.
+    func stop() {
+        state.withLock { $0.stopped = true }
+        queue.sync {
+            if let connection { sqlite3_close_v2(connection) }
+            connection = nil
+        }
+    }
+
+    /// Copies the waiting frames; again while the commits during a pass left more than the
+    /// writer should copy itself. A pass copies the frames committed before it began.
+    private func run() {
+        defer { state.withLock { $0.running = false } }
+        guard let connection = openIfNeeded() else { return }
+        var before = state.withLock { $0.copied }
+        for _ in 0..<Self.maxPasses {
+            if state.withLock({ $0.stopped }) { return }
+            var log: Int32 = 0
+            var copied: Int32 = 0
+            let code = sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_PASSIVE, &log, &copied)
+            // Busy or failing: the next commit past the threshold, or the backstop, tries again.
+            guard code == SQLITE_OK, log >= 0 else { return }
+            state.withLock { $0.copied = copied }
+            if copied - before <= Self.catchUpPages { return }
+            before = copied
+        }
+    }
+
+    private func openIfNeeded() -> OpaquePointer? {
+        if let connection { return connection }
+        var handle: OpaquePointer?
+        let code = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil)
+        // A new connection learns the file is in WAL mode only when it first reads it; until then
+        // a checkpoint is a no-op that reports -1 frames.
+        guard code == SQLITE_OK, let handle, sqlite3_exec(handle, "SELECT count(*) FROM sqlite_master", nil, nil, nil) == SQLITE_OK
+        else {
+            sqlite3_close_v2(handle)
+            return nil
+        }
+        connection = handle
+        return handle
+    }
+}
+
+extension Database {
+    /// With `checkpointInBackground`: the WAL's length after the last commit, and how much of
+    /// it is already copied into the database file, in frames.
+    public var checkpointProgress: (walFrames: Int, copied: Int)? { checkpointer?.progress }
+
+    /// Moves this file database's WAL checkpoints to a background thread (`WALCheckpointer`):
+    /// one starts once `pages` frames (4 KiB each) are waiting, and past `backstopPages` the
+    /// committing connection checkpoints itself. A no-op for read-only and in-memory databases.
+    public func checkpointInBackground(pages: Int32 = 4096, backstopPages: Int32 = 16_384) throws {
+        let connection = try openConnection()
+        guard mode == .readWrite, let file = sqlite3_db_filename(connection, "main"), file.pointee != 0 else { return }
+        self.checkpointer?.stop()
+        let checkpointer = WALCheckpointer(path: String(cString: file), pages: pages, backstopPages: backstopPages)
+        self.checkpointer = checkpointer
+        // The database keeps the checkpointer alive for as long as the hook is set.
+        sqlite3_wal_hook(connection, walCommitHook, Unmanaged.passUnretained(checkpointer).toOpaque())
+    }
+}
+
+/// The C callback for `sqlite3_wal_hook`; at file scope so it carries no actor isolation.
+private func walCommitHook(
+    _ context: UnsafeMutableRawPointer?, _ connection: OpaquePointer?, _ schema: UnsafePointer<CChar>?, _ pages: Int32
+) -> Int32 {
+    guard let context, let connection else { return SQLITE_OK }
+    Unmanaged<WALCheckpointer>.fromOpaque(context).takeUnretainedValue().committed(walPages: pages, on: connection)
+    return SQLITE_OK
+}

@@ -1,0 +1,95 @@
+import Foundation
+import SQLite
+import Testing
+
+/// `checkpointInBackground`: checkpoints leave the committing thread, the WAL still restarts and
+/// stays bounded, and nothing committed is lost.
+@Suite struct WALCheckpointerTests {
+    /// One row per transaction, as the node applies ops.
+    private func insertRows(_ count: Int, into db: Database, from start: Int = 0) throws {
+        for k in start..<start + count {
+            try db.execute("INSERT INTO t(k, b) VALUES (?, ?)", .integer(Int64(k)), .blob([UInt8](repeating: UInt8(k & 0xFF), count: 300)))
+        }
+    }
+
+    @Test func backgroundCheckpoint_copiesTheWALAndLetsItRestart() throws {
+        try withTemporaryDirectory { dir in
+            let url = dir.appendingPathComponent("node.db")
+            let db = try Database(path: url.path)
+            // No backstop within reach: every copy below is the background's (or the writer's catch-up after it).
+            try db.checkpointInBackground(pages: 64, backstopPages: 1_000_000)
+            try db.execute("CREATE TABLE t(k INTEGER PRIMARY KEY, b BLOB NOT NULL) STRICT")
+            let sizeBefore = fileSize(url) ?? 0
+            try insertRows(200, into: db)
+
+            // Keep committing, as a busy node does, until the WAL has been wholly copied and the next
+            // commit started it again from its beginning (its length drops).
+            let deadline = Date().addingTimeInterval(30)
+            var longest = 0
+            var restarted = false
+            var k = 200
+            while !restarted, Date() < deadline {
+                try insertRows(1, into: db, from: k)
+                k += 1
+                let frames = db.checkpointProgress?.walFrames ?? 0
+                restarted = frames < longest
+                longest = max(longest, frames)
+                if k % 50 == 0 { Thread.sleep(forTimeInterval: 0.001) }  // room for the checkpoint thread on a busy machine
+            }
+            #expect(restarted, "the WAL never restarted within 30 s (longest \(longest) frames)")
+            #expect((fileSize(url) ?? 0) > sizeBefore, "no page reached the database file")
+            #expect(try db.scalar("SELECT count(*) FROM t", as: Int.self) == k)
+        }
+    }
+
+    @Test func backstop_boundsTheWALWhenCommitsNeverPause() throws {
+        try withTemporaryDirectory { dir in
+            let url = dir.appendingPathComponent("node.db")
+            let db = try Database(path: url.path)
+            try db.checkpointInBackground(pages: 64, backstopPages: 256)
+            try db.execute("CREATE TABLE t(k INTEGER PRIMARY KEY, b BLOB NOT NULL) STRICT")
+            var longest = 0
+            for round in 0..<40 {
+                try insertRows(100, into: db, from: round * 100)
+                longest = max(longest, db.checkpointProgress?.walFrames ?? 0)
+            }
+            // One transaction writes a handful of frames; past 256 the writer checkpoints itself.
+            #expect(longest > 0)
+            #expect(longest < 256 + 16, "the WAL reached \(longest) frames past a backstop of 256")
+            let walBytes = fileSize(URL(fileURLWithPath: url.path + "-wal")) ?? 0
+            #expect(walBytes <= (256 + 16) * (4096 + 24) + 32, "the WAL file holds \(walBytes) bytes")
+        }
+    }
+
+    @Test func close_waitsForTheCheckpoint_andKeepsEveryRow() throws {
+        try withTemporaryDirectory { dir in
+            let url = dir.appendingPathComponent("node.db")
+            do {
+                let db = try Database(path: url.path)
+                try db.checkpointInBackground(pages: 16, backstopPages: 1_000_000)
+                try db.execute("CREATE TABLE t(k INTEGER PRIMARY KEY, b BLOB NOT NULL) STRICT")
+                try insertRows(2_000, into: db)
+                db.close()  // a background checkpoint may be running
+                #expect(throws: SQLiteError.self) { try db.execute("SELECT 1") }
+            }
+            // The last connection's close checkpoints and removes the WAL.
+            #expect(fileSize(URL(fileURLWithPath: url.path + "-wal")) == nil)
+            let reopened = try Database(path: url.path, mode: .readOnly)
+            #expect(try reopened.scalar("SELECT count(*) FROM t", as: Int.self) == 2_000)
+            #expect(reopened.quickCheck(limit: 1).isEmpty)
+        }
+    }
+
+    @Test func memoryAndReadOnlyDatabases_areLeftAlone() throws {
+        let memory = try Database(path: ":memory:")
+        try memory.checkpointInBackground()
+        #expect(memory.checkpointProgress == nil)
+        try withTemporaryDirectory { dir in
+            let path = dir.appendingPathComponent("node.db").path
+            try Database(path: path).execute("CREATE TABLE t(k INTEGER PRIMARY KEY) STRICT")
+            let reader = try Database(path: path, mode: .readOnly)
+            try reader.checkpointInBackground()
+            #expect(reader.checkpointProgress == nil)
+        }
+    }
+}
