@@ -11,10 +11,11 @@ import Synchronization
 /// writes/s, the whole p99 of the latency benchmark. Here SQLite reports the WAL's length after
 /// each commit (`sqlite3_wal_hook`, which replaces the automatic checkpoint); once `pages`
 /// frames are waiting, a PASSIVE checkpoint on a second connection copies them without
-/// blocking the writer, and repeats while commits arrived meanwhile, so the WAL is wholly copied
-/// and the next write restarts it from its beginning. If writes never pause long enough for
-/// that, the WAL would grow without end: past `backstopPages` frames the committing connection
-/// checkpoints itself, as SQLite's automatic checkpoint would.
+/// blocking the writer, and repeats while many frames were committed meanwhile; the writer
+/// copies the last few itself (1–3 ms here, every ~1.5 s at 500 writes/s), which completes, so
+/// the next write restarts the WAL from its beginning. Should that never happen, the WAL would
+/// grow without end: past `backstopPages` frames the committing connection checkpoints itself,
+/// as SQLite's automatic checkpoint would.
 ///
 /// `@unchecked Sendable`: `state` is guarded by its mutex; `connection` is touched only on
 /// `queue` (and in `stop`, after the queue has drained and the hook is gone).
@@ -43,9 +44,12 @@ final class WALCheckpointer: @unchecked Sendable {
 
     /// Passes of one background run at most: each copies what the commits during the previous
     /// one wrote, so they shrink quickly; the backstop covers the rest.
-    private static let maxPasses = 4
-    /// Frames few enough for the writer to copy itself once the background is done (1 MiB).
-    static let catchUpPages: Int32 = 256
+    private static let maxPasses = 8
+    /// Frames few enough for the writer to copy itself once the background is done: a few
+    /// commits' worth, whose two fsyncs take about a millisecond each here. Passes in the
+    /// background until then would race every commit, and a storm of small fsyncs (each an ext4
+    /// journal commit) slowed every node's writes on the machine more than one copy here.
+    static let catchUpPages: Int32 = 32
 
     init(path: String, pages: Int32, backstopPages: Int32) {
         self.path = path
@@ -59,25 +63,23 @@ final class WALCheckpointer: @unchecked Sendable {
         let step = state.withLock { state -> Step in
             state.walPages = walPages
             if walPages < state.copied { state.copied = 0 }  // the WAL restarted
-            // Past the backstop the writer copies itself, after any background pass ends.
             if walPages >= backstopPages { return .backstop }
             guard !state.running, !state.stopped else { return .none }
             let waiting = walPages - state.copied
-            if waiting >= pages { return .background }
-            // What the background left is a few commits' frames: copying them here costs a
-            // millisecond or two, completes (nothing commits meanwhile) and lets the WAL restart.
-            if state.copied > 0, waiting <= Self.catchUpPages { return .here }
-            return .none
+            if waiting >= pages {
+                state.running = true
+                return .background
+            }
+            // What the background left is a few commits' frames: copying them here completes
+            // (nothing commits meanwhile) and lets the next write restart the WAL.
+            return state.copied > 0 && waiting > 0 && waiting <= Self.catchUpPages ? .here : .none
         }
         switch step {
         case .none: return
-        case .background:
-            state.withLock { $0.running = true }
-            queue.async { self.run() }
-        case .backstop:
-            queue.sync {}
-            fallthrough
-        case .here:
+        case .background: queue.async { self.run() }
+        case .backstop, .here:
+            // Past the backstop, after any background pass ends: the same copy, however long.
+            if step == .backstop { queue.sync {} }
             var log: Int32 = 0
             var copied: Int32 = 0
             let code = sqlite3_wal_checkpoint_v2(writer, nil, SQLITE_CHECKPOINT_PASSIVE, &log, &copied)
@@ -107,8 +109,11 @@ final class WALCheckpointer: @unchecked Sendable {
             let code = sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_PASSIVE, &log, &copied)
             // Busy or failing: the next commit past the threshold, or the backstop, tries again.
             guard code == SQLITE_OK, log >= 0 else { return }
-            state.withLock { $0.copied = copied }
-            if copied - before <= Self.catchUpPages { return }
+            let left = state.withLock { state -> Int32 in
+                state.copied = copied
+                return state.walPages - copied
+            }
+            if left <= Self.catchUpPages || copied - before <= Self.catchUpPages { return }
             before = copied
         }
     }

@@ -21,6 +21,9 @@ struct BenchOptions: Sendable {
     var runArguments: [String] = []
     /// Only the figures whose key contains this text (for profiling one path).
     var only: String?
+    /// With it, each latency cluster writes one line per delivery to `PREFIX_<n>_nodes.csv`
+    /// (`written_ms,author,receiver,latency_ms`): to see when the slow ones happen.
+    var deliveries: String?
     var quick = false
 
     init(arguments: [String]) {
@@ -34,11 +37,13 @@ struct BenchOptions: Sendable {
                 (latencySeconds, idleSeconds, referenceBytes) = (3, 10, 1 << 27)
             case "--only": only = iterator.next()
             case "--binary": binary = iterator.next()
+            case "--deliveries": deliveries = iterator.next()
             case "--run-args": runArguments = (iterator.next() ?? "").split(separator: " ").map(String.init)
             case "--help", "-h":
                 print(
                     """
                     usage: parley-bench [--out FILE] [--quick] [--only TEXT] [--binary PARLEY] [--run-args 'OPTIONS']
+                                       [--deliveries PREFIX]
                       Measures the write, apply, replication, latency, catch-up, idle, memory, start-up and
                       discovery figures of Parley next to this machine's own limits (SQLite, secretstream,
                       loopback TCP) measured in the same run; prints a table and writes FILE (bench.json).
@@ -46,6 +51,8 @@ struct BenchOptions: Sendable {
                       --binary: the parley executable the node figures start (default: next to parley-bench).
                       --run-args: more `parley run` options for every node (experiments; the figures then
                       no longer measure the defaults).
+                      --deliveries: each latency cluster's deliveries to PREFIX_<n>_nodes.csv
+                      (written_ms,author,receiver,latency_ms), to see when the slow ones happen.
                     """
                 )
                 exit(0)

@@ -160,12 +160,16 @@ private func pacedLatency(_ cluster: BenchCluster, target: Double) async throws 
     let after = await cluster.statuses()
     let times = cluster.nodes.indices.map { StoreReader.receivedTimes(path: cluster.databasePath($0)) }
     var latencies: [Double] = []
+    var csv = "written_ms,author,receiver,latency_ms\n"
     for (author, id) in written {
         guard let sent = times[author][id] else { continue }
         for other in 0..<count where other != author {
-            if let received = times[other][id] { latencies.append(Double(Int64(received) - Int64(sent))) }
+            guard let received = times[other][id] else { continue }
+            latencies.append(Double(Int64(received) - Int64(sent)))
+            if options.deliveries != nil { csv += "\(sent),\(author),\(other),\(Int64(received) - Int64(sent))\n" }
         }
     }
+    if let prefix = options.deliveries { try csv.write(toFile: "\(prefix)_\(count)_nodes.csv", atomically: true, encoding: .utf8) }
     // Pushes received per op per other node: 1 when every op reaches every node once.
     let received = zip(before, after).reduce(0.0) { $0 + Double(($1.1?.sync.opsReceived ?? 0) - ($1.0?.sync.opsReceived ?? 0)) }
     progress(

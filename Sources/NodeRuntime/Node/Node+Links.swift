@@ -336,7 +336,7 @@ extension Node {
     }
 
     /// Unix milliseconds now (for ops' timestamps and the HLC).
-    public var wallMillis: UInt64 { skewedWallMillis(clock.wallMillis(at: clock.now())) }
+    public var wallMillis: UInt64 { skewedWallMillis(clock.wallMillisNow()) }
 
     /// Milliseconds on the node's monotonic clock (for the pure protocol instances).
     public var monotonicMillis: UInt64 { clock.now() }

@@ -7,12 +7,15 @@ import Foundation
 /// wall time is only derived for display (`since`, `last_seen`), from one reading at start.
 public struct NodeClock: Sendable {
     private let origin: ContinuousClock.Instant
-    private let wallOriginMillis: UInt64
+    /// Unix microseconds at `origin`: whole milliseconds here would put each node's stamps up to
+    /// a millisecond off the others' (the remainder each process dropped at its start).
+    private let wallOriginMicros: UInt64
+    private var wallOriginMillis: UInt64 { wallOriginMicros / 1_000 }
 
     /// A clock whose zero is now.
     public init() {
         origin = .now
-        wallOriginMillis = UInt64(max(0, Date().timeIntervalSince1970 * 1000))
+        wallOriginMicros = UInt64(max(0, Date().timeIntervalSince1970 * 1_000_000))
     }
 
     /// Milliseconds since the clock was made.
@@ -23,6 +26,14 @@ public struct NodeClock: Sendable {
     /// The instant of monotonic millisecond `millis`.
     public func instant(at millis: UInt64) -> ContinuousClock.Instant {
         origin + .milliseconds(Int64(clamping: millis))
+    }
+
+    /// Unix milliseconds now, to the microsecond before truncating: two nodes' stamps of the same
+    /// instant are equal (ops' `received_at`, from which the benchmark measures latency).
+    public func wallMillisNow() -> UInt64 {
+        let (seconds, attoseconds) = (ContinuousClock.now - origin).components
+        let micros = UInt64(max(0, seconds)) * 1_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000_000)
+        return (wallOriginMicros + micros) / 1_000
     }
 
     /// Unix milliseconds of monotonic millisecond `millis`.
