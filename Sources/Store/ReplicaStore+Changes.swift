@@ -6,7 +6,12 @@ import SQLite
 extension ReplicaStore {
     /// The row id of the newest op, so a node can later ask what arrived after it.
     public func latestOpRowID() throws -> Int64 {
-        try database.scalar("SELECT max(oid) FROM ops") ?? 0
+        try database.cachedStatement("SELECT max(oid) FROM ops").rows { $0.int64(0) }.first ?? 0
+    }
+
+    /// How many ops are stored after `rowID` (what one local write added, without reading them).
+    public func opCount(afterRowID rowID: Int64) throws -> Int {
+        try database.cachedStatement("SELECT count(*) FROM ops WHERE oid > ?").rows(.integer(rowID)) { $0.int(0) }.first ?? 0
     }
 
     /// Ops stored after `rowID` (by this or any other process), oldest first, at most `limit`.

@@ -86,7 +86,13 @@ public final class ReplicaStore {
         public let pid: Int64
         public let descriptor: PartitionDescriptor
         public var joined: Bool
-        public var id: PartitionID { descriptor.id }
+        /// The descriptor's id, hashed once (every write and apply looks partitions up by it).
+        public let id: PartitionID
+
+        init(pid: Int64, descriptor: PartitionDescriptor, joined: Bool) {
+            (self.pid, self.descriptor, self.joined) = (pid, descriptor, joined)
+            id = descriptor.id
+        }
     }
 
     /// Records a partition (idempotent). `joined` marks partitions the user takes part in

@@ -68,7 +68,7 @@ extension Node {
             let (op, count) = try write { store in
                 let before = try store.latestOpRowID()
                 let op = try Self.write(request, store: store, identity: identity, now: now)
-                return (op, try store.ops(afterRowID: before, limit: 10_000).ops.count)
+                return (op, try store.opCount(afterRowID: before))
             }
             return ControlResponse(
                 author: AuthorReport(

@@ -120,7 +120,8 @@ extension GossipHandler {
     /// An invite that arrived in this node's inbox makes it a member: it joins the conversation
     /// and starts offering it to peers, so its ops follow. Returns whether it joined any.
     private func joinInvitedConversations(after ops: [Operation], outcomes: [ApplyOutcome], from peer: UserID, node: isolated Node) -> Bool {
-        let inbox = PartitionDescriptor.inbox(owner: node.identity.id).id
+        let inbox = inboxID ?? PartitionDescriptor.inbox(owner: node.identity.id).id
+        inboxID = inbox
         guard zip(ops, outcomes).contains(where: { $0.partition == inbox && $1 == .applied }) else { return false }
         let store = node.store!
         guard let joined = storeCall(node, peer, "reading the inbox", { try store.processInbox(me: node.identity) }), !joined.isEmpty else {

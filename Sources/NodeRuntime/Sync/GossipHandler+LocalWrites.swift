@@ -78,9 +78,12 @@ extension GossipHandler {
                 if count <= Self.livePushLimit { ops += page.ops }
                 if page.ops.count < 1_000 { break }
             }
-            let partitions = Set(try store.partitions().map(\.id))
-            defer { knownPartitions = partitions }
-            return (count <= Self.livePushLimit ? ops : [], count, partitions != knownPartitions)
+            // Partitions are never removed and `knownPartitions` holds only stored ones: a new
+            // one shows in the count (a set of ids per write showed in profiles).
+            let records = try store.partitions()
+            let partitionsChanged = records.count != knownPartitions.count
+            if partitionsChanged { knownPartitions = Set(records.map(\.id)) }
+            return (count <= Self.livePushLimit ? ops : [], count, partitionsChanged)
         }
         guard let found else { return 0 }
         let bulk = found.count > Self.livePushLimit

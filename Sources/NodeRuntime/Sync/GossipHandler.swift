@@ -72,6 +72,8 @@ public final class GossipHandler: LinkMessageHandler {
     var lastDataVersion: Int64 = 0
     var lastRowID: Int64 = 0
     var knownPartitions: Set<PartitionID> = []
+    /// This node's inbox partition (its id is a hash: looked up on every apply).
+    var inboxID: PartitionID?
 
     // Blobs (GossipHandler+Blobs.swift).
     var blobs = BlobFetcher()
