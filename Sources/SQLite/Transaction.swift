@@ -58,6 +58,9 @@ extension Database {
         } catch {
             rollbackIfOpen("ROLLBACK TRANSACTION TO SAVEPOINT \(name)")
             rollbackIfOpen("RELEASE SAVEPOINT \(name)")
+            // SQLite calls the rollback hook only for whole transactions; what an owner cached
+            // from the undone rows is as stale here.
+            rollbackHandler?()
             throw error
         }
         return result

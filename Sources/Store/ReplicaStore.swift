@@ -81,6 +81,12 @@ public final class ReplicaStore {
 
     // MARK: Partitions
 
+    /// Runs `body` in one transaction: the store's own transactions inside it become savepoints,
+    /// and everything commits together (several applies for the price of one commit).
+    public func inOneTransaction<T>(_ body: () throws -> T) throws -> T {
+        try database.transaction(.immediate, body)
+    }
+
     /// A partition known to this store.
     public struct PartitionRecord: Hashable, Sendable {
         public let pid: Int64

@@ -74,12 +74,17 @@ import Testing
         #expect(aliceHandler.snapshot.frames.map(\.payload) == (0..<50).map { [UInt8($0)] }, "frames arrive in order")
         #expect(await aliceNode.send(SyncFrame(type: 0x02, payload: []), to: Fixtures.identity(99).id) == false, "no link, no send")
 
-        // A frame the handler refuses closes the link on both sides.
+        // A frame the handler refuses closes the link on both sides. Sent in one burst with frames
+        // before and after it (one read, one batch on alice's side): those before still arrive, in
+        // order, and none after it.
+        for index in 50..<60 { #expect(await bobNode.send(SyncFrame(type: 0x05, payload: [UInt8(index)]), to: alice.id)) }
         #expect(await bobNode.send(SyncFrame(type: 0x07, payload: [1]), to: alice.id))
+        for index in 60..<70 { _ = await bobNode.send(SyncFrame(type: 0x05, payload: [UInt8(index)]), to: alice.id) }
         let closed = await Self.pollAsync(timeout: .seconds(30)) {
             aliceHandler.snapshot.closed.contains(bob.id) && bobHandler.snapshot.closed.contains(alice.id)
         }
         #expect(closed)
+        #expect(aliceHandler.snapshot.frames.map(\.payload) == (0..<60).map { [UInt8($0)] })
         let doctor = await aliceNode.doctor()
         #expect(doctor.admission.violations >= 1)
 

@@ -198,8 +198,9 @@ import Testing
                 // The last connection removes the WAL only when no statement is left unfinalized.
                 #expect(!FileManager.default.fileExists(atPath: path + "-wal"), "round \(round)")
             }
-            // A leak keeps 2–3 descriptors per round; the slack absorbs tests running alongside.
-            #expect(openDescriptorCount() <= descriptorsBefore + 50)
+            // A leak keeps 2–3 descriptors per round (400 or more); the slack absorbs tests running
+            // alongside (in-process nodes hold sockets and stores).
+            #expect(openDescriptorCount() <= descriptorsBefore + 150)
             #expect(try Database(path: path).scalar("SELECT count(*) FROM t", as: Int.self) == 200)
         }
     }

@@ -67,6 +67,29 @@ import Testing
         #expect(try db.prepare("SELECT x FROM t ORDER BY x").rows { $0.int(0) } == [1, 3])
     }
 
+    /// A store caches row ids learned inside a transaction and forgets them in its rollback
+    /// handler; rows undone by a savepoint are as gone, so the handler runs for those too.
+    @Test func nestedTransactionThatThrows_callsTheRollbackHandler_andTheOuterOneCommits() throws {
+        let db = try makeDatabase()
+        let calls = Counter()
+        try db.onRollback { calls.value += 1 }
+        try db.transaction {
+            try db.execute("INSERT INTO t VALUES (?)", 1)
+            _ = try? db.transaction {
+                try db.execute("INSERT INTO t VALUES (?)", 2)
+                throw TestFailure(tag: "inner")
+            }
+            #expect(calls.value == 1)
+            try db.transaction { try db.execute("INSERT INTO t VALUES (?)", 3) }
+        }
+        #expect(calls.value == 1, "a commit calls no rollback handler")
+        #expect(try db.prepare("SELECT x FROM t ORDER BY x").rows { $0.int(0) } == [1, 3])
+    }
+
+    private final class Counter {
+        var value = 0
+    }
+
     @Test func nestedTransaction_isUndoneWhenTheOuterOneThrows() throws {
         let db = try makeDatabase()
         #expect(throws: TestFailure.self) {

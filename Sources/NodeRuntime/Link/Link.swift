@@ -92,6 +92,18 @@ public final class Link: Sendable {
     private let encoder: Mutex<FrameEncoder?>
     private let keepalive: Mutex<Keepalive>
     private let end = Mutex<LinkEnd?>(nil)
+
+    /// Set when the node decides to close the link (the close itself runs as a task).
+    private let closing = Atomic<Bool>(false)
+
+    /// Whether the link's end is decided (closing, closed, lost): what it read after that is
+    /// not acted on.
+    var hasEnded: Bool { closing.load(ordering: .relaxed) || end.withLock { $0 != nil } }
+
+    /// Marks the link as ending at once, before `close(reason:)` (a task) gets to run.
+    func markClosing() {
+        closing.store(true, ordering: .relaxed)
+    }
     private let counters = Mutex(LinkTraffic())
 
     init(
@@ -170,10 +182,11 @@ public final class Link: Sendable {
         connection.close()
     }
 
-    /// Runs the link: sends `hello`, then reads until the link ends, passing each
-    /// message to `deliver` in order (awaited, so a slow node slows the peer down). Returns why
-    /// the link ended. Call once.
-    func run(hello: LinkHello, deliver: @escaping @Sendable (LinkMessage) async -> Void) async -> LinkEnd {
+    /// Runs the link: sends `hello`, then reads until the link ends, passing the messages to
+    /// `deliver` in order, those of one read together (one hop to the node, one transaction for
+    /// their applies), awaited, so a slow node slows the peer down. Returns why the link ended.
+    /// Call once.
+    func run(hello: LinkHello, deliver: @escaping @Sendable ([LinkMessage]) async -> Void) async -> LinkEnd {
         do {
             try send(.hello(hello))
         } catch {
@@ -188,7 +201,13 @@ public final class Link: Sendable {
 
     // MARK: Reading
 
-    private func readLoop(deliver: @escaping @Sendable (LinkMessage) async -> Void) async -> LinkEnd {
+    private func readLoop(deliver: @escaping @Sendable ([LinkMessage]) async -> Void) async -> LinkEnd {
+        var batch: [LinkMessage] = []
+        /// Delivers what was decoded before the link ends (as one message at a time did).
+        func ending(_ end: LinkEnd) async -> LinkEnd {
+            if !batch.isEmpty { await deliver(batch) }
+            return end
+        }
         var decoder = FrameDecoder(for: handshakeResult, configuration: configuration.frames)
         var stall = FrameStallDetector(limit: configuration.frameStallLimit)
         var rateLimit = RateLimit(configuration: configuration.rateLimit, now: clock.now())
@@ -216,30 +235,34 @@ public final class Link: Sendable {
                 do {
                     event = try decoder.next()
                 } catch {
-                    return .violation(error.description)
+                    return await ending(.violation(error.description))
                 }
                 guard let event else { break }
                 switch event {
                 case .goodbye(let reason):
-                    return .goodbye(reason.map { ByeReason(rawValue: $0) })
+                    return await ending(.goodbye(reason.map { ByeReason(rawValue: $0) }))
                 case .frame(let plaintext):
                     counters.withLock { $0.framesReceived += 1 }
-                    if let flood = rateLimit.admit(bytes: plaintext.count, now: now) { return .violation("flood: \(flood)") }
+                    if let flood = rateLimit.admit(bytes: plaintext.count, now: now) { return await ending(.violation("flood: \(flood)")) }
                     let message: LinkMessage
                     do {
                         message = try LinkMessage(decoding: plaintext)
                     } catch {
-                        return .violation("malformed message: \(error)")
+                        return await ending(.violation("malformed message: \(error)"))
                     }
                     if case .hello = message {
-                        if sawHello { return .violation("a second HELLO") }
+                        if sawHello { return await ending(.violation("a second HELLO")) }
                         sawHello = true
                     } else if !sawHello {
-                        return .violation("a message before HELLO")
+                        return await ending(.violation("a message before HELLO"))
                     }
                     if case .ping(let nonce) = message { try? send(.pong(nonce: nonce)) }
-                    await deliver(message)
+                    batch.append(message)
                 }
+            }
+            if !batch.isEmpty {
+                await deliver(batch)
+                batch.removeAll(keepingCapacity: true)
             }
             if case .stalled = stall.check(decoder.pendingFrame, now: clock.now()) {
                 return .violation("a frame stalled for \(configuration.frameStallLimit) ms")

@@ -185,14 +185,32 @@ extension Node {
         links[id] = LinkEntry(link: link)
         let hello = LinkHello(instance: instance, listenPort: listener?.port ?? 0, nick: nick, sync: handler.syncHello)
         linkTasks[id] = Task { [self] in
-            let end = await link.run(hello: hello) { message in await self.linkReceived(id, message) }
+            let end = await link.run(hello: hello) { messages in await self.linkReceived(id, messages) }
             linkEnded(id, end)
         }
     }
 
     /// One message from link `id`, in order.
+    /// The messages of one read, in order; their applies share one transaction (savepoints
+    /// inside it), so a burst costs one commit — one WAL append of the pages it touched —
+    /// rather than one per op. If that commit fails, the link closes as after any store error.
+    func linkReceived(_ id: LinkID, _ messages: [LinkMessage]) {
+        guard messages.count > 1, isRunning, let store, let link = links[id]?.link else {
+            for message in messages { linkReceived(id, message) }
+            return
+        }
+        do {
+            try store.inOneTransaction {
+                for message in messages { linkReceived(id, message) }
+            }
+        } catch {
+            log.error("storing what \(displayName(of: link.remote)) sent failed: \(error)")
+            close(link, .localError)
+        }
+    }
+
     func linkReceived(_ id: LinkID, _ message: LinkMessage) {
-        guard let entry = links[id] else { return }
+        guard let entry = links[id], !entry.link.hasEnded else { return }
         let peer = entry.link.remote
         switch message {
         case .hello(let hello):
@@ -271,6 +289,7 @@ extension Node {
 
     /// Closes `link` from this side with `reason` (its run task reports the end).
     func close(_ link: Link, _ reason: ByeReason) {
+        link.markClosing()
         Task { await link.close(reason: reason) }
     }
 
