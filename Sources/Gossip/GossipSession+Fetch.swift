@@ -62,10 +62,19 @@ extension GossipSession {
     }
 
     /// Moves an idle chain on: applies buffered ops that now fit, or queues a WANT.
+    /// Every applied op reaches every session here, for chains with nothing to do in all but a
+    /// few: an unchanged chain is not written back (the nested tables' writes showed in profiles).
     mutating func advance(_ key: ChainKey) {
         guard var chain = chain(key), chain.isIdle else { return }
-        if chain.frozen { chain.pending = [] }
-        if let localSeq = chain.localSeq { chain.pending.removeAll { $0.seq <= localSeq } }
+        var changed = false
+        if chain.frozen, !chain.pending.isEmpty {
+            chain.pending = []
+            changed = true
+        }
+        if let localSeq = chain.localSeq, chain.pending.contains(where: { $0.seq <= localSeq }) {
+            chain.pending.removeAll { $0.seq <= localSeq }
+            changed = true
+        }
         if let first = chain.pending.first, chain.localSeq.map({ first.seq == $0 + 1 }) ?? true {
             var run: [Operation] = []
             var expected = first.seq
@@ -82,14 +91,22 @@ extension GossipSession {
         if needsWant(chain), !chain.queued {
             chain.queued = true
             wantQueue.append(key)
+            changed = true
         }
-        setChain(key, chain)
-        releaseIfDone(key)
+        if changed { setChain(key, chain) }
+        releaseIfDone(key, chain)
     }
 
     /// Gives the chain back to the node once this session has nothing more to fetch of it.
     mutating func releaseIfDone(_ key: ChainKey) {
-        guard var chain = chain(key), chain.claim == .held, chain.isIdle, !chain.queued, !needsWant(chain) else { return }
+        guard let chain = chain(key) else { return }
+        releaseIfDone(key, chain)
+    }
+
+    /// `releaseIfDone` for a caller that holds the chain's current state.
+    private mutating func releaseIfDone(_ key: ChainKey, _ chain: Chain) {
+        guard chain.claim == .held, chain.isIdle, !chain.queued, !needsWant(chain) else { return }
+        var chain = chain
         chain.claim = .none
         setChain(key, chain)
         emit(.releaseChain(key.partition, author: key.author))

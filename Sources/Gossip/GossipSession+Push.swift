@@ -15,8 +15,8 @@ extension GossipSession {
         guard begin(now) else { return [] }
         let key = ChainKey(partition: op.partition, author: op.author)
         guard shared[key.partition] != nil else { return finish() }
-        if var chain = chain(key) {
-            chain.localSeq = max(chain.localSeq ?? 0, op.seq)
+        if var chain = chain(key), (chain.localSeq ?? 0) < op.seq {
+            chain.localSeq = op.seq
             setChain(key, chain)
         }
         if isServable(key.partition), !skippedByPeer.contains(key) {
