@@ -102,6 +102,10 @@ func clusterBenchmark(nodes count: Int, idle: Bool, binary: String) async throws
     let wantsIdle = idle && idleKeys.contains { wants($0) }
     guard wantsLatency || wantsDiscovery || wantsIdle else { return [] }
 
+    // The earlier figures leave hundreds of MB of the bench's own stores dirty in the page cache;
+    // their writeback would compete with the nodes' fsyncs and be measured as Parley's latency.
+    progress("flushing the earlier figures' writes to disk before the \(count)-node cluster")
+    sync()
     let cluster = try await BenchCluster(name: "cluster\(count)", count: count, binary: binary, scratch: scratch)
     if idle { cluster.runArguments = (1..<50).flatMap { ["--join", String(format: "room%02d", $0)] } }
     var results: [BenchResult?] = []
