@@ -107,7 +107,10 @@ import Testing
             _ = await author(aliceNode, AuthorRequest(kind: "post", room: "kitchen", text: "dropped \(index)"))
         }
         let report = try #require(await aliceNode.respond(to: ControlRequest(.faults)).faults)
-        #expect(report.droppedPushes == 10, "every push lost: \(report)")
+        // Each partition's first write is pushed (and lost): the two nodes were in sync. Later ones
+        // are pushed too unless an anti-entropy round (1 s here) ran between the writes, as on a
+        // loaded machine: then the round shows alice that bob lacks them, and bob fetches them.
+        #expect(report.droppedPushes >= 2 && report.droppedPushes <= 10, "pushes lost: \(report)")
         #expect(await eventually { nodes.opCount("bob", lobby.id) == 5 }, "anti-entropy repairs lost pushes")
         // An absence cannot be polled for: two anti-entropy rounds (1 s each here) had their chance.
         try await Task.sleep(for: .milliseconds(2_500))
