@@ -5,6 +5,15 @@ import Testing
 /// `checkpointInBackground`: checkpoints leave the committing thread, the WAL still restarts and
 /// stays bounded, and nothing committed is lost.
 @Suite struct WALCheckpointerTests {
+    /// A file database in `dir` with checkpoints in the background and an empty table `t`.
+    private func openDatabase(in dir: URL, pages: Int32, backstopPages: Int32) throws -> (url: URL, db: Database) {
+        let url = dir.appendingPathComponent("node.db")
+        let db = try Database(path: url.path)
+        try db.checkpointInBackground(pages: pages, backstopPages: backstopPages)
+        try db.execute("CREATE TABLE t(k INTEGER PRIMARY KEY, b BLOB NOT NULL) STRICT")
+        return (url, db)
+    }
+
     /// One row per transaction, as the node applies ops.
     private func insertRows(_ count: Int, into db: Database, from start: Int = 0) throws {
         for k in start..<start + count {
@@ -14,11 +23,8 @@ import Testing
 
     @Test func backgroundCheckpoint_copiesTheWALAndLetsItRestart() throws {
         try withTemporaryDirectory { dir in
-            let url = dir.appendingPathComponent("node.db")
-            let db = try Database(path: url.path)
             // No backstop within reach: every copy below is the background's (or the writer's catch-up after it).
-            try db.checkpointInBackground(pages: 64, backstopPages: 1_000_000)
-            try db.execute("CREATE TABLE t(k INTEGER PRIMARY KEY, b BLOB NOT NULL) STRICT")
+            let (url, db) = try openDatabase(in: dir, pages: 64, backstopPages: 1_000_000)
             let sizeBefore = fileSize(url) ?? 0
             try insertRows(200, into: db)
 
@@ -44,10 +50,7 @@ import Testing
 
     @Test func backstop_boundsTheWALWhenCommitsNeverPause() throws {
         try withTemporaryDirectory { dir in
-            let url = dir.appendingPathComponent("node.db")
-            let db = try Database(path: url.path)
-            try db.checkpointInBackground(pages: 64, backstopPages: 256)
-            try db.execute("CREATE TABLE t(k INTEGER PRIMARY KEY, b BLOB NOT NULL) STRICT")
+            let (url, db) = try openDatabase(in: dir, pages: 64, backstopPages: 256)
             var longest = 0
             for round in 0..<40 {
                 try insertRows(100, into: db, from: round * 100)
@@ -63,11 +66,10 @@ import Testing
 
     @Test func close_waitsForTheCheckpoint_andKeepsEveryRow() throws {
         try withTemporaryDirectory { dir in
-            let url = dir.appendingPathComponent("node.db")
+            let url: URL
             do {
-                let db = try Database(path: url.path)
-                try db.checkpointInBackground(pages: 16, backstopPages: 1_000_000)
-                try db.execute("CREATE TABLE t(k INTEGER PRIMARY KEY, b BLOB NOT NULL) STRICT")
+                let (opened, db) = try openDatabase(in: dir, pages: 16, backstopPages: 1_000_000)
+                url = opened
                 try insertRows(2_000, into: db)
                 db.close()  // a background checkpoint may be running
                 #expect(throws: SQLiteError.self) { try db.execute("SELECT 1") }
