@@ -92,18 +92,8 @@ public final class Link: Sendable {
     private let encoder: Mutex<FrameEncoder?>
     private let keepalive: Mutex<Keepalive>
     private let end = Mutex<LinkEnd?>(nil)
-
     /// Set when the node decides to close the link (the close itself runs as a task).
     private let closing = Atomic<Bool>(false)
-
-    /// Whether the link's end is decided (closing, closed, lost): what it read after that is
-    /// not acted on.
-    var hasEnded: Bool { closing.load(ordering: .relaxed) || end.withLock { $0 != nil } }
-
-    /// Marks the link as ending at once, before `close(reason:)` (a task) gets to run.
-    func markClosing() {
-        closing.store(true, ordering: .relaxed)
-    }
     private let counters = Mutex(LinkTraffic())
 
     init(
@@ -180,6 +170,15 @@ public final class Link: Sendable {
         guard setEnd(reason) else { return }
         encoder.withLock { $0 = nil }
         connection.close()
+    }
+
+    /// Whether the link's end is decided (closing, closed, lost): what it read after that is
+    /// not acted on.
+    var hasEnded: Bool { closing.load(ordering: .relaxed) || end.withLock { $0 != nil } }
+
+    /// Marks the link as ending at once, before `close(reason:)` (a task) gets to run.
+    func markClosing() {
+        closing.store(true, ordering: .relaxed)
     }
 
     /// Runs the link: sends `hello`, then reads until the link ends, passing the messages to

@@ -190,10 +190,10 @@ extension Node {
         }
     }
 
-    /// One message from link `id`, in order.
-    /// The messages of one read, in order; their applies share one transaction (savepoints
-    /// inside it), so a burst costs one commit — one WAL append of the pages it touched —
-    /// rather than one per op. If that commit fails, the link closes as after any store error.
+    /// The messages of one read from link `id`, in order; their applies share one transaction
+    /// (savepoints inside it), so a burst costs one commit — one WAL append of the pages it
+    /// touched — rather than one per op. If that commit fails, the link closes as after any
+    /// store error.
     func linkReceived(_ id: LinkID, _ messages: [LinkMessage]) {
         guard messages.count > 1, isRunning, let store, let link = links[id]?.link else {
             for message in messages { linkReceived(id, message) }
@@ -209,6 +209,7 @@ extension Node {
         }
     }
 
+    /// One message from link `id`, in order; none once the link's end is decided.
     func linkReceived(_ id: LinkID, _ message: LinkMessage) {
         guard let entry = links[id], !entry.link.hasEnded else { return }
         let peer = entry.link.remote
