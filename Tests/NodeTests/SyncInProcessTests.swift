@@ -45,7 +45,10 @@ import Testing
         try nodes.withStore("alice") { store in
             for index in 0..<2 { try store.author(post("live \(index)"), in: lobby.id, by: alice, nowMillis: Fixtures.now()) }
         }
-        #expect(await aliceNode.respond(to: ControlRequest(.poke)).poke == PokeReport(ops: 2))
+        // The node's own check (every 50 ms here) may find them before the poke does on a loaded
+        // machine; either way they go out live (PushPacingTests counts pokes with the check off).
+        let poked = await aliceNode.respond(to: ControlRequest(.poke)).poke?.ops
+        #expect(poked.map { (0...2).contains($0) } == true, "poke found \(String(describing: poked))")
         #expect(await eventually { nodes.opCount("bob", lobby.id) == 32 })
         sync = await bobSync()
         #expect(sync.fetched == 30 && sync.opsReceived == 32, "pushed, not fetched: \(sync)")
