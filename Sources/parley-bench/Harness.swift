@@ -12,6 +12,9 @@ struct BenchOptions: Sendable {
     var bigStoreOps = 1_000_000
     /// Seconds of paced writes per latency cluster, and of the idle window.
     var latencySeconds = 10.0
+    /// Writes per second in total in the latency clusters (the issue's figure is 500; a lower
+    /// pace measures the CPU a write costs on a cluster that is not saturated).
+    var pace = 500
     var idleSeconds = 60.0
     /// Bytes through secretstream and loopback TCP for the references.
     var referenceBytes = 1 << 30
@@ -38,12 +41,18 @@ struct BenchOptions: Sendable {
             case "--only": only = iterator.next()
             case "--binary": binary = iterator.next()
             case "--deliveries": deliveries = iterator.next()
+            case "--pace":
+                guard let value = iterator.next().flatMap(Int.init), (1...5_000).contains(value) else {
+                    FileHandle.standardError.write(Data("parley-bench: --pace takes writes per second from 1 to 5000\n".utf8))
+                    exit(2)
+                }
+                pace = value
             case "--run-args": runArguments = (iterator.next() ?? "").split(separator: " ").map(String.init)
             case "--help", "-h":
                 print(
                     """
                     usage: parley-bench [--out FILE] [--quick] [--only TEXT] [--binary PARLEY] [--run-args 'OPTIONS']
-                                       [--deliveries PREFIX]
+                                       [--deliveries PREFIX] [--pace WRITES_PER_S]
                       Measures the write, apply, replication, latency, catch-up, idle, memory, start-up and
                       discovery figures of Parley next to this machine's own limits (SQLite, secretstream,
                       loopback TCP) measured in the same run; prints a table and writes FILE (bench.json).
@@ -53,6 +62,8 @@ struct BenchOptions: Sendable {
                       no longer measure the defaults).
                       --deliveries: each latency cluster's deliveries to PREFIX_<n>_nodes.csv
                       (written_ms,author,receiver,latency_ms), to see when the slow ones happen.
+                      --pace: writes per second in total in the latency clusters (default 500, the
+                      issue's figure; lower, to see the CPU a write costs when nothing queues).
                     """
                 )
                 exit(0)

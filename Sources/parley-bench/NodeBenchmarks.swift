@@ -86,14 +86,14 @@ func catchUpBenchmark(binary: String) async throws -> [BenchResult?] {
 }
 
 /// 4 (and 6, 8). A cluster of `count` nodes: with 10, the time until all are linked; then
-/// writes paced at 500/s in total (round robin, through the `author` control request), and
+/// writes paced at 500/s in total (`--pace`; round robin, through the `author` control request), and
 /// from each op's `received_at` on its author to its `received_at` on every other node, p50 and
 /// p99. With `idle`, every node joins 50 rooms and, once linked and in sync (before the paced
 /// writes), the bytes its links send and the CPU it uses over the idle window are measured.
 func clusterBenchmark(nodes count: Int, idle: Bool, binary: String) async throws -> [BenchResult?] {
     let latencyKeys = [
         "latency_p50_ms_\(count)_nodes", "latency_p99_ms_\(count)_nodes", "push_copies_per_op_\(count)_nodes",
-        "paced_writes_per_s_\(count)_nodes", "paced_cpu_cores_\(count)_nodes",
+        "paced_writes_per_s_\(count)_nodes", "paced_cpu_cores_\(count)_nodes", "paced_cpu_ms_per_write_\(count)_nodes",
     ]
     let discoveryKey = "discovery_\(count)_nodes_s"
     let idleKeys = ["idle_bytes_per_min_per_link", "idle_cpu_percent", "rss_idle_cluster_mb"]
@@ -129,10 +129,11 @@ func clusterBenchmark(nodes count: Int, idle: Bool, binary: String) async throws
     return results
 }
 
-/// Paced writes at 500/s in total for `latencySeconds`; latencies from the stores.
+/// Paced writes at 500/s in total (`--pace`) for `latencySeconds`; latencies from the stores.
 private func pacedLatency(_ cluster: BenchCluster, target: Double) async throws -> [BenchResult?] {
     let count = cluster.nodes.count
-    let total = Int(500 * options.latencySeconds)
+    let total = Int(Double(options.pace) * options.latencySeconds)
+    let interval = UInt64(1_000_000_000 / options.pace)
     let before = await cluster.statuses()
     func cpuSeconds() -> Double { cluster.nodes.compactMap { $0.pid.flatMap(LabProcess.cpuSeconds(of:)) }.reduce(0, +) }
     let cpuBefore = cpuSeconds()
@@ -144,7 +145,7 @@ private func pacedLatency(_ cluster: BenchCluster, target: Double) async throws 
                 var ids: [(Int, String)] = []
                 var k = index
                 while k < total {
-                    let due = start + UInt64(k) * 2_000_000
+                    let due = start + UInt64(k) * interval
                     let now = DispatchTime.now().uptimeNanoseconds
                     if due > now { try? await Task.sleep(for: .nanoseconds(Int64(due - now))) }
                     let request = AuthorRequest(kind: "post", room: "lobby", text: "paced message \(k) of the latency benchmark")
@@ -186,9 +187,11 @@ private func pacedLatency(_ cluster: BenchCluster, target: Double) async throws 
             "latency_p99_ms_\(count)_nodes", unit: "ms", value: percentile(latencies, 0.99), reference: "loopback_rtt_p99_ms",
             target: .atMost(target)),
         record("push_copies_per_op_\(count)_nodes", unit: "×", value: received / Double(max(1, written.count * (count - 1)))),
-        // What the pacing achieved (500/s asked) and the CPU the nodes used meanwhile, in cores.
+        // What the pacing achieved (500/s asked) and the CPU the nodes used meanwhile, in cores and
+        // per write (all nodes' CPU: the author's, and every delivery's).
         record("paced_writes_per_s_\(count)_nodes", unit: "writes/s", value: Double(written.count) / elapsed),
         record("paced_cpu_cores_\(count)_nodes", unit: "cores", value: cpu / elapsed),
+        record("paced_cpu_ms_per_write_\(count)_nodes", unit: "ms", value: cpu * 1_000 / Double(max(1, written.count))),
     ]
 }
 

@@ -153,7 +153,8 @@ let wantsNodes = wants(
     "replication_ops_per_s", "replication_mb_per_s", "replication_wire_bytes_per_op", "catchup_100k_s", "latency_p50_ms_3_nodes",
     "latency_p99_ms_3_nodes", "latency_p50_ms_10_nodes", "latency_p99_ms_10_nodes", "push_copies_per_op_3_nodes",
     "push_copies_per_op_10_nodes", "paced_writes_per_s_3_nodes", "paced_writes_per_s_10_nodes", "paced_cpu_cores_3_nodes",
-    "paced_cpu_cores_10_nodes", "idle_bytes_per_min_per_link", "idle_cpu_percent", "rss_idle_mb", "rss_idle_cluster_mb",
+    "paced_cpu_cores_10_nodes", "paced_cpu_ms_per_write_3_nodes", "paced_cpu_ms_per_write_10_nodes", "idle_bytes_per_min_per_link",
+    "idle_cpu_percent", "rss_idle_mb", "rss_idle_cluster_mb",
     "rss_1m_ops_mb", "startup_1m_ops_ms", "startup_empty_ms", "discovery_10_nodes_s")
 if wantsNodes, !FileManager.default.isExecutableFile(atPath: parleyBinary) {
     FileHandle.standardError.write(
