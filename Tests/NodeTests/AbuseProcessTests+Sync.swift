@@ -65,31 +65,44 @@ extension NodeProcessTests.AbuseProcessTests {
         var factory = OpFactory()
         let ops = (0..<4_000).map { factory.make(post("flood \($0)"), in: lobby.id, by: flooder) }
 
-        let attack = Task { () -> (links: Int, sent: Int, ended: Int) in
+        let attack = Task { () -> (links: Int, sent: Int, ended: Int, stop: String) in
             defer { done.set() }
             var (links, sent, ended) = (0, 0, 0)
             let violations = await scene.doctor()?.admission.violations ?? 0
-            for _ in 0..<4 {
+            for attempt in 1...4 {
                 let from = Int(scene.victimLobbySeq(of: flooder.id))
-                guard from < ops.count,
-                    let attacker = try? await Attacker.handshake(with: victimID, at: "127.0.0.1", port: port, from: "127.0.0.11", as: flooder)
-                else { break }
+                guard from < ops.count else { return (links, sent, ended, "all ops stored") }
+                let attacker: Attacker
+                do {
+                    attacker = try await Attacker.handshake(with: victimID, at: "127.0.0.1", port: port, from: "127.0.0.11", as: flooder)
+                } catch {
+                    return (links, sent, ended, "handshake \(attempt) failed: \(error)")
+                }
                 defer { attacker.close() }
-                guard (try? await attacker.linkAndOffer([lobby])) != nil else { break }
+                do {
+                    _ = try await attacker.linkAndOffer([lobby])
+                } catch {
+                    return (links, sent, ended, "link \(attempt) failed: \(error)")
+                }
                 links += 1
                 sent += await Self.pushNewOps(ops[from...], on: attacker, for: .seconds(10))
                 if await attacker.drain(until: .now + .seconds(10)).endedAt != nil { ended += 1 }
                 await scene.awaitViolations(violations + UInt64(ended))
             }
-            return (links, sent, ended)
+            return (links, sent, ended, "four links made")
         }
         let latencies = try await scene.honestLatencies(until: done)
-        let (links, sent, ended) = await attack.value
+        let (links, sent, ended, stop) = await attack.value
         let doctor = await scene.report("op flood", latencies: latencies, before: before)
 
         let stored = scene.victimLobbySeq(of: flooder.id)
         print("AbuseProcessTests [op flood, \(limit) limit]: \(links) links, \(sent) NEW_OPs sent, \(ended) links dropped, \(stored) flood ops stored")
-        #expect(links == 3, "the flooder linked \(links) times; three violations should ban it")
+        #expect(
+            links == 3,
+            """
+            the flooder linked \(links) times (then: \(stop)); three violations should ban it; the victim's log ends:
+            \(scene.victimLog.split(separator: "\n").suffix(25).joined(separator: "\n"))
+            """)
         #expect(ended == links, "a flooding link was not dropped")
         #expect(stored < UInt64(sent), "every flood op was stored")
         // Each link is cut within its burst plus what the limit refills meanwhile.

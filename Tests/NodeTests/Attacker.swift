@@ -244,7 +244,7 @@ enum AttackerError: Error, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .closed(let seen): "the victim closed the link (after \(seen.count) messages)"
+        case .closed(let seen): "the victim closed the link (after \(seen.count) messages, the last \(seen.last.map { "\($0)" } ?? "none"))"
         case .timedOut(let seen): "the victim did not offer the partitions in time (\(seen.count) messages)"
         }
     }

@@ -13,13 +13,18 @@ import Testing
             clocks.append(NodeClock())
             usleep(37)
         }
+        // A stamp may miss by a microsecond or two (the two clocks are read apart, and each is
+        // truncated to microseconds), which shows only when a millisecond starts in between:
+        // a few clocks in 200. A clock that dropped its start's sub-millisecond part is behind
+        // by a random fraction of a millisecond: about half of them miss.
+        var misses: [String] = []
         for clock in clocks {
             let before = UInt64(Date().timeIntervalSince1970 * 1_000)
             let stamped = clock.wallMillisNow()
             let after = UInt64(Date().timeIntervalSince1970 * 1_000)
-            #expect(before <= stamped && stamped <= after, "\(stamped) outside [\(before), \(after)]")
-            if !(before <= stamped && stamped <= after) { return }
+            if !(before <= stamped && stamped <= after) { misses.append("\(stamped) outside [\(before), \(after)]") }
         }
+        #expect(misses.count < 20, "\(misses.count) of 200 clocks missed the wall clock: \(misses.prefix(3))")
     }
 
     @Test func wallMillisAt_convertsMonotonicMillisFromTheStart() {

@@ -124,7 +124,7 @@ extension NodeProcessTests {
             #expect(await a.lobbyHistory().contains("written offline"))
             #expect(c.process?.stderr.contains("fetching: ") == true || left < 100, "long fetches are logged")
             let received = await c.syncStatus()?["ops_received"] as? Int ?? 0
-            #expect(received == left, "two peers offer the same ops; each arrives once")
+            #expect(received == left, "two peers offer the same ops; each arrives once\n\(c.process?.stderr ?? "")")
             print(
                 "measured: after kill -9 at \(seen.fetched) / \(seen.wanted), the restarted node fetched the \(left) ops left "
                     + "in \(catchUp) ms (process start included), "
