@@ -14,12 +14,25 @@ extension GossipSession {
     public mutating func onNewLocalOp(_ op: Operation, now: UInt64) -> [GossipDirective] {
         guard begin(now) else { return [] }
         let key = ChainKey(partition: op.partition, author: op.author)
-        guard shared[key.partition] != nil else { return finish() }
-        if var chain = chain(key), (chain.localSeq ?? 0) < op.seq {
+        // Every applied op reaches every session: one lookup of the partition and of the chain
+        // here, and none more on the common path (a chain the peer skips, or holds already).
+        // (No copy of the partition is held below: it would share the chain table that
+        // `setChain` writes, and the write would copy the table.)
+        guard let existing = shared[key.partition].map({ $0.chains[key.author] }) else { return finish() }
+        var remembered = existing != nil
+        if var chain = existing, (chain.localSeq ?? 0) < op.seq {
             chain.localSeq = op.seq
             setChain(key, chain)
+        } else if existing == nil, shared[key.partition]?.exchange != nil {
+            // A vector round is under way, and the local vector it loaded may predate this op
+            // (another session fetched it meanwhile): the chain remembers it, so the round's
+            // plan does not fetch it again from this peer.
+            var chain = Chain()
+            chain.localSeq = op.seq
+            setChain(key, chain)
+            remembered = true
         }
-        if isServable(key.partition), !skippedByPeer.contains(key) {
+        if (local[key.partition]?.sharing ?? .never) != .never, !skippedByPeer.contains(key) {
             var chain = self.chain(key) ?? Chain()
             if wantsPush(key, seq: op.seq) {
                 if pushesSent.take(op.author, now: self.now) {
@@ -34,12 +47,13 @@ extension GossipSession {
                 }
                 chain.localSeq = max(chain.localSeq ?? 0, op.seq)
                 setChain(key, chain)
+                remembered = true
             } else if chain.heldBack {
                 // The peer is behind because of pacing, and fetching: a round shows it this op too.
                 paced(key.partition)
             }
         }
-        advance(key)
+        if remembered { advance(key) }
         pumpWants()
         return finish()
     }

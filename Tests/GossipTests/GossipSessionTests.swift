@@ -159,6 +159,25 @@ import Wire
         #expect(session.progress == (4, 4))
     }
 
+    /// A round's local vector is loaded when it starts; ops another session fetches before the
+    /// peer's vector arrives must not be fetched again from this peer.
+    @Test func opsAppliedDuringAVectorRound_areNotFetchedAgain_whenTheRoundIsPlanned() throws {
+        var factory = OpFactory()
+        let ops = (0..<10).map { factory.make(post("\($0)"), in: lobby.id, by: mallory) }
+        let summary = PartitionSummary(descriptor: lobby, digest: .empty, sharing: .ifPeerHolds)
+        var session = startedSession([summary])
+        let theirs = PartitionDigest(heads: [Head(author: mallory.id, maxSeq: 10, headID: ops[9].id)])
+        _ = session.onMessage(.summary(more: false, entries: [SummaryEntry(lobby, digest: theirs, revealDescriptor: false)]), now: 0)
+        _ = session.onLocalVector(lobby.id, heads: [], now: 0)
+        // Another session's fetch applies seven of the ten before the peer's vector comes.
+        for op in ops[0..<7] { #expect(messages(session.onNewLocalOp(op, now: 1)).isEmpty) }
+        let planned = session.onMessage(.vector(partition: lobby.id, more: false, heads: [Head(author: mallory.id, maxSeq: 10, headID: ops[9].id)]), now: 2)
+        #expect(planned.contains(.claimChain(lobby.id, author: mallory.id)))
+        let granted = session.onChainClaim(lobby.id, author: mallory.id, granted: true, now: 3)
+        #expect(messages(granted) == [.want(partition: lobby.id, author: mallory.id, fromSeq: 8, maxCount: 3)])
+        #expect(session.progress == (0, 3))
+    }
+
     @Test func vectorRound_thePeerNeverAnswers_isDropped_andTheEntryResent() {
         let summary = PartitionSummary(descriptor: lobby, digest: .empty, sharing: .ifPeerHolds)
         var session = startedSession([summary])

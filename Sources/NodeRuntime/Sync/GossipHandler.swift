@@ -52,7 +52,12 @@ public final class GossipHandler: LinkMessageHandler {
         let directive: GossipDirective
     }
 
-    var sessions: [UserID: PeerSession] = [:]
+    var sessions: [UserID: PeerSession] = [:] {
+        didSet { if sessions.count != sessionOrder.count { sessionOrder = sessions.keys.sorted() } }
+    }
+    /// The peers with a session, sorted: the order every event handed to all sessions takes
+    /// (kept when a session is added or removed, not sorted again for every applied op).
+    private(set) var sessionOrder: [UserID] = []
     /// The link that pushes each chain to this node (push control): the others are asked to SKIP
     /// it when they push a duplicate. At most `maxPushers` chains.
     var pushers: [ChainKey: UserID] = [:]
@@ -192,7 +197,7 @@ public final class GossipHandler: LinkMessageHandler {
 
     /// Hands one event to every session.
     func feedAll(node: isolated Node, _ event: (UserID, inout GossipSession, UInt64) -> [GossipDirective]) {
-        for peer in sessions.keys.sorted() {
+        for peer in sessionOrder {
             feed(peer, node: node) { session, now in event(peer, &session, now) }
         }
     }
@@ -200,11 +205,11 @@ public final class GossipHandler: LinkMessageHandler {
     /// Runs a store call for `peer`'s session; on failure logs it, closes the link with
     /// `.localError` and returns nil (the session waits for an answer that never comes, and
     /// ends with the link).
-    func storeCall<T>(_ node: isolated Node, _ peer: UserID?, _ what: String, _ body: () throws -> T) -> T? {
+    func storeCall<T>(_ node: isolated Node, _ peer: UserID?, _ what: @autoclosure () -> String, _ body: () throws -> T) -> T? {
         do {
             return try body()
         } catch {
-            node.log.error("sync: \(what) failed: \(error)" + (peer.map { "; closing the link to \(node.displayName(of: $0))" } ?? ""))
+            node.log.error("sync: \(what()) failed: \(error)" + (peer.map { "; closing the link to \(node.displayName(of: $0))" } ?? ""))
             if let peer { node.closeLink(to: peer, reason: .localError) }
             return nil
         }
