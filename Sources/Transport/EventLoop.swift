@@ -32,9 +32,9 @@ protocol IOEventHandler: AnyObject, Sendable {
 /// Interest is level-triggered, so a wait armed after data arrived still fires, and no wake-up
 /// is lost. The loop keeps handlers weakly: an object dropped without `close()` closes its
 /// descriptor in `deinit`.
-final class EventLoop: Sendable {
+public final class EventLoop: Sendable {
     /// The loop every socket of this process uses; its thread starts on first use.
-    static let shared = EventLoop()
+    public static let shared = EventLoop()
 
     /// A registered descriptor.
     struct Registration: Hashable, Sendable {
@@ -66,9 +66,13 @@ final class EventLoop: Sendable {
         var isPolling = false
         var wakePending = false
         var iterations: UInt64 = 0
+        /// Jobs of actors and tasks that run on this thread (`EventLoop+Executor.swift`).
+        var jobs: [UnownedJob] = []
     }
 
     private let state = Mutex(State())
+    /// The loop's thread, once it runs (for `checkIsolated`).
+    private let thread = Mutex<pthread_t?>(nil)
     /// A self-pipe: a byte written here interrupts `poll` when interest or timers change.
     private let wakeRead: Int32
     private let wakeWrite: Int32
@@ -152,6 +156,45 @@ final class EventLoop: Sendable {
     /// How many times the loop woke up: lets tests check that an idle loop sleeps.
     var iterationCount: UInt64 { state.withLock { $0.iterations } }
 
+    // MARK: Jobs
+
+    /// Queues a job to run on the loop's thread after the ready descriptors and due timers;
+    /// wakes `poll` if the loop sleeps in it (a job queued by the loop's own thread needs no
+    /// wake-up: the loop is not in `poll` then).
+    func enqueueJob(_ job: UnownedJob) {
+        state.withLock { state in
+            state.jobs.append(job)
+            wakeIfPolling(&state)
+        }
+    }
+
+    /// Whether the caller runs on the loop's thread.
+    var isLoopThread: Bool {
+        thread.withLock { $0.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+    }
+
+    /// The most jobs run between two looks at the descriptors: a chain of jobs (each resuming
+    /// the next) cannot keep the loop from the sockets and timers.
+    private static let jobsPerRound = 256
+
+    /// Runs the queued jobs, oldest first, up to `jobsPerRound`; true if more are queued.
+    private func runJobs() -> Bool {
+        var ran = 0
+        while ran < Self.jobsPerRound {
+            let batch: [UnownedJob] = state.withLock { state in
+                let count = min(state.jobs.count, Self.jobsPerRound - ran)
+                defer { state.jobs.removeFirst(count) }
+                return Array(state.jobs[..<count])
+            }
+            if batch.isEmpty { return false }
+            for job in batch {
+                job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
+            }
+            ran += batch.count
+        }
+        return state.withLock { !$0.jobs.isEmpty }
+    }
+
     private func wakeIfPolling(_ state: inout State) {
         guard state.isPolling, !state.wakePending else { return }
         state.wakePending = true
@@ -162,8 +205,10 @@ final class EventLoop: Sendable {
     // MARK: The loop
 
     private func run() -> Never {
+        thread.withLock { $0 = pthread_self() }
         var pollSet: [pollfd] = []
         var ids: [UInt64] = []
+        var jobsLeft = false
         while true {
             let timeout: Int32 = state.withLock { state in
                 if state.pollSetChanged {
@@ -178,6 +223,7 @@ final class EventLoop: Sendable {
                     }
                     state.pollSetChanged = false
                 }
+                if jobsLeft || !state.jobs.isEmpty { return 0 }
                 state.isPolling = true
                 return Self.milliseconds(until: state.timers.first?.deadline)
             }
@@ -222,6 +268,7 @@ final class EventLoop: Sendable {
             }
             for (handler, events) in ready { handler.handleIO(events) }
             for action in due { action() }
+            jobsLeft = runJobs()
         }
     }
 

@@ -29,6 +29,11 @@ public enum LinkMessage: Sendable, Equatable {
     /// A message of any other type: the sync protocol's.
     case sync(SyncFrame)
 
+    /// Whether this is a sync protocol message (one the store may be written for).
+    public var isSync: Bool {
+        if case .sync = self { true } else { false }
+    }
+
     /// The type bytes the link layer itself owns.
     public enum LinkType {
         public static let hello: UInt8 = 0x01

@@ -184,29 +184,55 @@ extension Node {
             configuration: configuration.link, clock: clock)
         links[id] = LinkEntry(link: link)
         let hello = LinkHello(instance: instance, listenPort: listener?.port ?? 0, nick: nick, sync: handler.syncHello)
-        linkTasks[id] = Task { [self] in
-            let end = await link.run(hello: hello) { messages in await self.linkReceived(id, messages) }
-            linkEnded(id, end)
+        // On the event loop's thread, as the node is: a read, its handling and the answers it
+        // writes happen between two polls, with no hand-off to another thread.
+        linkTasks[id] = Task(executorPreference: EventLoop.shared) { [self, inbox] in
+            let end = await link.run(hello: hello) { messages in
+                inbox.post(messages, from: id)
+                // The other links the same `poll` found readable read and post first (their
+                // jobs are queued on the loop ahead of this one's), so one drain takes them all.
+                await Task.yield()
+                await self.drainInbox()
+            }
+            await linkEnded(id, end)
         }
     }
 
-    /// The messages of one read from link `id`, in order; their applies share one transaction
-    /// (savepoints inside it), so a burst costs one commit — one WAL append of the pages it
-    /// touched — rather than one per op. If that commit fails, the link closes as after any
-    /// store error.
-    func linkReceived(_ id: LinkID, _ messages: [LinkMessage]) {
-        guard messages.count > 1, isRunning, let store, let link = links[id]?.link else {
-            for message in messages { linkReceived(id, message) }
-            return
-        }
-        do {
-            try store.inOneTransaction {
-                for message in messages { linkReceived(id, message) }
+    /// Handles what the links posted to the inbox, from every link, in the order posted, in
+    /// transactions of up to `maxMessagesPerCommit` messages (savepoints inside them; a lone
+    /// sync frame gets one too, so a push held already costs no extra reads): the reads
+    /// that queued while the node was busy cost one commit — one WAL append of the pages they
+    /// touched — rather than one each. If a commit fails, the links whose messages it held close
+    /// as after any store error (their sessions counted ops the store then lost).
+    func drainInbox() {
+        while true {
+            let batches = inbox.take(upTo: Self.maxMessagesPerCommit)
+            guard !batches.isEmpty else { return }
+            let messages = batches.reduce(0) { $0 + $1.messages.count }
+            guard messages > 1 || batches.first?.messages.first?.isSync == true, isRunning, let store else {
+                for batch in batches { handle(batch) }
+                continue
             }
-        } catch {
-            log.error("storing what \(displayName(of: link.remote)) sent failed: \(error)")
-            close(link, .localError)
+            do {
+                try store.inOneTransaction {
+                    for batch in batches { handle(batch) }
+                }
+            } catch {
+                for id in Set(batches.map(\.link)) {
+                    guard let link = links[id]?.link else { continue }
+                    log.error("storing what \(displayName(of: link.remote)) sent failed: \(error)")
+                    close(link, .localError)
+                }
+            }
         }
+    }
+
+    /// Messages per commit at most: a flood from many links still commits every few
+    /// milliseconds, and other work on the node (a user's post) waits no longer than that.
+    static let maxMessagesPerCommit = 256
+
+    private func handle(_ batch: LinkInbox.Batch) {
+        for message in batch.messages { linkReceived(batch.link, message) }
     }
 
     /// One message from link `id`, in order; none once the link's end is decided.
@@ -322,7 +348,7 @@ extension Node {
     /// handshake timeout, and reports back to a node that may have stopped meanwhile (then it
     /// only closes its connection).
     private func linkTask(_ body: @escaping @Sendable () async -> Void) {
-        Task { await body() }
+        Task(executorPreference: EventLoop.shared) { await body() }
     }
 
     private func linkPeer(_ id: LinkID) -> LinkPeer? {

@@ -32,6 +32,11 @@ public actor Node {
     public nonisolated let instance = InstanceID.random()
     nonisolated let clock = NodeClock()
     nonisolated let networkKey: NetworkKey
+    /// What the links read and the node has not handled yet (group commit across links).
+    nonisolated let inbox = LinkInbox()
+
+    /// The node runs on the event loop's thread (`EventLoop+Executor.swift` says why).
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { EventLoop.shared.asUnownedSerialExecutor() }
 
     var phase = Phase.created
     /// The node's store; only the node (and its `LinkMessageHandler`) touch it.
@@ -178,7 +183,7 @@ public actor Node {
                     }
                 })
         }
-        if let control { tasks.append(Task { await control.run() }) }
+        if let control { tasks.append(Task(executorPreference: EventLoop.shared) { await control.run() }) }
         tasks.append(Task { await self.shareAddressesPeriodically() })
     }
 
