@@ -14,15 +14,17 @@ extension GossipSession {
     public mutating func onNewLocalOp(_ op: Operation, now: UInt64) -> [GossipDirective] {
         guard begin(now) else { return [] }
         let key = ChainKey(partition: op.partition, author: op.author)
-        // Every applied op reaches every session: one lookup of the partition and of the chain
-        // here, and none more on the common path (a chain the peer skips, or holds already).
-        // (No copy of the partition is held below: it would share the chain table that
-        // `setChain` writes, and the write would copy the table.)
+        // Every applied op reaches every session: the partition and the chain are looked up
+        // once, written in place, and a chain with nothing to do is not advanced. (No copy of
+        // the partition is held: it would share the chain table, and a write would copy it.)
         guard let existing = shared[key.partition].map({ $0.chains[key.author] }) else { return finish() }
-        var remembered = existing != nil
+        var current = existing
         if var chain = existing, (chain.localSeq ?? 0) < op.seq {
+            missing -= chain.gap
             chain.localSeq = op.seq
-            setChain(key, chain)
+            missing += chain.gap
+            shared[key.partition]?.chains[key.author] = chain  // remembered already: `setChain`'s count holds
+            current = chain
         } else if existing == nil, shared[key.partition]?.exchange != nil {
             // A vector round is under way, and the local vector it loaded may predate this op
             // (another session fetched it meanwhile): the chain remembers it, so the round's
@@ -30,10 +32,10 @@ extension GossipSession {
             var chain = Chain()
             chain.localSeq = op.seq
             setChain(key, chain)
-            remembered = true
+            current = self.chain(key)
         }
         if (local[key.partition]?.sharing ?? .never) != .never, !skippedByPeer.contains(key) {
-            var chain = self.chain(key) ?? Chain()
+            var chain = current ?? Chain()
             if wantsPush(key, seq: op.seq) {
                 if pushesSent.take(op.author, now: self.now) {
                     send(.newOp(op))
@@ -47,13 +49,17 @@ extension GossipSession {
                 }
                 chain.localSeq = max(chain.localSeq ?? 0, op.seq)
                 setChain(key, chain)
-                remembered = true
+                current = self.chain(key)
             } else if chain.heldBack {
                 // The peer is behind because of pacing, and fetching: a round shows it this op too.
                 paced(key.partition)
             }
         }
-        if remembered { advance(key) }
+        // `advance` of an idle chain with nothing buffered, nothing to fetch and no claim to
+        // give back changes nothing.
+        if let current, !(current.isIdle && current.pending.isEmpty && current.claim != .held && !needsWant(current)) {
+            advance(key)
+        }
         pumpWants()
         return finish()
     }
