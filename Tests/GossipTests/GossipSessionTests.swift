@@ -133,7 +133,9 @@ import Wire
             ])
     }
 
-    @Test func aChainAnotherSessionFetches_waitsForTheRelease_thenOnlyWhatIsLeftIsFetched() throws {
+    /// A session in a vector round of #lobby: this node holds nothing (its vector is loaded), the
+    /// peer listed ten ops of mallory's and its vector has not come yet.
+    func roundWithAPeerAhead() -> (GossipSession, [Operation]) {
         var factory = OpFactory()
         let ops = (0..<10).map { factory.make(post("\($0)"), in: lobby.id, by: mallory) }
         let summary = PartitionSummary(descriptor: lobby, digest: .empty, sharing: .ifPeerHolds)
@@ -141,6 +143,11 @@ import Wire
         let theirs = PartitionDigest(heads: [Head(author: mallory.id, maxSeq: 10, headID: ops[9].id)])
         _ = session.onMessage(.summary(more: false, entries: [SummaryEntry(lobby, digest: theirs, revealDescriptor: false)]), now: 0)
         _ = session.onLocalVector(lobby.id, heads: [], now: 0)
+        return (session, ops)
+    }
+
+    @Test func aChainAnotherSessionFetches_waitsForTheRelease_thenOnlyWhatIsLeftIsFetched() throws {
+        var (session, ops) = roundWithAPeerAhead()
         let planned = session.onMessage(.vector(partition: lobby.id, more: false, heads: [Head(author: mallory.id, maxSeq: 10, headID: ops[9].id)]), now: 0)
         #expect(planned.contains(.claimChain(lobby.id, author: mallory.id)))
         #expect(messages(planned).isEmpty, "no WANT before the claim is granted")
@@ -162,13 +169,7 @@ import Wire
     /// A round's local vector is loaded when it starts; ops another session fetches before the
     /// peer's vector arrives must not be fetched again from this peer.
     @Test func opsAppliedDuringAVectorRound_areNotFetchedAgain_whenTheRoundIsPlanned() throws {
-        var factory = OpFactory()
-        let ops = (0..<10).map { factory.make(post("\($0)"), in: lobby.id, by: mallory) }
-        let summary = PartitionSummary(descriptor: lobby, digest: .empty, sharing: .ifPeerHolds)
-        var session = startedSession([summary])
-        let theirs = PartitionDigest(heads: [Head(author: mallory.id, maxSeq: 10, headID: ops[9].id)])
-        _ = session.onMessage(.summary(more: false, entries: [SummaryEntry(lobby, digest: theirs, revealDescriptor: false)]), now: 0)
-        _ = session.onLocalVector(lobby.id, heads: [], now: 0)
+        var (session, ops) = roundWithAPeerAhead()
         // Another session's fetch applies seven of the ten before the peer's vector comes.
         for op in ops[0..<7] { #expect(messages(session.onNewLocalOp(op, now: 1)).isEmpty) }
         let planned = session.onMessage(.vector(partition: lobby.id, more: false, heads: [Head(author: mallory.id, maxSeq: 10, headID: ops[9].id)]), now: 2)
