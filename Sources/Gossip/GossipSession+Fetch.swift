@@ -65,7 +65,17 @@ extension GossipSession {
     /// Every applied op reaches every session here, for chains with nothing to do in all but a
     /// few: an unchanged chain is not written back (the nested tables' writes showed in profiles).
     mutating func advance(_ key: ChainKey) {
-        guard var chain = chain(key), chain.isIdle else { return }
+        guard let chain = chain(key) else { return }
+        advance(key, chain)
+    }
+
+    /// `advance` for a caller that holds the chain's current state (no lookup). A chain with
+    /// nothing buffered, nothing to fetch and no claim to give back is left as it is: that is
+    /// every chain but a few, for every applied op and every session.
+    mutating func advance(_ key: ChainKey, _ current: Chain) {
+        guard current.isIdle else { return }
+        if current.pending.isEmpty, current.claim != .held, !needsWant(current) { return }
+        var chain = current
         var changed = false
         if chain.frozen, !chain.pending.isEmpty {
             chain.pending = []

@@ -55,11 +55,7 @@ extension GossipSession {
                 paced(key.partition)
             }
         }
-        // `advance` of an idle chain with nothing buffered, nothing to fetch and no claim to
-        // give back changes nothing.
-        if let current, !(current.isIdle && current.pending.isEmpty && current.claim != .held && !needsWant(current)) {
-            advance(key)
-        }
+        if let current { advance(key, current) }
         pumpWants()
         return finish()
     }

@@ -185,9 +185,10 @@ private func pacedLatency(_ cluster: BenchCluster, target: Double) async throws 
         record("latency_p50_ms_\(count)_nodes", unit: "ms", value: percentile(latencies, 0.5), reference: "loopback_rtt_p50_ms"),
         record(
             "latency_p99_ms_\(count)_nodes", unit: "ms", value: percentile(latencies, 0.99), reference: "loopback_rtt_p99_ms",
-            target: .atMost(target)),
+            // The target is for 500 writes/s: another pace is an experiment, not a verdict.
+            target: options.pace == 500 ? .atMost(target) : nil),
         record("push_copies_per_op_\(count)_nodes", unit: "×", value: received / Double(max(1, written.count * (count - 1)))),
-        // What the pacing achieved (500/s asked) and the CPU the nodes used meanwhile, in cores and
+        // What the pacing achieved (`--pace` asked, 500/s by default) and the CPU the nodes used meanwhile, in cores and
         // per write (all nodes' CPU: the author's, and every delivery's).
         record("paced_writes_per_s_\(count)_nodes", unit: "writes/s", value: Double(written.count) / elapsed),
         record("paced_cpu_cores_\(count)_nodes", unit: "cores", value: cpu / elapsed),
