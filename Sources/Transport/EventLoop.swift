@@ -16,8 +16,19 @@ protocol IOEventHandler: AnyObject, Sendable {
     func handleIO(_ ready: IOInterest)
 }
 
-/// The process's one I/O thread: waits with `poll(2)` until a registered descriptor is ready or
-/// a timer is due, then calls the descriptor's handler or the timer's action.
+/// An I/O thread: waits with `poll(2)` until a registered descriptor is ready or a timer is
+/// due, then calls the descriptor's handler or the timer's action, and runs the jobs of the
+/// actors and tasks that use it as their executor (`EventLoop+Executor.swift`).
+///
+/// A node has a loop of its own (`Node.loop`): its sockets, its actor and its link tasks, and
+/// nothing else. `shared` serves every other socket of the process (control clients, a test's
+/// harness). Why not one loop for all: the node's work runs on its loop's thread, so a second
+/// node in the same process (the in-process tests) or a client of the node would wait for it —
+/// a handshake or a read stalled behind another node's commit.
+///
+/// The thread runs while the loop has work — a registered descriptor, a timer or a job — and
+/// ends when it has none; the next registration, timer or job starts a new one. A stopped
+/// node's loop so holds no thread, and a loop needs no explicit shutdown.
 ///
 /// Why `poll` and not epoll or DispatchSource: the Glibc module on this toolchain exports
 /// neither `epoll_*` nor `eventfd` (nor the GNU `accept4`/`pipe2`), and a C shim would need a
@@ -33,7 +44,7 @@ protocol IOEventHandler: AnyObject, Sendable {
 /// is lost. The loop keeps handlers weakly: an object dropped without `close()` closes its
 /// descriptor in `deinit`.
 public final class EventLoop: Sendable {
-    /// The loop every socket of this process uses; its thread starts on first use.
+    /// The loop for every socket of the process that no node owns.
     public static let shared = EventLoop()
 
     /// A registered descriptor.
@@ -68,6 +79,11 @@ public final class EventLoop: Sendable {
         var iterations: UInt64 = 0
         /// Jobs of actors and tasks that run on this thread (`EventLoop+Executor.swift`).
         var jobs: [UnownedJob] = []
+        /// Whether a thread runs the loop (or is starting to); see `startThreadIfNeeded`.
+        var threadRunning = false
+
+        /// Nothing for a thread to wait for or run.
+        var isIdle: Bool { entries.isEmpty && timers.isEmpty && jobs.isEmpty }
     }
 
     private let state = Mutex(State())
@@ -77,7 +93,8 @@ public final class EventLoop: Sendable {
     private let wakeRead: Int32
     private let wakeWrite: Int32
 
-    private init() {
+    /// A loop with no thread yet: the first registration, timer or job starts it.
+    public init() {
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else {
             preconditionFailure("Transport: cannot create the event loop's pipe: \(TransportError.message(for: errno))")
@@ -87,12 +104,28 @@ public final class EventLoop: Sendable {
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         }
         (wakeRead, wakeWrite) = (fds[0], fds[1])
+    }
+
+    deinit {
+        // A running thread holds the loop, so none runs now.
+        Glibc.close(wakeRead)
+        Glibc.close(wakeWrite)
+    }
+
+    /// Starts a thread for the loop unless one runs; called with the state locked whenever work
+    /// is added, so work never waits for a thread that has decided to end.
+    private func startThreadIfNeeded(_ state: inout State) {
+        guard !state.threadRunning else { return }
+        state.threadRunning = true
         var thread = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()  // the loop lives as long as the process
+        let context = Unmanaged.passRetained(self).toOpaque()  // the thread holds the loop until it ends
         let status = pthread_create(
             &thread, nil,
             { context in
-                Unmanaged<EventLoop>.fromOpaque(context!).takeUnretainedValue().run()
+                let loop = Unmanaged<EventLoop>.fromOpaque(context!)
+                loop.takeUnretainedValue().run()
+                loop.release()
+                return nil
             }, context)
         precondition(status == 0, "Transport: cannot start the event loop thread (error \(status))")
         pthread_detach(thread)
@@ -111,7 +144,10 @@ public final class EventLoop: Sendable {
 
     /// Starts watching `fd` for `handler`, with no interest yet; the handler is held weakly.
     func attach(_ registration: Registration, fd: Int32, handler: any IOEventHandler) {
-        state.withLock { state in state.entries[registration.id] = Entry(fd: fd, handler: handler) }
+        state.withLock { state in
+            state.entries[registration.id] = Entry(fd: fd, handler: handler)
+            startThreadIfNeeded(&state)
+        }
     }
 
     /// Polls the descriptor for `interest` from now on (none: stop polling it).
@@ -144,6 +180,7 @@ public final class EventLoop: Sendable {
             let index = state.timers.firstIndex { $0.deadline > deadline } ?? state.timers.endIndex
             state.timers.insert(Timer(id: id, deadline: deadline, action: action), at: index)
             if index == 0 { wakeIfPolling(&state) }
+            startThreadIfNeeded(&state)
             return TimerID(id: id)
         }
     }
@@ -156,6 +193,9 @@ public final class EventLoop: Sendable {
     /// How many times the loop woke up: lets tests check that an idle loop sleeps.
     var iterationCount: UInt64 { state.withLock { $0.iterations } }
 
+    /// Whether a thread runs the loop now: lets tests check that it ends with the loop's work.
+    var hasThread: Bool { state.withLock { $0.threadRunning } }
+
     // MARK: Jobs
 
     /// Queues a job to run on the loop's thread after the ready descriptors and due timers;
@@ -165,6 +205,7 @@ public final class EventLoop: Sendable {
         state.withLock { state in
             state.jobs.append(job)
             wakeIfPolling(&state)
+            startThreadIfNeeded(&state)
         }
     }
 
@@ -204,14 +245,20 @@ public final class EventLoop: Sendable {
 
     // MARK: The loop
 
-    private func run() -> Never {
+    /// The thread's body: returns when the loop has no work left (`State.isIdle`).
+    private func run() {
         thread.withLock { $0 = pthread_self() }
         var pollSet: [pollfd] = []
         var ids: [UInt64] = []
         var jobsLeft = false
         while true {
-            let timeout: Int32 = state.withLock { state in
-                if state.pollSetChanged {
+            let timeout: Int32? = state.withLock { state in
+                if !jobsLeft, state.isIdle {
+                    state.threadRunning = false
+                    thread.withLock { $0 = nil }  // before a new thread can start and set it
+                    return nil
+                }
+                if state.pollSetChanged || pollSet.isEmpty {  // empty: this thread's first round
                     pollSet = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
                     ids = [0]
                     for (id, entry) in state.entries where !entry.interest.isEmpty {
@@ -227,6 +274,7 @@ public final class EventLoop: Sendable {
                 state.isPolling = true
                 return Self.milliseconds(until: state.timers.first?.deadline)
             }
+            guard let timeout else { return }
             let count = poll(&pollSet, nfds_t(pollSet.count), timeout)
             let pollError = errno
             var ready: [(any IOEventHandler, IOInterest)] = []

@@ -9,9 +9,10 @@ extension TCPConnection {
     /// With several addresses (`localhost`, a dual-stack name) each is tried in turn within
     /// the one `timeout`, moving on after a refusal or an unreachable network. Throws
     /// `.connectionRefused`, `.timedOut`, `.unreachable`, `.hostNotFound`, or
-    /// `CancellationError` (the half-open socket is closed in every case).
+    /// `CancellationError` (the half-open socket is closed in every case). The connection runs
+    /// on `loop`.
     public static func connect(
-        host: String, port: UInt16, timeout: Duration = defaultConnectTimeout
+        host: String, port: UInt16, timeout: Duration = defaultConnectTimeout, loop: EventLoop = .shared
     ) async throws
         -> TCPConnection
     {
@@ -19,7 +20,7 @@ extension TCPConnection {
         var lastError: any Error = TransportError.hostNotFound(host: host, reason: "no address")
         for address in try await SocketAddress.resolve(host: host, port: port) {
             do {
-                return try await connect(to: address, deadline: deadline)
+                return try await connect(to: address, deadline: deadline, loop: loop)
             } catch let error as TransportError {
                 switch error {
                 case .connectionRefused, .unreachable, .addressNotAvailable: lastError = error
@@ -35,14 +36,16 @@ extension TCPConnection {
     /// e.g. a test's attacker on 127.0.0.7 while honest nodes use 127.0.0.1. Throws
     /// `.addressNotAvailable` when `local` is not an address of this host.
     public static func connect(
-        to address: SocketAddress, from local: SocketAddress? = nil, timeout: Duration = defaultConnectTimeout
+        to address: SocketAddress, from local: SocketAddress? = nil, timeout: Duration = defaultConnectTimeout, loop: EventLoop = .shared
     ) async throws
         -> TCPConnection
     {
-        try await connect(to: address, from: local, deadline: .now + timeout)
+        try await connect(to: address, from: local, deadline: .now + timeout, loop: loop)
     }
 
-    static func connect(to address: SocketAddress, from source: SocketAddress? = nil, deadline: ContinuousClock.Instant) async throws -> TCPConnection {
+    static func connect(
+        to address: SocketAddress, from source: SocketAddress? = nil, deadline: ContinuousClock.Instant, loop: EventLoop = .shared
+    ) async throws -> TCPConnection {
         let fd = try Descriptor.socket(family: address.addressFamily, type: SOCK_STREAM)
         if let source, source.withSockAddr({ Glibc.bind(fd, $0, $1) }) != 0 {
             let code = errno
@@ -59,7 +62,7 @@ extension TCPConnection {
         // The kernel picks the local address and port at `connect`, so it is known already.
         let wildcard = address.family == .ipv4 ? "0.0.0.0" : "::"
         let local = Descriptor.localAddress(fd) ?? (try! SocketAddress(ipAddress: wildcard, port: 0))
-        let connection = TCPConnection(fd: fd, local: local, remote: address, isConnecting: status != 0)
+        let connection = TCPConnection(fd: fd, local: local, remote: address, isConnecting: status != 0, loop: loop)
         if status != 0 {
             do {
                 try await connection.waitUntilConnected(deadline: deadline)

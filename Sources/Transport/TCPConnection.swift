@@ -26,7 +26,8 @@ public final class TCPConnection: Sendable {
     /// The peer's address: count unauthenticated connections per `remoteAddress.unmappedHost`.
     public let remoteAddress: SocketAddress
 
-    let loop: EventLoop
+    /// The loop the connection's reads and writes run on: a task that handles them should prefer it.
+    public let loop: EventLoop
     let registration: EventLoop.Registration
     let state: Mutex<State>
 

@@ -19,8 +19,9 @@ public final class TCPListener: Sendable {
     /// an ephemeral port). `SO_REUSEADDR` lets a restarted node bind while old connections
     /// linger in TIME_WAIT; it does not let two listeners share a port: the second gets
     /// `.addressInUse`. `backlog` bounds connections waiting for `accept()`. A host name (rather
-    /// than a numeric address or `localhost`) is resolved on the calling thread.
-    public init(host: String = "0.0.0.0", port: UInt16, backlog: Int32 = 128) throws(TransportError) {
+    /// than a numeric address or `localhost`) is resolved on the calling thread. The listener and
+    /// the connections it accepts run on `loop`.
+    public init(host: String = "0.0.0.0", port: UInt16, backlog: Int32 = 128, loop: EventLoop = .shared) throws(TransportError) {
         let address = try SocketAddress.resolveBlocking(host: host, port: port)[0]
         let fd = try Descriptor.socket(family: address.addressFamily, type: SOCK_STREAM)
         do throws(TransportError) {
@@ -33,7 +34,6 @@ public final class TCPListener: Sendable {
         }
         let localAddress = Descriptor.localAddress(fd) ?? address
         self.localAddress = localAddress
-        let loop = EventLoop.shared
         acceptor = Acceptor(fd: fd, loop: loop, operation: "accept on \(localAddress)") { listeningFD in
             Self.takeOne(from: listeningFD, localAddress: localAddress, loop: loop)
         }

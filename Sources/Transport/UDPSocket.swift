@@ -41,8 +41,8 @@ public final class UDPSocket: Sendable {
         var oversized = 0
     }
 
-    /// Binds `host:port` (`0.0.0.0` to hear broadcasts; port 0 for an ephemeral port).
-    public init(host: String = "0.0.0.0", port: UInt16, broadcast: Bool = true) throws(TransportError) {
+    /// Binds `host:port` (`0.0.0.0` to hear broadcasts; port 0 for an ephemeral port), on `loop`.
+    public init(host: String = "0.0.0.0", port: UInt16, broadcast: Bool = true, loop: EventLoop = .shared) throws(TransportError) {
         let address = try SocketAddress.resolveBlocking(host: host, port: port)[0]
         let fd = try Descriptor.socket(family: address.addressFamily, type: SOCK_DGRAM)
         do throws(TransportError) {
@@ -54,7 +54,7 @@ public final class UDPSocket: Sendable {
             throw error
         }
         self.localAddress = Descriptor.localAddress(fd) ?? address
-        self.loop = .shared
+        self.loop = loop
         self.registration = loop.makeRegistration()
         self.state = Mutex(State(fd: fd))
         loop.attach(registration, fd: fd, handler: self)

@@ -17,7 +17,7 @@ public final class UnixListener: Sendable {
     private let acceptor: Acceptor<UnixConnection>
 
     /// Binds and listens at `path` (at most `maxPathBytes` bytes).
-    public init(path: String, mode: mode_t = 0o600, backlog: Int32 = 16) throws(TransportError) {
+    public init(path: String, mode: mode_t = 0o600, backlog: Int32 = 16, loop: EventLoop = .shared) throws(TransportError) {
         let fd = try Descriptor.socket(family: AF_UNIX, type: SOCK_STREAM)
         do throws(TransportError) {
             let status = try UnixAddress.withSockAddr(path) { Glibc.bind(fd, $0, $1) }
@@ -35,7 +35,6 @@ public final class UnixListener: Sendable {
             throw error
         }
         self.path = path
-        let loop = EventLoop.shared
         acceptor = Acceptor(
             fd: fd, loop: loop, operation: "accept on \(path)",
             takeOne: { listeningFD in Self.takeOne(from: listeningFD, path: path, loop: loop) },

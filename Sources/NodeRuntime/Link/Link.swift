@@ -191,7 +191,7 @@ public final class Link: Sendable {
         } catch {
             abort(.lost(String(describing: error)))
         }
-        let pinger = Task(executorPreference: EventLoop.shared) { await self.keepaliveLoop() }
+        let pinger = Task(executorPreference: connection.loop) { await self.keepaliveLoop() }
         defer { pinger.cancel() }
         let readEnd = await readLoop(deliver: deliver)
         abort(readEnd)  // no-op when an end was already set

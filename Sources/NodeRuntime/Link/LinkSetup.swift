@@ -48,12 +48,14 @@ enum LinkSetup {
         }
     }
 
-    /// Asks the listener at `endpoint` for its key (a static peer listed without one).
-    static func probeKey(host: String, port: UInt16, networkKey: NetworkKey, timeout: Duration) async throws(LinkSetupError) -> UserID {
+    /// Asks the listener at `endpoint` for its key (a static peer listed without one), on `loop`.
+    static func probeKey(
+        host: String, port: UInt16, networkKey: NetworkKey, timeout: Duration, loop: EventLoop
+    ) async throws(LinkSetupError) -> UserID {
         let deadline = ContinuousClock.now + timeout
         let connection: TCPConnection
         do {
-            connection = try await TCPConnection.connect(host: host, port: port, timeout: timeout)
+            connection = try await TCPConnection.connect(host: host, port: port, timeout: timeout, loop: loop)
         } catch {
             throw .connect(String(describing: error))
         }

@@ -42,7 +42,7 @@ extension Node {
         linkTask { [self] in
             let outcome: Result<(HandshakeResult, TCPConnection), LinkSetupError>
             do {
-                let connection = try await TCPConnection.connect(host: endpoint.host, port: endpoint.port, timeout: timeout)
+                let connection = try await TCPConnection.connect(host: endpoint.host, port: endpoint.port, timeout: timeout, loop: loop)
                 do throws(LinkSetupError) {
                     let result = try await LinkSetup.handshake(
                         asClientOf: peer, on: connection, identity: identity,
@@ -90,7 +90,7 @@ extension Node {
                 outcome = .success(
                     try await LinkSetup.probeKey(
                         host: endpoint.host, port: endpoint.port, networkKey: networkKey,
-                        timeout: timeout))
+                        timeout: timeout, loop: loop))
             } catch {
                 outcome = .failure(error)
             }
@@ -186,7 +186,7 @@ extension Node {
         let hello = LinkHello(instance: instance, listenPort: listener?.port ?? 0, nick: nick, sync: handler.syncHello)
         // On the event loop's thread, as the node is: a read, its handling and the answers it
         // writes happen between two polls, with no hand-off to another thread.
-        linkTasks[id] = Task(executorPreference: EventLoop.shared) { [self, inbox] in
+        linkTasks[id] = Task(executorPreference: loop) { [self, inbox] in
             let end = await link.run(hello: hello) { messages in
                 inbox.post(messages, from: id)
                 // The other links the same `poll` found readable read and post first (their
@@ -348,7 +348,7 @@ extension Node {
     /// handshake timeout, and reports back to a node that may have stopped meanwhile (then it
     /// only closes its connection).
     private func linkTask(_ body: @escaping @Sendable () async -> Void) {
-        Task(executorPreference: EventLoop.shared) { await body() }
+        Task(executorPreference: loop) { await body() }
     }
 
     private func linkPeer(_ id: LinkID) -> LinkPeer? {

@@ -35,8 +35,10 @@ public actor Node {
     /// What the links read and the node has not handled yet (group commit across links).
     nonisolated let inbox = LinkInbox()
 
-    /// The node runs on the event loop's thread (`EventLoop+Executor.swift` says why).
-    public nonisolated var unownedExecutor: UnownedSerialExecutor { EventLoop.shared.asUnownedSerialExecutor() }
+    /// The node's own event loop: its sockets, and the node itself, run on the loop's thread
+    /// (`EventLoop+Executor.swift` says why; `EventLoop` why each node has its own).
+    public nonisolated let loop = EventLoop()
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 
     var phase = Phase.created
     /// The node's store; only the node (and its `LinkMessageHandler`) touch it.
@@ -104,11 +106,11 @@ public actor Node {
         do {
             try openStore()
             let listener = try bind("links") { () throws(TransportError) in
-                try TCPListener(host: configuration.listenHost, port: configuration.listenPort)
+                try TCPListener(host: configuration.listenHost, port: configuration.listenPort, loop: loop)
             }
             self.listener = listener
             if let port = configuration.discoveryPort {
-                let udp = try bind("discovery") { () throws(TransportError) in try UDPSocket(host: "0.0.0.0", port: port) }
+                let udp = try bind("discovery") { () throws(TransportError) in try UDPSocket(host: "0.0.0.0", port: port, loop: loop) }
                 self.udp = udp
                 broadcastTargets =
                     configuration.broadcastTargets
@@ -118,7 +120,7 @@ public actor Node {
             // with -9): remove it.
             unlink(configuration.controlSocketPath)
             let controlListener = try bind("control") { () throws(TransportError) in
-                try UnixListener(path: configuration.controlSocketPath)
+                try UnixListener(path: configuration.controlSocketPath, loop: loop)
             }
             control = ControlServer(listener: controlListener, node: self)
         } catch {
@@ -183,7 +185,7 @@ public actor Node {
                     }
                 })
         }
-        if let control { tasks.append(Task(executorPreference: EventLoop.shared) { await control.run() }) }
+        if let control { tasks.append(Task(executorPreference: loop) { await control.run() }) }
         tasks.append(Task { await self.shareAddressesPeriodically() })
     }
 
