@@ -47,8 +47,14 @@ final class Attacker: @unchecked Sendable {
     /// A TCP connection to `host:port` from the loopback address `source`.
     static func connect(to host: String, port: UInt16, from source: String, timeout: Duration = .seconds(5)) async throws -> TCPConnection {
         try await TCPConnection.connect(
-            to: try SocketAddress(ipAddress: host, port: port), from: try SocketAddress(ipAddress: source, port: 0), timeout: timeout)
+            to: try SocketAddress(ipAddress: host, port: port), from: try SocketAddress(ipAddress: source, port: 0), timeout: timeout,
+            loop: loop)
     }
+
+    /// The attackers' own loop: the victim's handshake deadline (2 s) runs while the attacker
+    /// answers, and on the process's shared loop the answer would wait behind every other test's
+    /// control clients and harness sockets.
+    private static let loop = EventLoop()
 
     /// Connects from `source` and completes the secret handshake with `server` as `identity`
     /// under `networkKey` (nothing else is sent yet).
