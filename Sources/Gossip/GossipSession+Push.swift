@@ -14,18 +14,19 @@ extension GossipSession {
     public mutating func onNewLocalOp(_ op: Operation, now: UInt64) -> [GossipDirective] {
         guard begin(now) else { return [] }
         let key = ChainKey(partition: op.partition, author: op.author)
-        // Every applied op reaches every session: the partition and the chain are looked up
-        // once, written in place, and a chain with nothing to do is not advanced. (No copy of
-        // the partition is held: it would share the chain table, and a write would copy it.)
-        guard let existing = shared[key.partition].map({ $0.chains[key.author] }) else { return finish() }
-        var current = existing
-        if var chain = existing, (chain.localSeq ?? 0) < op.seq {
+        // Every applied op reaches every session, so this is the hottest path of live push: the
+        // partition is found once (its index serves the reads and the in-place write), no copy
+        // of it is made (it would share the chain table, and a write would copy the table), and
+        // a chain with nothing to do is not advanced.
+        guard let partition = shared.index(forKey: key.partition) else { return finish() }
+        var current = shared.values[partition].chains[key.author]
+        if var chain = current, (chain.localSeq ?? 0) < op.seq {
             missing -= chain.gap
             chain.localSeq = op.seq
             missing += chain.gap
-            shared[key.partition]?.chains[key.author] = chain  // remembered already: `setChain`'s count holds
+            shared.values[partition].chains[key.author] = chain  // remembered already: `setChain`'s count holds
             current = chain
-        } else if existing == nil, shared[key.partition]?.exchange != nil {
+        } else if current == nil, shared.values[partition].exchange != nil {
             // A vector round is under way, and the local vector it loaded may predate this op
             // (another session fetched it meanwhile): the chain remembers it, so the round's
             // plan does not fetch it again from this peer.
@@ -34,9 +35,11 @@ extension GossipSession {
             setChain(key, chain)
             current = self.chain(key)
         }
-        if (local[key.partition]?.sharing ?? .never) != .never, !skippedByPeer.contains(key) {
+        let offered = (local[key.partition]?.sharing ?? .never) != .never
+        if offered, skippedByPeer.isEmpty || !skippedByPeer.contains(key) {
             var chain = current ?? Chain()
-            if wantsPush(key, seq: op.seq) {
+            let baseline = shared.values[partition].baseline
+            if Self.wantsPush(op.seq, of: current, baseline: baseline) {
                 if pushesSent.take(op.author, now: self.now) {
                     send(.newOp(op))
                     chain.peerSeq = op.seq
@@ -56,16 +59,27 @@ extension GossipSession {
             }
         }
         if let current { advance(key, current) }
-        pumpWants()
+        if !wantQueue.isEmpty { pumpWants() }
         return finish()
     }
 
-    /// Whether the peer should get op `seq` of a chain pushed: it holds seq - 1, or it resumed
-    /// the chain and does not hold seq yet.
-    func wantsPush(_ key: ChainKey, seq: UInt64) -> Bool {
-        let known = peerSeq(key, beforeLocal: seq)
+    /// Whether the peer should get op `seq` of `chain` (nil: not remembered) pushed: it holds
+    /// seq - 1, or it resumed the chain and does not hold seq yet. What it holds comes from the
+    /// chain's own entry, else from the partition's baseline, given that this node's head
+    /// before `seq` was `seq - 1`.
+    static func wantsPush(_ seq: UInt64, of chain: Chain?, baseline: SharedPartition.Baseline) -> Bool {
+        let known: UInt64? =
+            if let peerSeq = chain?.peerSeq {
+                peerSeq
+            } else {
+                switch baseline {
+                case .unknown: nil
+                case .sameAsLocal: seq - 1
+                case .explicit: 0
+                }
+            }
         if known == seq - 1 { return true }
-        guard chain(key)?.resumed == true else { return false }
+        guard chain?.resumed == true else { return false }
         return (known ?? 0) < seq
     }
 

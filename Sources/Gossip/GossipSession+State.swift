@@ -178,18 +178,6 @@ extension GossipSession {
         chainCount -= 1
         missing -= old.gap
     }
-
-    /// What the peer holds of a chain, from its own entry or the partition's baseline, given
-    /// that this node's head before `seq` was `seq - 1` (for live push).
-    func peerSeq(_ key: ChainKey, beforeLocal seq: UInt64) -> UInt64? {
-        guard let partition = shared[key.partition] else { return nil }
-        if let known = partition.chains[key.author]?.peerSeq { return known }
-        switch partition.baseline {
-        case .unknown: return nil
-        case .sameAsLocal: return seq - 1
-        case .explicit: return 0
-        }
-    }
 }
 
 /// A first-in first-out queue with O(1) pops (the fetch queue may hold many chains).
