@@ -20,13 +20,15 @@ import Synchronization
 /// `@unchecked Sendable`: `state` is guarded by its mutex; `connection` is touched only on
 /// `queue` (and in `stop`, after the queue has drained and the hook is gone).
 final class WALCheckpointer: @unchecked Sendable {
-    /// New WAL frames (pages) that start a background checkpoint.
+    /// New WAL frames (pages) that start a background checkpoint: at least this many…
     let pages: Int32
+    /// …and up to this fraction more, drawn anew for each run of the WAL (`threshold`).
+    let jitter: Double
     /// WAL frames past which the committing connection checkpoints itself.
     let backstopPages: Int32
     private let path: String
     private let queue = DispatchQueue(label: "parley.sqlite.checkpoint")
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     private var connection: OpaquePointer?
 
     private struct State {
@@ -37,10 +39,15 @@ final class WALCheckpointer: @unchecked Sendable {
         var stopped = false
         /// The WAL's length after the last commit, in frames.
         var walPages: Int32 = 0
+        /// Waiting frames that start the next background checkpoint.
+        var threshold: Int32
     }
 
     /// The WAL's length after the last commit and the frames of it already copied.
     var progress: (walFrames: Int, copied: Int) { state.withLock { (Int($0.walPages), Int($0.copied)) } }
+
+    /// The waiting frames that start this run of the WAL's background checkpoint (tests).
+    var currentThreshold: Int32 { state.withLock { $0.threshold } }
 
     /// Passes of one background run at most: each copies what the commits during the previous
     /// one wrote, so they shrink quickly; the backstop covers the rest.
@@ -51,10 +58,24 @@ final class WALCheckpointer: @unchecked Sendable {
     /// journal commit) slowed every node's writes on the machine more than one copy here.
     static let catchUpPages: Int32 = 32
 
-    init(path: String, pages: Int32, backstopPages: Int32) {
+    init(path: String, pages: Int32, jitter: Double, backstopPages: Int32) {
         self.path = path
         self.pages = max(1, pages)
+        self.jitter = min(max(jitter, 0), 1)
         self.backstopPages = max(self.pages, backstopPages)
+        var random = SystemRandomNumberGenerator()
+        state = Mutex(State(threshold: Self.threshold(pages: self.pages, jitter: self.jitter, using: &random)))
+    }
+
+    /// The frames that start a checkpoint in one run of the WAL: `pages` plus a random part of
+    /// `pages × jitter`. Why random: replicas of one cluster on one host write the same ops, so
+    /// with one threshold they all checkpoint at the same moment, and their syncs of the same
+    /// size queue on the one disk (three nodes' 16 MiB syncs took 40–130 ms together, every
+    /// 1.6 s, and every commit's catch-up behind them waited); drawn anew for each run of the WAL,
+    /// the nodes drift apart.
+    static func threshold(pages: Int32, jitter: Double, using random: inout some RandomNumberGenerator) -> Int32 {
+        let spread = Int32(Double(pages) * jitter)
+        return spread > 0 ? max(1, pages - spread / 2 + Int32.random(in: 0...spread, using: &random)) : pages
     }
 
     /// Called from the WAL hook, on the committing thread, with the WAL's length in frames.
@@ -62,11 +83,15 @@ final class WALCheckpointer: @unchecked Sendable {
         enum Step { case none, background, here, backstop }
         let step = state.withLock { state -> Step in
             state.walPages = walPages
-            if walPages < state.copied { state.copied = 0 }  // the WAL restarted
+            if walPages < state.copied {  // the WAL restarted
+                state.copied = 0
+                var random = SystemRandomNumberGenerator()
+                state.threshold = Self.threshold(pages: pages, jitter: jitter, using: &random)
+            }
             if walPages >= backstopPages { return .backstop }
             guard !state.running, !state.stopped else { return .none }
             let waiting = walPages - state.copied
-            if waiting >= pages {
+            if waiting >= state.threshold {
                 state.running = true
                 return .background
             }
@@ -139,14 +164,19 @@ extension Database {
     /// it is already copied into the database file, in frames.
     public var checkpointProgress: (walFrames: Int, copied: Int)? { checkpointer?.progress }
 
+    /// The waiting frames that start this run of the WAL's background checkpoint (tests).
+    var checkpointThreshold: Int32? { checkpointer?.currentThreshold }
+
     /// Moves this file database's WAL checkpoints to a background thread (`WALCheckpointer`):
-    /// one starts once `pages` frames (4 KiB each) are waiting, and past `backstopPages` the
-    /// committing connection checkpoints itself. A no-op for read-only and in-memory databases.
-    public func checkpointInBackground(pages: Int32 = 4096, backstopPages: Int32 = 16_384) throws {
+    /// one starts once `pages` frames (4 KiB each) are waiting — up to `jitter` × `pages` more,
+    /// drawn for each run of the WAL, so replicas on one host do not checkpoint together — and
+    /// past `backstopPages` the committing connection checkpoints itself. A no-op for read-only
+    /// and in-memory databases.
+    public func checkpointInBackground(pages: Int32 = 4096, jitter: Double = 0, backstopPages: Int32 = 16_384) throws {
         let connection = try openConnection()
         guard mode == .readWrite, let file = sqlite3_db_filename(connection, "main"), file.pointee != 0 else { return }
         self.checkpointer?.stop()
-        let checkpointer = WALCheckpointer(path: String(cString: file), pages: pages, backstopPages: backstopPages)
+        let checkpointer = WALCheckpointer(path: String(cString: file), pages: pages, jitter: jitter, backstopPages: backstopPages)
         self.checkpointer = checkpointer
         // The database keeps the checkpointer alive for as long as the hook is set.
         sqlite3_wal_hook(connection, walCommitHook, Unmanaged.passUnretained(checkpointer).toOpaque())
