@@ -9,10 +9,11 @@ import Glibc
 /// than the delivery itself. On the loop's thread, a ready socket resumes its reader, the reader
 /// hands the node its messages, and the node's answers are written, all before the next `poll`.
 ///
-/// An actor uses it with `nonisolated var unownedExecutor { EventLoop.shared.asUnownedSerialExecutor() }`;
-/// a task whose nonisolated code (a link's read loop) should stay on it is started with
-/// `Task(executorPreference: EventLoop.shared)`. Work on this thread must not block: a long
-/// computation delays every socket of the process.
+/// An actor uses it with `nonisolated var unownedExecutor { loop.asUnownedSerialExecutor() }`
+/// (`Node` with its own `loop`); a task whose nonisolated code (a link's read loop) should stay
+/// on it is started with `Task(executorPreference: loop)`, and the sockets it reads are made with
+/// `loop:`. Work on this thread must not block: a long computation delays every socket and job
+/// of the loop.
 extension EventLoop: SerialExecutor, TaskExecutor {
     public func enqueue(_ job: consuming ExecutorJob) {
         enqueueJob(UnownedJob(job))
