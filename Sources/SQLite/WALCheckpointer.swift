@@ -20,9 +20,9 @@ import Synchronization
 /// `@unchecked Sendable`: `state` is guarded by its mutex; `connection` is touched only on
 /// `queue` (and in `stop`, after the queue has drained and the hook is gone).
 final class WALCheckpointer: @unchecked Sendable {
-    /// New WAL frames (pages) that start a background checkpoint: at least this many…
+    /// New WAL frames (pages) that start a background checkpoint, on average…
     let pages: Int32
-    /// …and up to this fraction more, drawn anew for each run of the WAL (`threshold`).
+    /// …give or take half this fraction of them, drawn anew for each run of the WAL (`threshold`).
     let jitter: Double
     /// WAL frames past which the committing connection checkpoints itself.
     let backstopPages: Int32
@@ -63,12 +63,11 @@ final class WALCheckpointer: @unchecked Sendable {
         self.pages = max(1, pages)
         self.jitter = min(max(jitter, 0), 1)
         self.backstopPages = max(self.pages, backstopPages)
-        var random = SystemRandomNumberGenerator()
-        state = Mutex(State(threshold: Self.threshold(pages: self.pages, jitter: self.jitter, using: &random)))
+        state = Mutex(State(threshold: Self.threshold(pages: self.pages, jitter: self.jitter)))
     }
 
-    /// The frames that start a checkpoint in one run of the WAL: `pages` plus a random part of
-    /// `pages × jitter`. Why random: replicas of one cluster on one host write the same ops, so
+    /// The frames that start a checkpoint in one run of the WAL: `pages` ± `pages × jitter / 2`,
+    /// uniformly. Why random: replicas of one cluster on one host write the same ops, so
     /// with one threshold they all checkpoint at the same moment, and their syncs of the same
     /// size queue on the one disk (three nodes' 16 MiB syncs took 40–130 ms together, every
     /// 1.6 s, and every commit's catch-up behind them waited); drawn anew for each run of the WAL,
@@ -78,6 +77,12 @@ final class WALCheckpointer: @unchecked Sendable {
         return spread > 0 ? max(1, pages - spread / 2 + Int32.random(in: 0...spread, using: &random)) : pages
     }
 
+    /// `threshold(pages:jitter:using:)` with the system's generator.
+    static func threshold(pages: Int32, jitter: Double) -> Int32 {
+        var random = SystemRandomNumberGenerator()
+        return threshold(pages: pages, jitter: jitter, using: &random)
+    }
+
     /// Called from the WAL hook, on the committing thread, with the WAL's length in frames.
     func committed(walPages: Int32, on writer: OpaquePointer) {
         enum Step { case none, background, here, backstop }
@@ -85,8 +90,7 @@ final class WALCheckpointer: @unchecked Sendable {
             state.walPages = walPages
             if walPages < state.copied {  // the WAL restarted
                 state.copied = 0
-                var random = SystemRandomNumberGenerator()
-                state.threshold = Self.threshold(pages: pages, jitter: jitter, using: &random)
+                state.threshold = Self.threshold(pages: pages, jitter: jitter)
             }
             if walPages >= backstopPages { return .backstop }
             guard !state.running, !state.stopped else { return .none }
@@ -168,7 +172,7 @@ extension Database {
     var checkpointThreshold: Int32? { checkpointer?.currentThreshold }
 
     /// Moves this file database's WAL checkpoints to a background thread (`WALCheckpointer`):
-    /// one starts once `pages` frames (4 KiB each) are waiting — up to `jitter` × `pages` more,
+    /// one starts once `pages` frames (4 KiB each) are waiting — give or take `jitter` × `pages` ÷ 2,
     /// drawn for each run of the WAL, so replicas on one host do not checkpoint together — and
     /// past `backstopPages` the committing connection checkpoints itself. A no-op for read-only
     /// and in-memory databases.

@@ -48,7 +48,7 @@ public final class ReplicaStore {
         database = try Database(path: path)
         isReadOnly = false
         // Checkpoint on a thread of its own (in the commit, its 75–100 ms stalled every apply
-        // behind it) every 16–24 MiB of WAL (drawn anew each time: nodes on one host that hold
+        // behind it) every 12–20 MiB of WAL (drawn anew each time: nodes on one host that hold
         // the same ops would otherwise checkpoint together); what stays in the commit is the last
         // few frames' copy that lets the WAL restart, a few milliseconds. 64 MiB measured worse.
         try database.checkpointInBackground(pages: 4_096, jitter: 0.5, backstopPages: 32_768)
