@@ -23,6 +23,12 @@ public final class Database {
     private var connection: OpaquePointer?
     private var statementCache: [String: Statement] = [:]
     var savepointDepth = 0
+    /// `SAVEPOINT` and `RELEASE` for each depth reached so far (`Transaction.swift`).
+    struct SavepointStatements {
+        let open: Statement
+        let release: Statement
+    }
+    var savepointStatementsByDepth: [SavepointStatements] = []
     var rollbackHandler: (() -> Void)?
     /// Set by `checkpointInBackground`; stopped before the connection closes.
     var checkpointer: WALCheckpointer?
@@ -50,6 +56,7 @@ public final class Database {
     /// connection's resources are freed when the last one is.
     public func close() {
         statementCache.removeAll()
+        savepointStatementsByDepth.removeAll()
         guard let connection else { return }
         if let checkpointer {
             sqlite3_wal_hook(connection, nil, nil)

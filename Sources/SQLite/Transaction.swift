@@ -48,14 +48,14 @@ extension Database {
     private func savepoint<T>(_ body: () throws -> T) throws -> T {
         savepointDepth += 1
         defer { savepointDepth -= 1 }
-        // One name per depth keeps the cached statements few and the nesting unambiguous.
-        let name = "parley_savepoint_\(savepointDepth)"
-        try cachedStatement("SAVEPOINT \(name)").run()
+        let statements = try savepointStatements(atDepth: savepointDepth)
+        try statements.open.run()
         let result: T
         do {
             result = try body()
-            try cachedStatement("RELEASE SAVEPOINT \(name)").run()
+            try statements.release.run()
         } catch {
+            let name = Self.savepointName(atDepth: savepointDepth)
             rollbackIfOpen("ROLLBACK TRANSACTION TO SAVEPOINT \(name)")
             rollbackIfOpen("RELEASE SAVEPOINT \(name)")
             // SQLite calls the rollback hook only for whole transactions; what an owner cached
@@ -64,6 +64,21 @@ extension Database {
             throw error
         }
         return result
+    }
+
+    /// One name per depth keeps the statements few and the nesting unambiguous.
+    private static func savepointName(atDepth depth: Int) -> String { "parley_savepoint_\(depth)" }
+
+    /// The statements that open and release the savepoint at `depth`, kept once prepared: every
+    /// apply inside a node's drain runs in a savepoint, and building their SQL and looking it up
+    /// in the statement cache each time showed in profiles.
+    private func savepointStatements(atDepth depth: Int) throws -> SavepointStatements {
+        while savepointStatementsByDepth.count < depth {
+            let name = Self.savepointName(atDepth: savepointStatementsByDepth.count + 1)
+            savepointStatementsByDepth.append(
+                SavepointStatements(open: try cachedStatement("SAVEPOINT \(name)"), release: try cachedStatement("RELEASE SAVEPOINT \(name)")))
+        }
+        return savepointStatementsByDepth[depth - 1]
     }
 
     /// Runs a rollback unless SQLite already rolled back on its own (after `SQLITE_FULL`,
