@@ -7,7 +7,7 @@ export PARLEY_BROADCAST ?= 127.255.255.255
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 PARLEY := .build/debug/parley
 
-.PHONY: run test build deps test-deps bench clean lint format fuzz
+.PHONY: run test build deps test-deps bench bench-sweep clean lint format fuzz
 
 deps:
 	@scripts/install-deps.sh
@@ -57,6 +57,15 @@ bench: deps
 	swift build -c release --product parley-bench $(SWIFT_FLAGS)
 	swift build -c release --product parley $(SWIFT_FLAGS)
 	.build/release/parley-bench --out bench.json $(BENCH_FLAGS)
+
+## bench-sweep: the latency cluster at several paces, one row each (latency, CPU per write):
+## `make bench-sweep NODES=10 PACES='50 100 200 300 400 500'` (docs/BENCHMARKS.md, the knee).
+NODES ?= 10
+PACES ?= 50 100 200 300 400 500
+bench-sweep: deps
+	swift build -c release --product parley-bench $(SWIFT_FLAGS)
+	swift build -c release --product parley $(SWIFT_FLAGS)
+	scripts/bench-sweep.sh $(NODES) $(PACES)
 
 clean:
 	swift package clean
