@@ -137,29 +137,11 @@ private func pacedLatency(_ cluster: BenchCluster, target: Double) async throws 
     let before = await cluster.statuses()
     func cpuSeconds() -> Double { cluster.nodes.compactMap { $0.pid.flatMap(LabProcess.cpuSeconds(of:)) }.reduce(0, +) }
     let cpuBefore = cpuSeconds()
-    let start = DispatchTime.now().uptimeNanoseconds + 100_000_000
-    let written = await withTaskGroup(of: [(Int, String)].self) { group in
-        for index in 0..<count {
-            let node = cluster.nodes[index]
-            group.addTask {
-                var ids: [(Int, String)] = []
-                var k = index
-                while k < total {
-                    let due = start + UInt64(k) * interval
-                    let now = DispatchTime.now().uptimeNanoseconds
-                    if due > now { try? await Task.sleep(for: .nanoseconds(Int64(due - now))) }
-                    let request = AuthorRequest(kind: "post", room: "lobby", text: "paced message \(k) of the latency benchmark")
-                    if let id = await node.send(ControlRequest(.author, author: request))?.author?.id { ids.append((index, id)) }
-                    k += count
-                }
-                return ids
-            }
-        }
-        var all: [(Int, String)] = []
-        for await ids in group { all += ids }
-        return all
+    let paced = try await Pacer.run(dataDirectories: cluster.nodes.map(\.dataDirectory), total: total, intervalNanos: interval) { k in
+        ControlRequest(.author, author: AuthorRequest(kind: "post", room: "lobby", text: "paced message \(k) of the latency benchmark"))
     }
-    let elapsed = secondsSince(start)
+    let written = paced.writes.map { (author: $0.node, id: $0.id) }
+    let elapsed = paced.seconds
     let cpu = cpuSeconds() - cpuBefore
     guard await cluster.waitConverged(lobbyPartition.text, timeout: 60) else { throw BenchError("the \(count)-node cluster did not converge") }
     let after = await cluster.statuses()

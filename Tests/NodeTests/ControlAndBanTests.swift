@@ -73,6 +73,16 @@ import Transport
         #expect(String(decoding: try ControlProtocol.line(report), as: UTF8.self).contains(#""last_seen":2"#))
     }
 
+    /// The pair a client that does its own I/O uses (the benchmark's pacer).
+    @Test func aRequestLine_endsWithItsNewline_andAResponseLineDecodes() throws {
+        let line = try ControlProtocol.requestLine(ControlRequest(.author, author: AuthorRequest(kind: "post", room: "lobby", text: "hi")))
+        #expect(line.last == UInt8(ascii: "\n") && line.dropLast().allSatisfy { $0 != UInt8(ascii: "\n") })
+        #expect(String(decoding: line, as: UTF8.self).hasPrefix(#"{"author":{"kind":"post","room":"lobby","text":"hi"}"#))
+        let answer = #"{"author":{"author":"a","hlc":1,"id":"op","ops":1,"partition":"p","seq":1},"ok":true}"#
+        #expect(try ControlProtocol.response(from: Array(answer.utf8)).author?.id == "op")
+        #expect(throws: (any Error).self) { try ControlProtocol.response(from: Array("not json".utf8)) }
+    }
+
     @Test func badRequests_areExplained() {
         #expect(ControlServer.explainBadRequest(Array(#"{"request":"frob"}"#.utf8)).hasPrefix("unknown request 'frob'"))
         #expect(ControlServer.explainBadRequest(Array(#"{"peers":1}"#.utf8)).contains("needs a \"request\" field"))

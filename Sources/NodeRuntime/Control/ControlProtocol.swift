@@ -51,6 +51,17 @@ public enum ControlProtocol {
     static func line<T: Encodable>(_ value: T) throws -> [UInt8] {
         Array(try encoder.encode(value))
     }
+
+    /// `request` as the bytes a client writes, newline included: for clients that do their own
+    /// I/O (the benchmark's pacer).
+    public static func requestLine(_ request: ControlRequest) throws -> [UInt8] {
+        try line(request) + [UInt8(ascii: "\n")]
+    }
+
+    /// The response in one line a client read (without its newline).
+    public static func response(from line: some Sequence<UInt8>) throws -> ControlResponse {
+        try decoder.decode(ControlResponse.self, from: Data(line))
+    }
 }
 
 /// One request to the node.
