@@ -65,7 +65,9 @@ extension NodeProcessTests.AbuseProcessTests {
         var factory = OpFactory()
         let ops = (0..<4_000).map { factory.make(post("flood \($0)"), in: lobby.id, by: flooder) }
 
-        let attack = Task { () -> (links: Int, sent: Int, ended: Int, stop: String) in
+        // The victim's HELLO deadline (2 s) runs from the handshake's end: the attack's steps
+        // wait for no other test's work.
+        let attack = Task(executorPreference: Attacker.loop) { () -> (links: Int, sent: Int, ended: Int, stop: String) in
             defer { done.set() }
             var (links, sent, ended) = (0, 0, 0)
             let violations = await scene.doctor()?.admission.violations ?? 0
