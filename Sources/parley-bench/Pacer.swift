@@ -57,7 +57,8 @@ enum Pacer {
     }
 
     /// One node's share of the schedule: the ids of the ops it acknowledged. Stops at the first
-    /// failure (the node's answers then go missing from the figures, as with the lab's client).
+    /// failed write or read (a node that died or stalled for 10 s): its later writes are then
+    /// missing from the figures, and the achieved writes/s shows it.
     private static func pace(fd: Int32, requests: [(k: Int, line: [UInt8])], start: UInt64, intervalNanos: UInt64) -> [String] {
         var ids: [String] = []
         var pending: [UInt8] = []
