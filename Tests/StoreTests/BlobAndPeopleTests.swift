@@ -96,6 +96,44 @@ import Wire
         #expect(try b.blobChunk(attachment.hash, offset: 0, length: 10) == nil)
     }
 
+    @Test func aDeletedPostsAttachment_isNeitherNamedNorMissing() throws {
+        let a = try Nodes.store(alice), b = try Nodes.store(bob)
+        let lobby = PartitionDescriptor.room(RoomName("lobby")!)
+        try a.ensurePartition(lobby, joined: true)
+        try b.ensurePartition(lobby, joined: true)
+        let attachment = try a.attach(
+            [UInt8](repeating: 7, count: 100), name: "a.bin", mime: "application/octet-stream", in: lobby.id, by: alice, nowMillis: now)
+        let post = try a.author(.post(text: "", attachments: [attachment], location: nil, replyTo: nil), in: lobby.id, by: alice, nowMillis: now)
+        #expect(try a.isBlobNamed(attachment.hash, in: lobby.id))
+        try a.author(.delete(target: post.id, targetSeq: post.seq), in: lobby.id, by: alice, nowMillis: now + 1)
+        try Nodes.sync([a, b])
+        #expect(try !a.isBlobNamed(attachment.hash, in: lobby.id))
+        #expect(try b.missingBlobs().isEmpty)
+    }
+
+    /// A store made before the index (migration 005) gets it over the messages it already holds.
+    @Test func aStoreFromBeforeTheAttachmentIndex_getsItOverItsMessages() throws {
+        try Nodes.withTemporaryDirectory { dir in
+            let path = dir + "/parley.db"
+            let lobby = PartitionDescriptor.room(RoomName("lobby")!)
+            let attachment: Replica.Attachment
+            do {
+                let store = try ReplicaStore(path: path)
+                try store.ensurePartition(lobby, joined: true)
+                attachment = try store.attach([1, 2, 3], name: "a.bin", mime: "application/octet-stream", in: lobby.id, by: alice, nowMillis: now)
+                try store.author(.post(text: "", attachments: [attachment], location: nil, replyTo: nil), in: lobby.id, by: alice, nowMillis: now)
+                try store.database.execute(
+                    "DROP INDEX messages_with_attachments; DELETE FROM schema_migrations WHERE name = '005-messages-with-attachments'")
+            }
+            let reopened = try ReplicaStore(path: path)
+            let index: String? = try reopened.database.scalar("SELECT name FROM sqlite_master WHERE name = 'messages_with_attachments'")
+            #expect(index == "messages_with_attachments")
+            #expect(try reopened.isBlobNamed(attachment.hash, in: lobby.id))
+            try reopened.database.execute("DELETE FROM blobs")
+            #expect(try reopened.missingBlobs().map(\.hash) == [attachment.hash])
+        }
+    }
+
     @Test func readReceipts_reachTheMembers_coverOlderMessages_andCarriersSeeNone() throws {
         let a = try Nodes.store(alice), b = try Nodes.store(bob), d = try Nodes.store(dave)
         let conversation = try a.createConversation(name: "receipts", members: [bob.id], by: alice, nowMillis: now)
