@@ -91,26 +91,25 @@ extension ReplicaStore {
     public func missingBlobs(limit: Int = 64) throws -> [(partition: PartitionID, hash: Bytes32)] {
         var found: [(partition: PartitionID, hash: Bytes32)] = []
         var seen: Set<Bytes32> = []
-        func consider(_ partition: PartitionID, _ encoded: [UInt8]) throws {
-            for attachment in decodeAttachments(encoded) where found.count < limit && !seen.contains(attachment.hash) {
-                seen.insert(attachment.hash)
-                if try !hasBlob(attachment.hash) { found.append((partition, attachment.hash)) }
-            }
+        // Only the attachments whose blob is not here, newest message first.
+        let attachments = try database.cachedStatement(
+            """
+            SELECT p.id, h.hash FROM attachment_hashes h JOIN partitions p ON p.pid = h.pid
+            WHERE NOT EXISTS (SELECT 1 FROM blobs b WHERE b.hash = h.hash) ORDER BY h.oid DESC
+            """)
+        let rows = try attachments.rows { row -> (PartitionID, Bytes32)? in
+            guard let id = PartitionID(bytes: row.blob(0)), let hash = Bytes32(row.blob(1)) else { return nil }
+            return (id, hash)
         }
-        let messages = try database.cachedStatement(
-            // INDEXED BY: without statistics the planner would scan the whole table, which
-            // gives the order for free, rather than the few messages with attachments.
-            """
-            SELECT p.id, m.attachments FROM messages m INDEXED BY messages_with_attachments JOIN partitions p ON p.pid = m.pid
-            WHERE m.attachments IS NOT NULL AND m.deleted = 0 ORDER BY m.oid DESC
-            """
-        )
-        for (id, encoded) in try messages.rows(map: { (PartitionID(bytes: $0.blob(0))!, $0.blob(1)) }) where found.count < limit {
-            try consider(id, encoded)
+        for case let (id, hash)? in rows where found.count < limit && seen.insert(hash).inserted {
+            found.append((id, hash))
         }
         let avatars = try database.cachedStatement("SELECT avatar FROM profiles WHERE avatar IS NOT NULL")
         for encoded in try avatars.rows(map: { $0.blob(0) }) where found.count < limit {
-            try consider(PartitionDescriptor.directory.id, encoded)
+            for avatar in decodeAttachments(encoded) where found.count < limit && !seen.contains(avatar.hash) {
+                seen.insert(avatar.hash)
+                if try !hasBlob(avatar.hash) { found.append((PartitionDescriptor.directory.id, avatar.hash)) }
+            }
         }
         return found
     }
@@ -123,17 +122,13 @@ extension ReplicaStore {
     /// Whether `partition`'s views name the blob (an attachment of a message there, or for the
     /// directory an avatar): a node serves a peer only blobs of partitions the peer may read.
     public func isBlobNamed(_ hash: Bytes32, in partition: PartitionID) throws -> Bool {
-        let rows: [[UInt8]]
         if partition == PartitionDescriptor.directory.id {
-            rows = try database.cachedStatement("SELECT avatar FROM profiles WHERE avatar IS NOT NULL").rows { $0.blob(0) }
-        } else {
-            guard let record = try self.partition(partition) else { return false }
-            rows = try database.cachedStatement(
-                "SELECT attachments FROM messages INDEXED BY messages_with_attachments WHERE pid = ? AND attachments IS NOT NULL AND deleted = 0"
-            )
-            .rows(.integer(record.pid)) { $0.blob(0) }
+            let avatars = try database.cachedStatement("SELECT avatar FROM profiles WHERE avatar IS NOT NULL").rows { $0.blob(0) }
+            return avatars.contains { decodeAttachments($0).contains { $0.hash == hash } }
         }
-        return rows.contains { decodeAttachments($0).contains { $0.hash == hash } }
+        guard let record = try self.partition(partition) else { return false }
+        return try database.cachedStatement("SELECT 1 FROM attachment_hashes WHERE pid = ? AND hash = ? LIMIT 1")
+            .rows(.integer(record.pid), .blob(hash.bytes)) { _ in true }.first ?? false
     }
 
     /// Up to `length` bytes of a blob from `offset` on, and its total size; nil if it is not here.

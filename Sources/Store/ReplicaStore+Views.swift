@@ -44,6 +44,7 @@ extension ReplicaStore {
                 .blob(op.id.bytes), .text(text), attachments.isEmpty ? .null : .blob(encodeAttachments(attachments)),
                 location.map { .real($0.latitude) } ?? .null, location.map { .real($0.longitude) } ?? .null,
                 replyTo.map { .blob($0.bytes) } ?? .null)
+            try noteAttachments(attachments, pid: pid, oid: oid)
         case .edit(let target, let targetSeq, let text):
             // Same author, applied in seq order: the latest edit is the last one applied. Only
             // the author's own earlier post (its seq and id) is touched, whatever the body says.
@@ -193,7 +194,7 @@ extension ReplicaStore {
     /// Rebuilds one partition's views from its ops.
     func rebuildViews(_ record: PartitionRecord) throws {
         let pid = SQLValue.integer(record.pid)
-        for table in ["messages", "reactions", "conversations", "membership_events", "members", "tasks", "grants", "read_receipts"] {
+        for table in ["messages", "attachment_hashes", "reactions", "conversations", "membership_events", "members", "tasks", "grants", "read_receipts"] {
             try database.execute("DELETE FROM \(table) WHERE pid = ?", pid)
         }
         epochKeyCache[record.pid] = nil
@@ -225,6 +226,28 @@ extension ReplicaStore {
         for row in rows where !isContent(row.2) { try apply(row) }
         try resolveMembership(record, rebuilding: true)
         for row in rows where isContent(row.2) { try apply(row) }
+    }
+}
+
+extension ReplicaStore {
+    /// Lists a message's attachments by hash in `attachment_hashes` (the blob queries' index).
+    func noteAttachments(_ attachments: [Attachment], pid: Int64, oid: Int64) throws {
+        guard !attachments.isEmpty else { return }
+        let insert = try database.cachedStatement("INSERT OR IGNORE INTO attachment_hashes(pid, hash, oid) VALUES (?, ?, ?)")
+        for attachment in attachments { try insert.run(.integer(pid), .blob(attachment.hash.bytes), .integer(oid)) }
+    }
+
+    /// Fills `attachment_hashes` from the messages a store held before migration 005 made it;
+    /// once (a setting records it), in one transaction.
+    func fillAttachmentHashesIfNeeded() throws {
+        let filled: Int64? = try database.scalar("SELECT value FROM settings WHERE key = 'attachment_hashes_filled'")
+        guard filled == nil else { return }
+        try database.transaction(.immediate) {
+            let rows = try database.cachedStatement("SELECT oid, pid, attachments FROM messages WHERE attachments IS NOT NULL")
+                .rows { (oid: $0.int64(0), pid: $0.int64(1), encoded: $0.blob(2)) }
+            for row in rows { try noteAttachments(decodeAttachments(row.encoded), pid: row.pid, oid: row.oid) }
+            try database.execute("INSERT OR REPLACE INTO settings(key, value) VALUES ('attachment_hashes_filled', 1)")
+        }
     }
 }
 

@@ -56,6 +56,7 @@ public final class ReplicaStore {
         let last: Int64? = try database.scalar("SELECT value FROM settings WHERE key = 'hlc'")
         clock = HybridClock(last: HLC(raw: UInt64(bitPattern: last ?? 0)))
         try forgetCachedRowsOnRollback()
+        try fillAttachmentHashesIfNeeded()
         try ensurePartition(.directory, joined: true)
     }
 

@@ -175,20 +175,33 @@ enum Schema {
                 PRIMARY KEY(pid, aid)
             ) STRICT, WITHOUT ROWID;
             """),
-        // The messages that carry attachments, for the blob queries (`missingBlobs` every few
-        // seconds, `isBlobNamed` for every BLOB_WANT a peer sends). Without it each read every
-        // message of the store or partition: 0.16 s with 1,000,000 messages, so a peer's
-        // BLOB_WANTs could keep a node busy. Partial: a message without attachments (or deleted,
-        // which clears them) adds no entry, and no page write to the live path.
+        // The attachments' hashes by partition, for the blob queries (`missingBlobs` every few
+        // seconds, `isBlobNamed` for every BLOB_WANT a peer sends): without it each read and
+        // decoded every message of the store or partition, 0.16 s with 1,000,000 messages, so a
+        // peer's BLOB_WANTs could keep a node busy. A view like the others: rows are added with
+        // their message (`applyViews`), a delete (which clears the message's attachments) drops
+        // them here, and rebuilds empty it with `messages`. A store from before it is filled
+        // once at open (`fillAttachmentHashesIfNeeded`).
         Migration(
-            "005-messages-with-attachments",
+            "005-attachment-hashes",
             """
-            CREATE INDEX messages_with_attachments ON messages(pid, oid) WHERE attachments IS NOT NULL;
+            CREATE TABLE attachment_hashes(
+                pid INTEGER NOT NULL,
+                hash BLOB NOT NULL,
+                oid INTEGER NOT NULL,
+                PRIMARY KEY(pid, hash, oid)
+            ) STRICT, WITHOUT ROWID;
+            CREATE INDEX attachment_hashes_by_message ON attachment_hashes(oid);
+            CREATE TRIGGER attachment_hashes_of_deleted_messages AFTER UPDATE OF attachments ON messages
+            WHEN new.attachments IS NULL BEGIN
+                DELETE FROM attachment_hashes WHERE oid = new.oid;
+            END;
             """),
     ]
 
     /// View tables, emptied before a rebuild from the log.
     static let viewTables = [
-        "messages", "reactions", "profiles", "conversations", "membership_events", "members", "tasks", "read_markers", "grants", "read_receipts",
+        "messages", "attachment_hashes", "reactions", "profiles", "conversations", "membership_events", "members", "tasks", "read_markers", "grants",
+        "read_receipts",
     ]
 }

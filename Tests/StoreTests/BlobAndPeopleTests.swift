@@ -111,7 +111,8 @@ import Wire
         #expect(try b.missingBlobs().isEmpty)
     }
 
-    /// A store made before the index (migration 005) gets it over the messages it already holds.
+    /// A store made before the attachments' index (migration 005) gets it filled from the
+    /// messages it already holds.
     @Test func aStoreFromBeforeTheAttachmentIndex_getsItOverItsMessages() throws {
         try Nodes.withTemporaryDirectory { dir in
             let path = dir + "/parley.db"
@@ -122,13 +123,19 @@ import Wire
                 try store.ensurePartition(lobby, joined: true)
                 attachment = try store.attach([1, 2, 3], name: "a.bin", mime: "application/octet-stream", in: lobby.id, by: alice, nowMillis: now)
                 try store.author(.post(text: "", attachments: [attachment], location: nil, replyTo: nil), in: lobby.id, by: alice, nowMillis: now)
+                // As a store from before migration 005 was.
                 try store.database.execute(
-                    "DROP INDEX messages_with_attachments; DELETE FROM schema_migrations WHERE name = '005-messages-with-attachments'")
+                    """
+                    DROP TRIGGER attachment_hashes_of_deleted_messages; DROP TABLE attachment_hashes;
+                    DELETE FROM schema_migrations WHERE name = '005-attachment-hashes';
+                    DELETE FROM settings WHERE key = 'attachment_hashes_filled'
+                    """)
             }
             let reopened = try ReplicaStore(path: path)
-            let index: String? = try reopened.database.scalar("SELECT name FROM sqlite_master WHERE name = 'messages_with_attachments'")
-            #expect(index == "messages_with_attachments")
+            let listed: Int? = try reopened.database.scalar("SELECT count(*) FROM attachment_hashes")
+            #expect(listed == 1)
             #expect(try reopened.isBlobNamed(attachment.hash, in: lobby.id))
+            #expect(try !reopened.isBlobNamed(Bytes32([UInt8](repeating: 9, count: 32))!, in: lobby.id))
             try reopened.database.execute("DELETE FROM blobs")
             #expect(try reopened.missingBlobs().map(\.hash) == [attachment.hash])
         }
