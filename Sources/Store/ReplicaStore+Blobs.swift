@@ -101,7 +101,8 @@ extension ReplicaStore {
             guard let id = PartitionID(bytes: row.blob(0)), let hash = Bytes32(row.blob(1)) else { return nil }
             return (id, hash)
         }
-        for case let (id, hash)? in rows where found.count < limit && seen.insert(hash).inserted {
+        for case let (id, hash)? in rows where found.count < limit && !seen.contains(hash) {
+            seen.insert(hash)
             found.append((id, hash))
         }
         let avatars = try database.cachedStatement("SELECT avatar FROM profiles WHERE avatar IS NOT NULL")
