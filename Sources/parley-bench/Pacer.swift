@@ -118,13 +118,13 @@ enum Pacer {
         return fd
     }
 
-    private static func monotonicNanos() -> UInt64 {
+    static func monotonicNanos() -> UInt64 {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 
-    private static func sleep(until nanos: UInt64) {
+    static func sleep(until nanos: UInt64) {
         var due = timespec(tv_sec: Int(nanos / 1_000_000_000), tv_nsec: Int(nanos % 1_000_000_000))
         while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &due, nil) == EINTR {}
     }

@@ -10,6 +10,9 @@ import SQLite
 import Store
 import TestSupport
 
+// A floor node of the latency figures' reference cluster (`FloorCluster.swift`), spawned by this program.
+if CommandLine.arguments.dropFirst().first == "--floor-node" { FloorNode.main(Array(CommandLine.arguments.dropFirst(2))) }
+
 let options = BenchOptions(arguments: Array(CommandLine.arguments.dropFirst()))
 let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("parley-bench-\(UUID().uuidString)").path
 try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
@@ -155,7 +158,9 @@ let wantsNodes = wants(
     "push_copies_per_op_10_nodes", "paced_writes_per_s_3_nodes", "paced_writes_per_s_10_nodes", "paced_cpu_cores_3_nodes",
     "paced_cpu_cores_10_nodes", "paced_cpu_ms_per_write_3_nodes", "paced_cpu_ms_per_write_10_nodes", "idle_bytes_per_min_per_link",
     "idle_cpu_percent", "rss_idle_mb", "rss_idle_cluster_mb",
-    "rss_1m_ops_mb", "startup_1m_ops_ms", "startup_empty_ms", "discovery_10_nodes_s")
+    "rss_1m_ops_mb", "startup_1m_ops_ms", "startup_empty_ms", "discovery_10_nodes_s", "floor_latency_p50_ms_3_nodes",
+    "floor_latency_p99_ms_3_nodes", "floor_cpu_ms_per_write_3_nodes", "floor_latency_p50_ms_10_nodes", "floor_latency_p99_ms_10_nodes",
+    "floor_cpu_ms_per_write_10_nodes")
 if wantsNodes, !FileManager.default.isExecutableFile(atPath: parleyBinary) {
     FileHandle.standardError.write(
         Data("parley-bench: no parley binary at \(parleyBinary); build it (swift build -c release --product parley) or pass --binary\n".utf8))

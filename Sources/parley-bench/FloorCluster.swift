@@ -1,0 +1,376 @@
+// The latency figures' reference: the same cluster, pacing and clock with only the work no
+// replica can skip. Each floor node is a process of this executable (`--floor-node`), as each
+// Parley node is a process of its own (ten processes share two cores' caches and scheduler, a
+// cost one process with ten threads would hide).
+import Foundation
+import Glibc
+import SQLite
+import Sodium
+
+/// One floor node: a single thread that links to every other floor node over loopback TCP and,
+/// per write, signs the message, stores it (one SQLite insert and commit) and sends it to each
+/// peer through secretstream; per delivery it decrypts, verifies the Ed25519 signature and
+/// stores the message with its receive time, one commit per wake-up (as Parley's drain). No
+/// handshake, no JSON, no views, no gossip state: what is left is the floor of a replica that
+/// checks and keeps what it receives.
+///
+/// Its writes follow `Pacer`'s schedule: write `k` is node `k % count`'s, due at
+/// `start + k × interval` (`start` given by the parent on CLOCK_MONOTONIC, which all processes
+/// share). Latency = the receiver's wall-clock millisecond − the author's, as the Parley
+/// figures take them from `received_at`.
+enum FloorNode {
+    /// What the parent asks of one floor node: `--floor-node INDEX COUNT PACE SECONDS DIRECTORY`.
+    struct Spec {
+        let index: Int
+        let count: Int
+        let pace: Int
+        let seconds: Double
+        let directory: String
+
+        init?(_ arguments: [String]) {
+            guard arguments.count == 5, let index = Int(arguments[0]), let count = Int(arguments[1]), (2...64).contains(count),
+                (0..<count).contains(index), let pace = Int(arguments[2]), pace > 0, let seconds = Double(arguments[3]), seconds > 0
+            else { return nil }
+            (self.index, self.count, self.pace, self.seconds, directory) = (index, count, pace, seconds, arguments[4])
+        }
+
+        var arguments: [String] { ["--floor-node", String(index), String(count), String(pace), String(seconds), directory] }
+    }
+
+    /// The link key every floor stream uses (the floor leaves out the handshake that agrees one).
+    static let streamKey = SecureBytes([UInt8](repeating: 0x46, count: SecretStream.keyBytes))
+
+    /// Node `index`'s signing key, which every floor node can derive.
+    static func keyPair(_ index: Int) -> Signing.KeyPair {
+        var seed = [UInt8](repeating: 0x46, count: Signing.seedBytes)
+        seed[0] = UInt8(index)
+        return try! Signing.KeyPair(seed: seed)
+    }
+
+    /// Runs the floor node and exits: 0 after writing `result-INDEX`, 1 with a line on standard
+    /// error.
+    static func main(_ arguments: [String]) -> Never {
+        guard let spec = Spec(arguments) else {
+            FileHandle.standardError.write(Data("parley-bench: --floor-node takes INDEX COUNT PACE SECONDS DIRECTORY\n".utf8))
+            exit(2)
+        }
+        do {
+            try run(spec)
+            exit(0)
+        } catch {
+            FileHandle.standardError.write(Data("parley-bench floor node \(spec.index): \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    private static func run(_ spec: Spec) throws {
+        let keys = (0..<spec.count).map(keyPair)
+        let me = keys[spec.index]
+        let database = try Database(path: "\(spec.directory)/node-\(spec.index).db")
+        try database.checkpointInBackground(pages: 4_096, jitter: 0.5, backstopPages: 32_768)  // as ReplicaStore
+        try database.execute(
+            """
+            CREATE TABLE ops(oid INTEGER PRIMARY KEY, author INTEGER NOT NULL, seq INTEGER NOT NULL,
+                body BLOB NOT NULL, received_at INTEGER NOT NULL) STRICT;
+            CREATE UNIQUE INDEX ops_chain ON ops(author, seq);
+            """)
+        let insert = try database.cachedStatement("INSERT INTO ops(author, seq, body, received_at) VALUES (?, ?, ?, ?)")
+
+        let peers = try FloorLinks(spec)
+        defer { peers.close() }
+        try writeFile("\(spec.directory)/ready-\(spec.index)", "ready\n")
+        let start = try waitForStart(spec.directory)
+
+        let interval = 1e9 / Double(spec.pace)
+        let total = Int(Double(spec.pace) * spec.seconds)
+        let own = Array(stride(from: spec.index, to: total, by: spec.count))
+        let expected = total - own.count
+        var latencies: [Int] = []
+        latencies.reserveCapacity(expected)
+        var nextOwn = 0
+        var seq: Int64 = 0
+        Pacer.sleep(until: start)
+        let cpuBefore = cpuSeconds()
+        let deadline = start + UInt64((spec.seconds + 30) * 1e9)
+        while nextOwn < own.count || latencies.count < expected {
+            let now = Pacer.monotonicNanos()
+            guard now < deadline else { throw BenchError("\(latencies.count) of \(expected) deliveries within the deadline") }
+            let due = nextOwn < own.count ? start + UInt64(Double(own[nextOwn]) * interval) : now + 100_000_000
+            if now >= due {
+                seq += 1
+                let written = wallMicros()
+                var content = [UInt8(spec.index)]
+                withUnsafeBytes(of: seq.littleEndian) { content += $0 }
+                withUnsafeBytes(of: written.littleEndian) { content += $0 }
+                content += Array("paced message \(own[nextOwn]) of the latency benchmark".utf8)
+                let signed = content + me.sign(content)
+                try database.transaction {
+                    try insert.run(.integer(Int64(spec.index)), .integer(seq), .blob(signed), .integer(Int64(written / 1_000)))
+                }
+                try peers.sendToAll(signed)
+                nextOwn += 1
+                continue
+            }
+            // One wake-up: every message that arrived, checked, then stored in one transaction.
+            let arrived = try peers.receive(timeoutNanos: due - now)
+            guard !arrived.isEmpty else { continue }
+            var checked: [(author: Int, seq: Int64, body: [UInt8])] = []
+            for message in arrived {
+                let contentCount = message.count - Signing.signatureBytes
+                guard contentCount > 17, Int(message[0]) < spec.count,
+                    Signing.isValidSignature(Array(message[contentCount...]), for: Array(message[..<contentCount]), publicKey: keys[Int(message[0])].publicKey)
+                else { throw BenchError("a message failed its signature check") }
+                checked.append((Int(message[0]), Self.int64(message, at: 1), message))
+            }
+            try database.transaction {
+                for message in checked {
+                    let received = wallMicros()
+                    try insert.run(.integer(Int64(message.author)), .integer(message.seq), .blob(message.body), .integer(Int64(received / 1_000)))
+                    latencies.append(Int(received / 1_000) - Int(UInt64(bitPattern: Self.int64(message.body, at: 9)) / 1_000))
+                }
+            }
+        }
+        let cpu = cpuSeconds() - cpuBefore
+        try writeFile(
+            "\(spec.directory)/result-\(spec.index)",
+            "\(cpu) \(own.count)\n" + latencies.map(String.init).joined(separator: "\n") + "\n")
+    }
+
+    private static func int64(_ bytes: [UInt8], at offset: Int) -> Int64 {
+        var value: Int64 = 0
+        withUnsafeMutableBytes(of: &value) { $0.copyBytes(from: bytes[offset..<offset + 8]) }
+        return Int64(littleEndian: value)
+    }
+
+    /// The parent's start time (CLOCK_MONOTONIC nanoseconds), once it wrote it: after every
+    /// floor node is linked.
+    private static func waitForStart(_ directory: String) throws -> UInt64 {
+        let deadline = Pacer.monotonicNanos() + 60_000_000_000
+        while Pacer.monotonicNanos() < deadline {
+            if let text = try? String(contentsOfFile: directory + "/start", encoding: .utf8),
+                let start = UInt64(text.trimmingCharacters(in: .whitespacesAndNewlines))
+            {
+                return start
+            }
+            usleep(5_000)
+        }
+        throw BenchError("no start time within 60 s")
+    }
+
+    /// Writes `text` to `path` whole (through a rename), so a reader never sees half of it.
+    static func writeFile(_ path: String, _ text: String) throws {
+        try text.write(toFile: path + ".tmp", atomically: false, encoding: .utf8)
+        guard rename(path + ".tmp", path) == 0 else { throw BenchError("cannot rename \(path).tmp: \(String(cString: strerror(errno)))") }
+    }
+
+    private static func wallMicros() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1_000
+    }
+
+    private static func cpuSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+}
+
+/// A floor node's links: a TCP connection to every other floor node (the lower index dials),
+/// a secretstream each way, frames of a 4-byte length and the ciphertext.
+final class FloorLinks {
+    private var sockets: [Int32] = []
+    private var peerOf: [Int32: Int] = [:]
+    private var pushers: [Int: SecretStream.Pusher] = [:]
+    private var pullers: [Int: SecretStream.Puller] = [:]
+    private var pending: [Int: [UInt8]] = [:]
+    private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+
+    init(_ spec: FloorNode.Spec) throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { Glibc.close(listener) }
+        var address = Self.loopback(port: 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        try withUnsafeMutablePointer(to: &address) { pointer in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+                guard bind(listener, generic, length) == 0, listen(listener, 64) == 0, getsockname(listener, generic, &length) == 0 else {
+                    throw BenchError("cannot listen on loopback: \(String(cString: strerror(errno)))")
+                }
+            }
+        }
+        try FloorNode.writeFile("\(spec.directory)/port-\(spec.index)", "\(UInt16(bigEndian: address.sin_port))\n")
+        var links: [(peer: Int, fd: Int32)] = []
+        for peer in 0..<spec.index {
+            let port = try Self.waitForPort(of: peer, in: spec.directory)
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var remote = Self.loopback(port: port)
+            let status = withUnsafePointer(to: &remote) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard status == 0 else { throw BenchError("cannot reach floor node \(peer): \(String(cString: strerror(errno)))") }
+            try Self.writeAll(fd, [UInt8(spec.index)])
+            links.append((peer, fd))
+        }
+        for _ in spec.index + 1..<spec.count {
+            var ready = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+            guard poll(&ready, 1, 30_000) == 1 else { throw BenchError("a floor node did not connect within 30 s") }
+            let fd = accept(listener, nil, nil)
+            let hello = try Self.readExactly(fd, 1)
+            links.append((Int(hello[0]), fd))
+        }
+        var one: Int32 = 1
+        for (peer, fd) in links {
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            let pusher = try SecretStream.Pusher(key: FloorNode.streamKey)
+            try Self.writeAll(fd, pusher.header)
+            (pushers[peer], peerOf[fd], pending[peer]) = (pusher, peer, [])
+            sockets.append(fd)
+        }
+        for (peer, fd) in links {
+            pullers[peer] = try SecretStream.Puller(key: FloorNode.streamKey, header: try Self.readExactly(fd, SecretStream.headerBytes))
+        }
+    }
+
+    func close() {
+        for fd in peerOf.keys { Glibc.close(fd) }
+        sockets = []
+    }
+
+    /// Encrypts `message` for every peer and sends it (blocking: the frames are small).
+    func sendToAll(_ message: [UInt8]) throws {
+        for fd in sockets {
+            let sealed = try pushers[peerOf[fd]!]!.push(message)
+            var length = UInt32(sealed.count).bigEndian
+            try Self.writeAll(fd, withUnsafeBytes(of: &length) { Array($0) } + sealed)
+        }
+    }
+
+    /// Waits up to `timeoutNanos` for data, then reads what every ready link has: the whole
+    /// messages it completes, decrypted.
+    func receive(timeoutNanos: UInt64) throws -> [[UInt8]] {
+        var fds = sockets.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        // Whole milliseconds, rounded up: a write is at most 1 ms late, and never spins.
+        let ready = poll(&fds, nfds_t(fds.count), Int32(min(timeoutNanos + 999_999, 1_000_000_000) / 1_000_000))
+        guard ready > 0 else { return [] }
+        var messages: [[UInt8]] = []
+        for entry in fds where entry.revents != 0 {
+            let peer = peerOf[entry.fd]!
+            let got = buffer.withUnsafeMutableBytes { recv(entry.fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if got < 0, errno == EAGAIN || errno == EINTR { continue }
+            guard got > 0 else {
+                // A node that has all it expects leaves; whatever it sent was read before its end.
+                sockets.removeAll { $0 == entry.fd }
+                continue
+            }
+            pending[peer]! += buffer[0..<got]
+            var frames = pending[peer]!
+            var offset = 0
+            while frames.count - offset >= 4 {
+                let length = frames[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
+                guard frames.count - offset - 4 >= length else { break }
+                let sealed = Array(frames[offset + 4..<offset + 4 + length])
+                messages.append(try pullers[peer]!.pull(sealed).message)
+                offset += 4 + length
+            }
+            frames.removeFirst(offset)
+            pending[peer] = frames
+        }
+        return messages
+    }
+
+    private static func loopback(port: UInt16) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = port.bigEndian
+        return address
+    }
+
+    private static func waitForPort(of peer: Int, in directory: String) throws -> UInt16 {
+        let deadline = Pacer.monotonicNanos() + 30_000_000_000
+        while Pacer.monotonicNanos() < deadline {
+            if let text = try? String(contentsOfFile: "\(directory)/port-\(peer)", encoding: .utf8),
+                let port = UInt16(text.trimmingCharacters(in: .whitespacesAndNewlines))
+            {
+                return port
+            }
+            usleep(2_000)
+        }
+        throw BenchError("floor node \(peer) did not listen within 30 s")
+    }
+
+    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let wrote = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            if wrote < 0, errno == EINTR { continue }
+            guard wrote > 0 else { throw BenchError("a floor link failed: \(String(cString: strerror(errno)))") }
+            offset += wrote
+        }
+    }
+
+    private static func readExactly(_ fd: Int32, _ count: Int) throws -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var offset = 0
+        while offset < count {
+            let got = bytes.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + offset, count - offset, 0) }
+            if got < 0, errno == EINTR { continue }
+            guard got > 0 else { throw BenchError("a floor link closed during set-up") }
+            offset += got
+        }
+        return bytes
+    }
+}
+
+/// The floor cluster of `count` nodes at the bench's pace (`floor_*` figures): spawns the floor
+/// nodes, starts them together once all are linked, and gathers their deliveries' latencies
+/// and their CPU over the paced window.
+func floorCluster(nodes count: Int) async throws -> [BenchResult?] {
+    let keys = ["floor_latency_p50_ms_\(count)_nodes", "floor_latency_p99_ms_\(count)_nodes", "floor_cpu_ms_per_write_\(count)_nodes"]
+    guard keys.contains(where: { wants($0) }) else { return [] }
+    let directory = scratch + "/floor-\(count)"
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+    var processes: [Process] = []
+    defer { for process in processes where process.isRunning { process.terminate() } }
+    for index in 0..<count {
+        let spec = FloorNode.Spec([String(index), String(count), String(options.pace), String(options.latencySeconds), directory])!
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = spec.arguments
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        processes.append(process)
+    }
+    func failed() -> Process? { processes.first { !$0.isRunning && $0.terminationStatus != 0 } }
+    let readyBy = DispatchTime.now().uptimeNanoseconds + 60_000_000_000
+    while (0..<count).contains(where: { !FileManager.default.fileExists(atPath: "\(directory)/ready-\($0)") }) {
+        if failed() != nil || DispatchTime.now().uptimeNanoseconds > readyBy { throw BenchError("the \(count)-node floor cluster did not link") }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    try FloorNode.writeFile(directory + "/start", "\(Pacer.monotonicNanos() + 100_000_000)\n")
+    let doneBy = DispatchTime.now().uptimeNanoseconds + UInt64((options.latencySeconds + 60) * 1e9)
+    while processes.contains(where: \.isRunning) {
+        if DispatchTime.now().uptimeNanoseconds > doneBy { throw BenchError("the \(count)-node floor cluster did not finish") }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    if failed() != nil { throw BenchError("a floor node failed (its error is above)") }
+    var latencies: [Double] = []
+    var cpu = 0.0
+    var writes = 0
+    for index in 0..<count {
+        let lines = try String(contentsOfFile: "\(directory)/result-\(index)", encoding: .utf8).split(separator: "\n")
+        let head = lines.first?.split(separator: " ") ?? []
+        cpu += head.first.flatMap { Double($0) } ?? 0
+        writes += head.dropFirst().first.flatMap { Int($0) } ?? 0
+        latencies += lines.dropFirst().compactMap { Double($0) }
+    }
+    progress(String(format: "%d-node floor: %d writes, %d deliveries, %.2f cores", count, writes, latencies.count, cpu / options.latencySeconds))
+    return [
+        record(keys[0], unit: "ms", value: percentile(latencies, 0.5)),
+        record(keys[1], unit: "ms", value: percentile(latencies, 0.99)),
+        record(keys[2], unit: "ms", value: cpu * 1_000 / Double(max(1, writes))),
+    ]
+}
