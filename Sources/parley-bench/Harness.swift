@@ -64,6 +64,8 @@ struct BenchOptions: Sendable {
                       (written_ms,author,receiver,latency_ms), to see when the slow ones happen.
                       --pace: writes per second in total in the latency clusters (default 500, the
                       issue's figure; lower, to see the CPU a write costs when nothing queues).
+                      The latency figures stand next to a floor cluster of as many processes of this
+                      program (--floor-node, started by the bench itself; --only floor runs them alone).
                     """
                 )
                 exit(0)
@@ -169,7 +171,9 @@ func report(_ results: [BenchResult], jsonPath: String) {
     for r in results {
         var line = "| \(r.key) | \(formatFigure(r.value)) \(r.unit) | "
         if let key = r.reference, let base = results.first(where: { $0.key == key }) {
-            line += "\(key) \(formatFigure(base.value)) \(base.unit) | \(String(format: "%.2f", r.value / base.value))× | "
+            // A ratio to nothing (a floor of 0 whole milliseconds) is not a figure.
+            let ratio = base.value == 0 ? "n/a" : String(format: "%.2f", r.value / base.value) + "×"
+            line += "\(key) \(formatFigure(base.value)) \(base.unit) | \(ratio) | "
         } else if r.reference != nil {
             line += "(not measured) | | "
         } else {
