@@ -353,6 +353,7 @@ func floorCluster(nodes count: Int) async throws -> [BenchResult?] {
     try FloorNode.writeFile(directory + "/start", "\(Pacer.monotonicNanos() + 100_000_000)\n")
     let doneBy = DispatchTime.now().uptimeNanoseconds + UInt64((options.latencySeconds + 60) * 1e9)
     while processes.contains(where: \.isRunning) {
+        if failed() != nil { throw BenchError("a floor node failed (its error is above)") }
         if DispatchTime.now().uptimeNanoseconds > doneBy { throw BenchError("the \(count)-node floor cluster did not finish") }
         try await Task.sleep(for: .milliseconds(20))
     }

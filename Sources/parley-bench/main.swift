@@ -179,6 +179,7 @@ do {
 } catch {
     FileHandle.standardError.write(Data("parley-bench: \(error)\n".utf8))
     report(results.compactMap { $0 }, jsonPath: options.out)
+    try? FileManager.default.removeItem(atPath: scratch)  // `exit` skips the `defer` above
     exit(1)
 }
 
