@@ -176,10 +176,12 @@ public final class GossipHandler: LinkMessageHandler {
     /// Hands one event to `peer`'s session and carries out what it asks for (and what that leads
     /// to), in order. Called while directives are being carried out, it only queues them: the
     /// loop already running takes them next.
-    func feed(_ peer: UserID, node: isolated Node, _ event: (inout GossipSession, UInt64) -> [GossipDirective]) {
+    func feed(
+        _ peer: UserID, node: isolated Node, now: UInt64? = nil, _ event: (inout GossipSession, UInt64) -> [GossipDirective]
+    ) {
         guard let entry = sessions[peer] else { return }
         let link = entry.link
-        let directives = event(&entry.session, node.monotonicMillis)
+        let directives = event(&entry.session, now ?? node.monotonicMillis)
         queue.append(contentsOf: directives.map { Work(peer: peer, link: link, directive: $0) })
         guard !draining else { return }
         draining = true
@@ -197,8 +199,10 @@ public final class GossipHandler: LinkMessageHandler {
 
     /// Hands one event to every session.
     func feedAll(node: isolated Node, _ event: (UserID, inout GossipSession, UInt64) -> [GossipDirective]) {
+        // One clock reading for all: every applied op reaches every session.
+        let now = node.monotonicMillis
         for peer in sessionOrder {
-            feed(peer, node: node) { session, now in event(peer, &session, now) }
+            feed(peer, node: node, now: now) { session, now in event(peer, &session, now) }
         }
     }
 
