@@ -117,9 +117,15 @@ enum FloorNode {
             var checked: [(author: Int, seq: Int64, body: [UInt8])] = []
             for message in arrived {
                 let contentCount = message.count - Signing.signatureBytes
-                guard contentCount > 17, Int(message[0]) < spec.count,
-                    Signing.isValidSignature(Array(message[contentCount...]), for: Array(message[..<contentCount]), publicKey: keys[Int(message[0])].publicKey)
-                else { throw BenchError("a message failed its signature check") }
+                guard contentCount > 17, Int(message[0]) < spec.count else { throw BenchError("a message is too short or from no floor node") }
+                let valid = message.withUnsafeBytes { bytes in
+                    keys[Int(message[0])].publicKey.withUnsafeBytes { key in
+                        Signing.isValidSignature(
+                            UnsafeRawBufferPointer(rebasing: bytes[contentCount...]), for: UnsafeRawBufferPointer(rebasing: bytes[..<contentCount]),
+                            publicKey: key)
+                    }
+                }
+                guard valid else { throw BenchError("a message failed its signature check") }
                 checked.append((Int(message[0]), Self.int64(message, at: 1), message))
             }
             try database.transaction {
@@ -184,10 +190,12 @@ final class FloorLinks {
     private var peerOf: [Int32: Int] = [:]
     private var pushers: [Int: SecretStream.Pusher] = [:]
     private var pullers: [Int: SecretStream.Puller] = [:]
-    private var pending: [Int: [UInt8]] = [:]
+    /// Bytes read from each peer (by index) that do not make a whole frame yet.
+    private var pending: [[UInt8]]
     private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
 
     init(_ spec: FloorNode.Spec) throws {
+        pending = Array(repeating: [], count: spec.count)
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { Glibc.close(listener) }
         var address = Self.loopback(port: 0)
@@ -224,7 +232,7 @@ final class FloorLinks {
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
             let pusher = try SecretStream.Pusher(key: FloorNode.streamKey)
             try Self.writeAll(fd, pusher.header)
-            (pushers[peer], peerOf[fd], pending[peer]) = (pusher, peer, [])
+            (pushers[peer], peerOf[fd]) = (pusher, peer)
             sockets.append(fd)
         }
         for (peer, fd) in links {
@@ -263,18 +271,20 @@ final class FloorLinks {
                 sockets.removeAll { $0 == entry.fd }
                 continue
             }
-            pending[peer]! += buffer[0..<got]
-            var frames = pending[peer]!
-            var offset = 0
-            while frames.count - offset >= 4 {
-                let length = frames[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
-                guard frames.count - offset - 4 >= length else { break }
-                let sealed = Array(frames[offset + 4..<offset + 4 + length])
-                messages.append(try pullers[peer]!.pull(sealed).message)
-                offset += 4 + length
+            pending[peer].append(contentsOf: buffer[0..<got])
+            let puller = pullers[peer]!
+            let used = try pending[peer].withUnsafeBytes { frames throws -> Int in
+                var offset = 0
+                while frames.count - offset >= 4 {
+                    let length = frames[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
+                    guard frames.count - offset - 4 >= length else { break }
+                    let sealed = UnsafeRawBufferPointer(rebasing: frames[offset + 4..<offset + 4 + length])
+                    messages.append(try puller.pull(sealed, additionalData: UnsafeRawBufferPointer(start: nil, count: 0)).message)
+                    offset += 4 + length
+                }
+                return offset
             }
-            frames.removeFirst(offset)
-            pending[peer] = frames
+            pending[peer].removeFirst(used)
         }
         return messages
     }
