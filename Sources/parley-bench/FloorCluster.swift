@@ -114,20 +114,7 @@ enum FloorNode {
             // One wake-up: every message that arrived, checked, then stored in one transaction.
             let arrived = try peers.receive(timeoutNanos: due - now)
             guard !arrived.isEmpty else { continue }
-            var checked: [(author: Int, seq: Int64, body: [UInt8])] = []
-            for message in arrived {
-                let contentCount = message.count - Signing.signatureBytes
-                guard contentCount > 17, Int(message[0]) < spec.count else { throw BenchError("a message is too short or from no floor node") }
-                let valid = message.withUnsafeBytes { bytes in
-                    keys[Int(message[0])].publicKey.withUnsafeBytes { key in
-                        Signing.isValidSignature(
-                            UnsafeRawBufferPointer(rebasing: bytes[contentCount...]), for: UnsafeRawBufferPointer(rebasing: bytes[..<contentCount]),
-                            publicKey: key)
-                    }
-                }
-                guard valid else { throw BenchError("a message failed its signature check") }
-                checked.append((Int(message[0]), Self.int64(message, at: 1), message))
-            }
+            let checked = try arrived.map { try check($0, keys: keys) }
             try database.transaction {
                 for message in checked {
                     let received = wallMicros()
@@ -140,6 +127,22 @@ enum FloorNode {
         try writeFile(
             "\(spec.directory)/result-\(spec.index)",
             "\(cpu) \(own.count)\n" + latencies.map(String.init).joined(separator: "\n") + "\n")
+    }
+
+    /// A received message (author index, seq, written time, text, signature) whose signature
+    /// holds, as the row to store.
+    private static func check(_ message: [UInt8], keys: [Signing.KeyPair]) throws -> (author: Int, seq: Int64, body: [UInt8]) {
+        let contentCount = message.count - Signing.signatureBytes
+        guard contentCount > 17, Int(message[0]) < keys.count else { throw BenchError("a message is too short or from no floor node") }
+        let valid = message.withUnsafeBytes { bytes in
+            keys[Int(message[0])].publicKey.withUnsafeBytes { key in
+                Signing.isValidSignature(
+                    UnsafeRawBufferPointer(rebasing: bytes[contentCount...]), for: UnsafeRawBufferPointer(rebasing: bytes[..<contentCount]),
+                    publicKey: key)
+            }
+        }
+        guard valid else { throw BenchError("a message failed its signature check") }
+        return (Int(message[0]), int64(message, at: 1), message)
     }
 
     private static func int64(_ bytes: [UInt8], at offset: Int) -> Int64 {
