@@ -142,6 +142,57 @@ import Testing
         await nodes.stopAll()
     }
 
+    /// The check after `Node.write` hands the sessions what the write stored, not again the ops
+    /// applied from peers since the last look; a command's write made just before still goes
+    /// out at once. Both nodes look for other processes' writes and run anti-entropy only once
+    /// an hour, so neither hides what the write's own check does.
+    @Test func ownWrite_handsOverItsOwnOps_notThoseAppliedFromPeers_andACommandsWriteStillGoesOut() async throws {
+        let nodes = InProcessNodes()
+        defer { nodes.removeFiles() }
+        func quiet(_ name: String) -> NodeConfiguration {
+            var configuration = nodes.configuration(name)
+            configuration.localWritePollInterval = 3_600_000
+            configuration.gossip.antiEntropyInterval = 3_600_000
+            return configuration
+        }
+        let aliceConfiguration = quiet("alice")
+        var bobConfiguration = quiet("bob")
+        for name in ["alice", "bob"] { try nodes.withStore(name) { try $0.ensurePartition(lobby, joined: true) } }
+        let (aliceNode, address) = try await nodes.start(aliceConfiguration, identity: alice)
+        bobConfiguration.staticPeers = [InProcessNodes.peer(alice, at: address)]
+        let (bobNode, _) = try await nodes.start(bobConfiguration, identity: bob)
+        #expect(await eventually { await aliceNode.linkedPeers.count == 1 })
+        let (alice, bob) = (self.alice, self.bob)
+        func history(_ node: Node) async -> [String] {
+            (try? await node.read { store in try store.history(lobby.id, limit: nil).map(\.text) }) ?? []
+        }
+
+        for index in 0..<5 {
+            _ = try await aliceNode.write { store in
+                try store.author(post("alice \(index)"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
+            }
+        }
+        #expect(await eventually { await history(bobNode).count == 5 })
+        let found = await bobNode.localOpsFound
+        _ = try await bobNode.write { store in try store.author(post("bob"), in: lobby.id, by: bob, nowMillis: Fixtures.now()) }
+        #expect(await bobNode.localOpsFound == found + 1, "bob's write re-read the ops he had applied from alice")
+        #expect(await eventually { await history(aliceNode).contains("bob") })
+
+        // A command's own connection writes on bob's file; bob's next write finds it with his own.
+        try nodes.withStore("bob") { store in
+            try store.useIdentity(bob)
+            try store.author(post("bob's command"), in: lobby.id, by: bob, nowMillis: Fixtures.now())
+        }
+        _ = try await bobNode.write { store in try store.author(post("bob again"), in: lobby.id, by: bob, nowMillis: Fixtures.now()) }
+        #expect(await bobNode.localOpsFound == found + 3)
+        #expect(
+            await eventually {
+                let seen = await history(aliceNode)
+                return seen.contains("bob's command") && seen.contains("bob again")
+            })
+        await nodes.stopAll()
+    }
+
     @Test func watch_onTheControlSocket_streamsAnotherProcessesWrites_andEndsWhenTheNodeStops() async throws {
         let nodes = InProcessNodes()
         defer { nodes.removeFiles() }

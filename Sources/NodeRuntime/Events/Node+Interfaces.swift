@@ -32,6 +32,7 @@ extension Node {
     /// or `NodeError.store` when the node is not running.
     public func write<T: Sendable>(_ body: @Sendable (ReplicaStore) throws -> T) throws -> T {
         guard isRunning, let store else { throw NodeError.store("the node is not running") }
+        handler.nodeWillWriteStore(node: self)
         let result = try body(store)
         handler.nodeWroteStore(node: self)
         return result
@@ -75,4 +76,8 @@ extension Node {
     func typingAudience(in partition: PartitionID) -> [UserID] {
         (handler as? GossipHandler)?.typingAudience(partition, node: self) ?? []
     }
+
+    /// The ops the handler found in the store after writes and handed to the sessions, in all
+    /// (for tests of what an own write re-reads).
+    var localOpsFound: Int { (handler as? GossipHandler)?.localOpsFound ?? 0 }
 }

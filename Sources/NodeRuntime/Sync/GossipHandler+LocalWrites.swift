@@ -86,6 +86,7 @@ extension GossipHandler {
             return (count <= Self.livePushLimit ? ops : [], count, partitionsChanged)
         }
         guard let found else { return 0 }
+        localOpsFound += found.count
         let bulk = found.count > Self.livePushLimit
         if found.count > 0 {
             node.log.debug("found \(found.count) ops written by another process" + (bulk ? "; peers fetch them by summary" : ""))

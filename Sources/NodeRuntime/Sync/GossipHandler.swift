@@ -76,6 +76,8 @@ public final class GossipHandler: LinkMessageHandler {
     var watcher: Task<Void, Never>?
     var lastDataVersion: Int64 = 0
     var lastRowID: Int64 = 0
+    /// Ops `checkLocalWrites` found and handed to the sessions, in all (tests).
+    var localOpsFound = 0
     var knownPartitions: Set<PartitionID> = []
     /// This node's inbox partition (its id is a hash: looked up on every apply).
     var inboxID: PartitionID?
