@@ -185,7 +185,9 @@ extension ReplicaStore {
             .integer(pid), .integer(aid), .integer(Int64(op.seq)),
             .integer(Int64(op.type)), .integer(Int64(bitPattern: op.hlc.raw)), .blob(op.header), .blob(op.body),
             .integer(Int64(nowMillis)))
-        return database.lastInsertRowID
+        let oid = database.lastInsertRowID
+        if firstOpRowIDSinceMark == nil { firstOpRowIDSinceMark = oid }
+        return oid
     }
 
     /// Makes `op` the author's head in the partition.

@@ -39,6 +39,8 @@ public final class ReplicaStore {
     var carriedBytes: [Int64: Int] = [:]
     /// Conversations' resolved membership, by partition row id (dropped whenever it is resolved again).
     var membershipCache: [Int64: Membership.State] = [:]
+    /// The row id of the first op this connection stored since `markOpInserts()` (nil: none).
+    public internal(set) var firstOpRowIDSinceMark: Int64?
     /// Opened with `init(readOnlyPath:)`: keys opened from grants stay in memory only.
     let isReadOnly: Bool
 

@@ -6,18 +6,12 @@ import Store
 /// The handler's part in what user interfaces see: pushing the node's own writes at once,
 /// typing indicators both ways, and telling subscribers what changed.
 extension GossipHandler {
-    /// Moves the cursor of `checkLocalWrites` past what is stored now, so the check after the
-    /// write reads only this write's ops. Without it, that check read again every op applied
-    /// from peers since the last look (up to `pollInterval` ago) and handed each to every
-    /// session a second time: at ten nodes, about as many session calls per own write as the
-    /// applies themselves made. Only while no other process committed (`data_version` as last
-    /// seen): otherwise the check after the write reads everything new, theirs included.
+    /// Marks where this write's ops will begin (`ReplicaStore.markOpInserts`), so the check after
+    /// it reads only them. Without it, that check read again every op applied from peers since
+    /// the last look (up to `pollInterval` ago) and handed each to every session a second time:
+    /// at ten nodes, about as many session calls per own write as the applies themselves made.
     public func nodeWillWriteStore(node: isolated Node) {
-        let store = node.store!
-        _ = storeCall(node, nil, "reading the store's change counter") {
-            guard try store.dataVersion == lastDataVersion else { return }
-            lastRowID = max(lastRowID, try store.latestOpRowID())
-        }
+        node.store!.markOpInserts()
     }
 
     public func nodeWroteStore(node: isolated Node) {

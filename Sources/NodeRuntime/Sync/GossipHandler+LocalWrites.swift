@@ -45,8 +45,9 @@ extension GossipHandler {
     /// Looks for ops another process committed since the last look, and hands them to every
     /// session (`onNewLocalOp`), or, above `livePushLimit`, re-sends the changed summaries; new
     /// partitions (a room joined) are listed to every peer. Returns the number of new ops.
-    /// `ownWrite`: this process wrote (`Node.write`), which `data_version` does not show, so the
-    /// ops after the cursor are read whatever it says.
+    /// `ownWrite`: this process wrote (`Node.write`), which `data_version` does not show, so new
+    /// ops are read whatever it says: while it stands still, from the write's first row (marked
+    /// by `nodeWillWriteStore`), else all after the cursor.
     ///
     /// `PRAGMA data_version` moves only for other connections' commits, so while it stands
     /// still every new row is this node's own (already handed over when applied) and the row
@@ -62,6 +63,11 @@ extension GossipHandler {
             guard external || ownWrite else {
                 lastRowID = max(lastRowID, newest)
                 return ([], 0, false)
+            }
+            if ownWrite, !external {
+                // Every row before this write's first is this node's own, handed over when
+                // applied; a write that stored no op leaves nothing to read.
+                lastRowID = max(lastRowID, store.firstOpRowIDSinceMark.map { $0 - 1 } ?? newest)
             }
             if external {
                 lastDataVersion = version
