@@ -66,9 +66,8 @@ extension Node {
         let (identity, now) = (identity, wallMillis)
         do {
             let (op, count) = try write { store in
-                let before = try store.latestOpRowID()
                 let op = try Self.write(request, store: store, identity: identity, now: now)
-                return (op, try store.opCount(afterRowID: before))
+                return (op, try store.firstOpRowIDSinceMark.map { try store.opCount(afterRowID: $0 - 1) } ?? 0)
             }
             return ControlResponse(
                 author: AuthorReport(

@@ -43,10 +43,8 @@ public protocol LinkMessageHandler: AnyObject {
     func storeMayHaveChanged(node: isolated Node) -> Int
     /// The `sync` section of `parley status`.
     func syncStatus(node: isolated Node) -> SyncStatus
-    /// The node's own process is about to write the store (`Node.write`): what is stored now is
-    /// not this write's.
-    func nodeWillWriteStore(node: isolated Node)
-    /// The node's own process wrote the store (`Node.write`): push what is new now.
+    /// The node's own process wrote the store (`Node.write`): push what is new now. The write's
+    /// first op is `store.firstOpRowIDSinceMark` (`Node.write` marks the store before it).
     func nodeWroteStore(node: isolated Node)
     /// The user is typing in `partition`: tell the peers who may see it.
     func sendTyping(in partition: PartitionID, node: isolated Node)
@@ -58,7 +56,6 @@ extension LinkMessageHandler {
     public func nodeStopping(node: isolated Node) {}
     public func storeMayHaveChanged(node: isolated Node) -> Int { 0 }
     public func syncStatus(node: isolated Node) -> SyncStatus { SyncStatus() }
-    public func nodeWillWriteStore(node: isolated Node) {}
     public func nodeWroteStore(node: isolated Node) {}
     public func sendTyping(in partition: PartitionID, node: isolated Node) {}
 }

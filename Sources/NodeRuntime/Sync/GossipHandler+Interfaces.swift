@@ -6,14 +6,6 @@ import Store
 /// The handler's part in what user interfaces see: pushing the node's own writes at once,
 /// typing indicators both ways, and telling subscribers what changed.
 extension GossipHandler {
-    /// Marks where this write's ops will begin (`ReplicaStore.markOpInserts`), so the check after
-    /// it reads only them. Without it, that check read again every op applied from peers since
-    /// the last look (up to `pollInterval` ago) and handed each to every session a second time:
-    /// at ten nodes, about as many session calls per own write as the applies themselves made.
-    public func nodeWillWriteStore(node: isolated Node) {
-        node.store!.markOpInserts()
-    }
-
     public func nodeWroteStore(node: isolated Node) {
         // A read marker or a profile field may change no op: interfaces re-read what they show.
         if checkLocalWrites(node: node, ownWrite: true) == 0 { node.emit(.changed([])) }
