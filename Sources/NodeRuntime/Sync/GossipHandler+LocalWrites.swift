@@ -98,7 +98,8 @@ extension GossipHandler {
         localOpsFound += found.count
         let bulk = found.count > Self.livePushLimit
         if found.count > 0 {
-            node.log.debug("found \(found.count) ops written by another process" + (bulk ? "; peers fetch them by summary" : ""))
+            let source = ownWrite ? "after this process's write" : "written by another process"
+            node.log.debug("found \(found.count) new ops \(source)" + (bulk ? "; peers fetch them by summary" : ""))
         }
         if found.partitionsChanged || bulk { refreshAllSummaries(node: node, resendChanged: bulk) }
         announce(applied: found.ops, partitionsChanged: found.partitionsChanged, node: node)
