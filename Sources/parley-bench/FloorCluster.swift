@@ -314,13 +314,7 @@ final class FloorLinks {
     }
 
     private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let wrote = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-            if wrote < 0, errno == EINTR { continue }
-            guard wrote > 0 else { throw BenchError("a floor link failed: \(String(cString: strerror(errno)))") }
-            offset += wrote
-        }
+        guard Pacer.writeAll(fd, bytes) else { throw BenchError("a floor link failed: \(String(cString: strerror(errno)))") }
     }
 
     private static func readExactly(_ fd: Int32, _ count: Int) throws -> [UInt8] {

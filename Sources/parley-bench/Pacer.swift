@@ -81,10 +81,12 @@ enum Pacer {
         return ids
     }
 
-    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+    /// Writes all of `bytes` to a blocking socket; false once the peer is gone or a write fails
+    /// (no SIGPIPE). The floor cluster's links use it too.
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let wrote = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            let wrote = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
             if wrote < 0, errno == EINTR { continue }
             guard wrote > 0 else { return false }
             offset += wrote
