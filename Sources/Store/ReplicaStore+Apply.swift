@@ -47,8 +47,10 @@ extension ReplicaStore {
 
     /// Applies a batch in one transaction. Each contiguous run of one author's new ops in one
     /// partition costs a single signature check (chain-batched verification); ops that fail are
-    /// retried one by one so each gets its own outcome.
-    public func apply(_ ops: [Operation], nowMillis: UInt64) throws -> [ApplyOutcome] {
+    /// retried one by one so each gets its own outcome. `linkAuthor`: the peer whose link
+    /// delivered the batch; an op it pushed alone as its own author may be stored before its
+    /// signature is checked (`maxLinkAuthenticatedTail`).
+    public func apply(_ ops: [Operation], nowMillis: UInt64, linkAuthor: UserID? = nil) throws -> [ApplyOutcome] {
         try database.transaction(.immediate) {
             var outcomes: [ApplyOutcome] = []
             outcomes.reserveCapacity(ops.count)
@@ -58,7 +60,7 @@ extension ReplicaStore {
                 while end < ops.count, ops[end].partition == ops[start].partition, ops[end].author == ops[start].author,
                     ops[end].seq == ops[end - 1].seq + 1
                 { end += 1 }
-                outcomes += try applyRun(ops[start..<end], nowMillis: nowMillis)
+                outcomes += try applyRun(ops[start..<end], nowMillis: nowMillis, linkAuthor: linkAuthor)
                 start = end
             }
             try flushPendingRebuilds()
@@ -66,11 +68,11 @@ extension ReplicaStore {
         }
     }
 
-    private func applyRun(_ run: ArraySlice<Operation>, nowMillis: UInt64) throws -> [ApplyOutcome] {
+    private func applyRun(_ run: ArraySlice<Operation>, nowMillis: UInt64, linkAuthor: UserID?) throws -> [ApplyOutcome] {
         guard run.count > 1, let record = try partition(run.first!.partition) else {
-            return try run.map { try applyChecked($0, signatureVerified: false, nowMillis: nowMillis) }
+            return try run.map { try applyChecked($0, signatureVerified: false, nowMillis: nowMillis, linkAuthor: linkAuthor) }
         }
-        let head = try existingAuthorID(run.first!.author).map { try self.head(pid: record.pid, aid: $0) } ?? (0, .zero, nil)
+        let head = try existingAuthorID(run.first!.author).map { try self.head(pid: record.pid, aid: $0) } ?? .none
         // Only the part of the run that extends the head can be chain-verified as a whole.
         guard let firstNew = run.firstIndex(where: { $0.seq == head.maxSeq + 1 }) else {
             return try run.map { try applyChecked($0, signatureVerified: false, nowMillis: nowMillis) }
@@ -91,13 +93,14 @@ extension ReplicaStore {
         for op in newOps {
             let outcome = try applyChecked(op, signatureVerified: chainValid, nowMillis: nowMillis, knownHead: current, writesHead: false)
             if outcome == .applied {
-                current = (op.seq, op.id, current.frozenAt)
+                current = ChainHead(maxSeq: op.seq, headID: op.id, frozenAt: current.frozenAt, uncheckedFrom: nil)
                 lastApplied = op
             }
             outcomes.append(outcome)
         }
+        // Each applied op of the run had its signature checked, alone or as the chain's last.
         if let lastApplied, let aid = try existingAuthorID(lastApplied.author) {
-            try writeHead(of: lastApplied, pid: record.pid, aid: aid)
+            try writeHead(of: lastApplied, pid: record.pid, aid: aid, uncheckedFrom: nil)
         }
         return outcomes
     }
@@ -110,7 +113,7 @@ extension ReplicaStore {
     /// caller follows it (a chain run); `writesHead: false` leaves writing the head to the
     /// caller, which must do it before the transaction ends.
     func applyChecked(
-        _ op: Operation, signatureVerified: Bool, nowMillis: UInt64, knownHead: (maxSeq: UInt64, headID: OpID, frozenAt: UInt64?)? = nil,
+        _ op: Operation, signatureVerified: Bool, nowMillis: UInt64, linkAuthor: UserID? = nil, knownHead: ChainHead? = nil,
         writesHead: Bool = true
     ) throws -> ApplyOutcome {
         guard let record = try partition(op.partition) else { return .rejected(.unknownPartition) }
@@ -122,7 +125,7 @@ extension ReplicaStore {
         case .failure(let violation): return .rejected(.rule(violation))
         }
         let existingAID = try existingAuthorID(op.author)
-        let head = try knownHead ?? existingAID.map { try self.head(pid: record.pid, aid: $0) } ?? (0, .zero, nil)
+        let head = try knownHead ?? existingAID.map { try self.head(pid: record.pid, aid: $0) } ?? .none
         if let frozenAt = head.frozenAt, op.seq >= frozenAt { return .rejected(.authorForked(at: frozenAt)) }
         if op.seq <= head.maxSeq, let aid = existingAID {
             guard let stored = try storedOp(pid: record.pid, aid: aid, seq: op.seq) else {
@@ -130,19 +133,25 @@ extension ReplicaStore {
             }
             if stored.id == op.id { return .duplicate }
             guard op.hasValidSignature else { return .rejected(.invalid(.badSignature)) }
+            // A stored op held on its author's link's word, with a bad signature of its own, is
+            // no branch of a fork: it goes, with the chain after it, and this op takes its place.
+            if knownHead == nil, try discardIfUnverifiable(stored, seq: op.seq, record: record, aid: aid) {
+                return try applyChecked(op, signatureVerified: true, nowMillis: nowMillis)
+            }
             let proof = try ForkProof(stored.header, op.header)
             try recordFork(proof, record: record, aid: aid)
             return .forkDetected(proof)
         }
         if op.seq > head.maxSeq + 1 { return .pending(missingFrom: head.maxSeq + 1) }
         guard op.prev == head.headID else { return .rejected(.invalid(.brokenChain)) }
-        if !signatureVerified, !op.hasValidSignature { return .rejected(.invalid(.badSignature)) }
+        let deferred = !signatureVerified && Self.mayDeferSignature(of: op, linkAuthor: linkAuthor, head: head)
+        if !signatureVerified, !deferred, !op.hasValidSignature { return .rejected(.invalid(.badSignature)) }
         if let violation = try crossAuthorViolation(op, checked: checked, record: record) { return .rejected(.rule(violation)) }
         if try exceedsCarrierQuota(op, record: record) { return .rejected(.rule(.quotaExceeded)) }
 
         let aid = try existingAID ?? authorID(op.author)
         let oid = try insert(op, pid: record.pid, aid: aid, nowMillis: nowMillis)
-        if writesHead { try writeHead(of: op, pid: record.pid, aid: aid) }
+        if writesHead { try writeHead(of: op, pid: record.pid, aid: aid, uncheckedFrom: Self.uncheckedFrom(after: op, deferred: deferred, head: head)) }
         noteStored(op, pid: record.pid)
         try applyViews(op, checked: checked, oid: oid, record: record, aid: aid, rebuilding: false)
         clock.observe(op.hlc, nowMillis: nowMillis)
@@ -190,14 +199,15 @@ extension ReplicaStore {
         return oid
     }
 
-    /// Makes `op` the author's head in the partition.
-    private func writeHead(of op: Operation, pid: Int64, aid: Int64) throws {
+    /// Makes `op` the author's head in the partition, with the start of its link-authenticated
+    /// tail (nil: none).
+    private func writeHead(of op: Operation, pid: Int64, aid: Int64, uncheckedFrom: UInt64?) throws {
         try database.cachedStatement(
             """
-            INSERT INTO heads(pid, aid, max_seq, head_id) VALUES (?, ?, ?, ?)
-            ON CONFLICT(pid, aid) DO UPDATE SET max_seq = excluded.max_seq, head_id = excluded.head_id
+            INSERT INTO heads(pid, aid, max_seq, head_id, unchecked_from) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT(pid, aid) DO UPDATE SET max_seq = excluded.max_seq, head_id = excluded.head_id, unchecked_from = excluded.unchecked_from
             """
-        ).run(.integer(pid), .integer(aid), .integer(Int64(op.seq)), .blob(op.id.bytes))
+        ).run(.integer(pid), .integer(aid), .integer(Int64(op.seq)), .blob(op.id.bytes), uncheckedFrom.map { .integer(Int64($0)) } ?? .null)
     }
 
     // MARK: Looking up stored ops

@@ -15,6 +15,20 @@ extension ReplicaStore {
         try database.cachedStatement("INSERT OR REPLACE INTO fork_proofs(pid, aid, seq, proof) VALUES (?, ?, ?, ?)")
             .run(.integer(pid), .integer(aid), .integer(Int64(proof.seq)), .blob(proof.encoded))
         try truncate(pid: pid, aid: aid, from: proof.seq, frozen: true)
+        try settleAfterTruncation(record)
+    }
+
+    /// Removes an author's ops from `seq` on without freezing the chain (good ops may take the
+    /// places again): a link-authenticated op whose signature turned out bad, and what follows it.
+    func discardLinkAuthenticated(record: PartitionRecord, aid: Int64, from seq: UInt64) throws {
+        try truncate(pid: record.pid, aid: aid, from: seq, frozen: false)
+        try settleAfterTruncation(record)
+    }
+
+    /// After ops were removed: in a conversation, members whose membership came only through
+    /// removed ops lose their ops too, to a fixed point; then the views are rebuilt.
+    private func settleAfterTruncation(_ record: PartitionRecord) throws {
+        let pid = record.pid
         if record.descriptor.kind == .conversation {
             try database.execute(
                 "DELETE FROM membership_events WHERE pid = ? AND oid NOT IN (SELECT oid FROM ops WHERE pid = ?)", .integer(pid), .integer(pid))

@@ -188,11 +188,13 @@ public final class ReplicaStore {
     // MARK: Heads
 
     /// The author's head in a partition (`maxSeq` 0 when none).
-    func head(pid: Int64, aid: Int64) throws -> (maxSeq: UInt64, headID: OpID, frozenAt: UInt64?) {
-        let statement = try database.cachedStatement("SELECT max_seq, head_id, frozen_at FROM heads WHERE pid = ? AND aid = ?")
+    func head(pid: Int64, aid: Int64) throws -> ChainHead {
+        let statement = try database.cachedStatement("SELECT max_seq, head_id, frozen_at, unchecked_from FROM heads WHERE pid = ? AND aid = ?")
         return try statement.rows(.integer(pid), .integer(aid)) { row in
-            (UInt64(row.int64(0)), OpID(bytes: row.blob(1)) ?? .zero, row.isNull(2) ? nil : UInt64(row.int64(2)))
-        }.first ?? (0, .zero, nil)
+            ChainHead(
+                maxSeq: UInt64(row.int64(0)), headID: OpID(bytes: row.blob(1)) ?? .zero, frozenAt: row.isNull(2) ? nil : UInt64(row.int64(2)),
+                uncheckedFrom: row.isNull(3) ? nil : UInt64(row.int64(3)))
+        }.first ?? .none
     }
 
     /// The version vector of a partition: one head per author.

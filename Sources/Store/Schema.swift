@@ -197,6 +197,17 @@ enum Schema {
                 DELETE FROM attachment_hashes WHERE oid = new.oid;
             END;
             """),
+        // An op pushed by its own author over the author's authenticated link is stored before
+        // its signature is checked (`ReplicaStore.maxLinkAuthenticatedTail`): the link already
+        // proves who wrote it. `unchecked_from` is the first seq of the chain's tail of such ops
+        // (NULL: none); a checked signature at or above it authenticates the tail below it
+        // (DESIGN §3.3), and no op of the tail leaves the node before that (`sendable`). A value
+        // above `max_seq` (the chain was truncated since) means no tail.
+        Migration(
+            "006-link-authenticated-tails",
+            """
+            ALTER TABLE heads ADD COLUMN unchecked_from INTEGER;
+            """),
     ]
 
     /// View tables, emptied before a rebuild from the log.

@@ -166,4 +166,64 @@ import Wire
         #expect(await eventually { nodes.opCount("victim", lobby.id) == stored + 1 }, "\(attack): the honest peer's new op did not arrive")
         await nodes.stopAll()
     }
+
+    /// Pushes its own post with a bad signature: the link proves who wrote it, so the node
+    /// stores it before checking the signature (`ReplicaStore.maxLinkAuthenticatedTail`).
+    final class OwnBadSignaturePusher: LinkMessageHandler {
+        let op: Replica.Operation
+
+        init(_ op: Replica.Operation) { self.op = op }
+
+        var syncHello: SyncHello? { GossipConfiguration().hello }
+
+        func linkOpened(_ peer: LinkPeer, node: isolated Node) {
+            for message in [
+                SyncMessage.summary(more: false, entries: [SummaryEntry(lobby, digest: PartitionDigest(heads: []), revealDescriptor: true)]), .newOp(op),
+            ] {
+                let bytes = message.encode()
+                node.send(SyncFrame(type: bytes[0], payload: Array(bytes[1...])), to: peer.id)
+            }
+        }
+
+        func received(_ frame: SyncFrame, from peer: LinkPeer, node: isolated Node) throws(LinkViolation) {}
+        func linkClosed(_ peer: LinkPeer, node: isolated Node) {}
+    }
+
+    /// An op held on its author's link's word leaves the node only once its signature checks
+    /// out: a bad one is dropped instead of being passed on, so the honest peer never sees an
+    /// invalid op from the node (one would close its link here) and nothing of it stays.
+    @Test func opPushedByItsAuthorWithABadSignature_isCheckedBeforeItIsPassedOn_andDropped() async throws {
+        let nodes = InProcessNodes()
+        defer { nodes.removeFiles() }
+        let relay = Fixtures.identity(64), honest = Fixtures.identity(65), author = Fixtures.identity(66)
+        for name in ["relay", "honest"] {
+            _ = nodes.configuration(name)
+            try nodes.withStore(name) { try $0.ensurePartition(lobby, joined: true) }
+        }
+        let relayLog = LogLines()
+        let (relayNode, relayAddress) = try await nodes.start(nodes.configuration("relay"), identity: relay, log: relayLog.log(.warn))
+        var honestConfiguration = nodes.configuration("honest")
+        honestConfiguration.staticPeers = [InProcessNodes.peer(relay, at: relayAddress)]
+        honestConfiguration.gossip.maxInvalidOps = 0
+        let honestLog = LogLines()
+        let (honestNode, _) = try await nodes.start(honestConfiguration, identity: honest, log: honestLog.log(.warn))
+        #expect(await eventually { await relayNode.linkedPeers.contains(honest.id) })
+
+        var factory = OpFactory()
+        let good = factory.make(post("signed badly"), in: lobby.id, by: author)
+        var header = good.header
+        header[Operation.signedBytes + 3] ^= 0x01
+        var authorConfiguration = nodes.configuration("author")
+        authorConfiguration.staticPeers = [InProcessNodes.peer(relay, at: relayAddress)]
+        _ = try await nodes.start(authorConfiguration, identity: author, handler: OwnBadSignaturePusher(try Operation(header: header, body: good.body)))
+
+        #expect(
+            await eventually { relayLog.all.contains { $0.contains("with a bad signature over its own link") } },
+            "the relay did not check the op before passing it on: \(relayLog.all)")
+        #expect(await eventually { nodes.opCount("relay", lobby.id) == 0 })
+        #expect(nodes.opCount("honest", lobby.id) == 0)
+        #expect(await honestNode.linkedPeers.contains(relay.id), "\(honestLog.all)")
+        #expect(!honestLog.all.contains { $0.contains("invalid op") }, "\(honestLog.all)")
+        await nodes.stopAll()
+    }
 }

@@ -12,6 +12,7 @@ extension GossipHandler {
         let store = node.store!
         switch directive {
         case .send(let message):
+            if case .newOp(let op) = message { guard sendable([op], to: peer, node: node)?.isEmpty == false else { return } }
             let bytes = message.encode()
             node.send(SyncFrame(type: bytes[0], payload: Array(bytes[1...])), to: peer)
 
@@ -20,7 +21,8 @@ extension GossipHandler {
             feed(peer, node: node) { session, now in session.onLocalVector(id, heads: heads, now: now) }
 
         case .loadOps(let id, let author, let fromSeq, let limit):
-            guard let ops = storeCall(node, peer, "reading ops", { try store.ops(in: id, author: author, fromSeq: fromSeq, limit: limit) })
+            guard let loaded = storeCall(node, peer, "reading ops", { try store.ops(in: id, author: author, fromSeq: fromSeq, limit: limit) }),
+                let ops = sendable(loaded, to: peer, node: node)
             else { return }
             feed(peer, node: node) { session, now in session.onOpsLoaded(id, author: author, ops: ops, now: now) }
 
@@ -99,7 +101,9 @@ extension GossipHandler {
     /// and every new fork proof to every session (this one included), in order.
     private func apply(_ ops: [Operation], from peer: UserID, node: isolated Node) {
         let store = node.store!
-        guard let outcomes = storeCall(node, peer, "applying \(ops.count) ops", { try store.applyUnlessHeld(ops, nowMillis: node.wallMillis) })
+        guard
+            let outcomes = storeCall(
+                node, peer, "applying \(ops.count) ops", { try store.applyUnlessHeld(ops, nowMillis: node.wallMillis, linkAuthor: peer) })
         else { return }
         feed(peer, node: node) { session, now in session.onApplied(ops, outcomes: outcomes, now: now) }
         let joined = joinInvitedConversations(after: ops, outcomes: outcomes, from: peer, node: node)
@@ -115,6 +119,23 @@ extension GossipHandler {
                 break
             }
         }
+    }
+
+    /// The leading ops of `ops` that may leave for `peer`: an op held on its author's link's
+    /// word has its signature checked first (`ReplicaStore.sendable`). One that fails is not
+    /// sent, nor what follows it; the store has dropped it, so the views changed. Nil when the
+    /// store failed (the link is closing).
+    private func sendable(_ ops: [Operation], to peer: UserID, node: isolated Node) -> [Operation]? {
+        let store = node.store!
+        guard let (sendable, discarded) = storeCall(node, peer, "checking ops before sending them", { try store.sendable(ops, me: node.identity.id) })
+        else { return nil }
+        if let discarded {
+            node.log.warn(
+                "\(node.displayName(of: discarded.author)) pushed op \(discarded.seq) in \(discarded.partition.text) with a bad signature "
+                    + "over its own link; removed it and what followed it, to be fetched again")
+            node.emit(.changed([discarded.partition]))
+        }
+        return sendable
     }
 
     /// An invite that arrived in this node's inbox makes it a member: it joins the conversation
