@@ -224,6 +224,12 @@ import Wire
         #expect(nodes.opCount("honest", lobby.id) == 0)
         #expect(await honestNode.linkedPeers.contains(relay.id), "\(honestLog.all)")
         #expect(!honestLog.all.contains { $0.contains("invalid op") }, "\(honestLog.all)")
+
+        // The place is free: the good op, written into the honest node's store, replaces it.
+        #expect(try nodes.withStore("honest") { try $0.apply(good, nowMillis: Fixtures.now()) } == .applied)
+        _ = await honestNode.respond(to: ControlRequest(.poke))
+        #expect(await eventually { nodes.opCount("relay", lobby.id) == 1 }, "the good op did not reach the relay")
+        #expect(try nodes.withStore("relay") { try $0.history(lobby.id).map(\.text) } == ["signed badly"])
         await nodes.stopAll()
     }
 }

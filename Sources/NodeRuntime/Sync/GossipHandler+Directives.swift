@@ -123,7 +123,7 @@ extension GossipHandler {
 
     /// The leading ops of `ops` that may leave for `peer`: an op held on its author's link's
     /// word has its signature checked first (`ReplicaStore.sendable`). One that fails is not
-    /// sent, nor what follows it; the store has dropped it, so the views changed. Nil when the
+    /// sent, nor what follows it; the store has dropped them, so the views changed. Nil when the
     /// store failed (the link is closing).
     private func sendable(_ ops: [Operation], to peer: UserID, node: isolated Node) -> [Operation]? {
         let store = node.store!
@@ -134,6 +134,9 @@ extension GossipHandler {
                 "\(node.displayName(of: discarded.author)) pushed op \(discarded.seq) in \(discarded.partition.text) with a bad signature "
                     + "over its own link; removed it and what followed it, to be fetched again")
             node.emit(.changed([discarded.partition]))
+            // The sessions still think those ops are here: what they know is read again and
+            // the changed partition re-announced, so a round fetches good ones from whoever has them.
+            refreshAllSummaries(node: node, resendChanged: true)
         }
         return sendable
     }
