@@ -94,6 +94,7 @@ func clusterBenchmark(nodes count: Int, idle: Bool, binary: String) async throws
     let latencyKeys = [
         "latency_p50_ms_\(count)_nodes", "latency_p99_ms_\(count)_nodes", "push_copies_per_op_\(count)_nodes",
         "paced_writes_per_s_\(count)_nodes", "paced_cpu_cores_\(count)_nodes", "paced_cpu_ms_per_write_\(count)_nodes",
+        "paced_host_steal_percent_\(count)_nodes",
     ]
     let discoveryKey = "discovery_\(count)_nodes_s"
     let idleKeys = ["idle_bytes_per_min_per_link", "idle_cpu_percent", "rss_idle_cluster_mb"]
@@ -140,12 +141,14 @@ private func pacedLatency(_ cluster: BenchCluster, target: Double) async throws 
     let before = await cluster.statuses()
     func cpuSeconds() -> Double { cluster.nodes.compactMap { $0.pid.flatMap(LabProcess.cpuSeconds(of:)) }.reduce(0, +) }
     let cpuBefore = cpuSeconds()
+    let hostBefore = HostCPUTimes.now()
     let paced = try await Pacer.run(dataDirectories: cluster.nodes.map(\.dataDirectory), total: total, intervalNanos: interval) { k in
         ControlRequest(.author, author: AuthorRequest(kind: "post", room: "lobby", text: "paced message \(k) of the latency benchmark"))
     }
     let written = paced.writes.map { (author: $0.node, id: $0.id) }
     let elapsed = paced.seconds
     let cpu = cpuSeconds() - cpuBefore
+    let steal = HostCPUTimes.now().map { after in hostBefore.map { after.stealPercent(since: $0) } ?? 0 } ?? 0
     guard await cluster.waitConverged(lobbyPartition.text, timeout: 60) else { throw BenchError("the \(count)-node cluster did not converge") }
     let after = await cluster.statuses()
     let times = cluster.nodes.indices.map { StoreReader.receivedTimes(path: cluster.databasePath($0)) }
@@ -180,7 +183,32 @@ private func pacedLatency(_ cluster: BenchCluster, target: Double) async throws 
         record(
             "paced_cpu_ms_per_write_\(count)_nodes", unit: "ms", value: cpu * 1_000 / Double(max(1, written.count)),
             reference: "floor_cpu_ms_per_write_\(count)_nodes"),
+        // The share of the machine's CPU time the hypervisor gave to others meanwhile: a slow
+        // host phase shows here (and in the floor's CPU per write), not in Parley's figures.
+        record("paced_host_steal_percent_\(count)_nodes", unit: "%", value: steal),
     ]
+}
+
+/// The machine's CPU time counters (`/proc/stat`, all CPUs, in clock ticks).
+struct HostCPUTimes {
+    let total: UInt64
+    let steal: UInt64
+
+    static func now() -> HostCPUTimes? {
+        guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+            let line = text.split(separator: "\n").first, line.hasPrefix("cpu ")
+        else { return nil }
+        // user nice system idle iowait irq softirq steal (guest times are inside user and nice)
+        let fields = line.split(separator: " ").dropFirst().prefix(8).compactMap { UInt64($0) }
+        guard fields.count == 8 else { return nil }
+        return HostCPUTimes(total: fields.reduce(0, +), steal: fields[7])
+    }
+
+    /// Steal over the interval from `earlier`, in percent of all CPU time.
+    func stealPercent(since earlier: HostCPUTimes) -> Double {
+        guard total > earlier.total else { return 0 }
+        return Double(steal - earlier.steal) * 100 / Double(total - earlier.total)
+    }
 }
 
 /// The idle window: bytes sent on all links and CPU of all nodes, once in sync.
