@@ -22,22 +22,27 @@ import Store
 /// share). Latency = the receiver's wall-clock millisecond − the author's, as the Parley
 /// figures take them from `received_at`.
 enum FloorNode {
-    /// What the parent asks of one floor node: `--floor-node INDEX COUNT PACE SECONDS DIRECTORY`.
+    /// What the parent asks of one floor node: `--floor-node INDEX COUNT PACE SECONDS WARMUP
+    /// DIRECTORY` (`WARMUP` writes at the pace come first and are not measured).
     struct Spec {
         let index: Int
         let count: Int
         let pace: Int
         let seconds: Double
+        let warmup: Int
         let directory: String
 
         init?(_ arguments: [String]) {
-            guard arguments.count == 5, let index = Int(arguments[0]), let count = Int(arguments[1]), (2...64).contains(count),
-                (0..<count).contains(index), let pace = Int(arguments[2]), pace > 0, let seconds = Double(arguments[3]), seconds > 0
+            guard arguments.count == 6, let index = Int(arguments[0]), let count = Int(arguments[1]), (2...64).contains(count),
+                (0..<count).contains(index), let pace = Int(arguments[2]), pace > 0, let seconds = Double(arguments[3]), seconds > 0,
+                let warmup = Int(arguments[4]), warmup >= 0
             else { return nil }
-            (self.index, self.count, self.pace, self.seconds, directory) = (index, count, pace, seconds, arguments[4])
+            (self.index, self.count, self.pace, self.seconds, self.warmup, directory) = (index, count, pace, seconds, warmup, arguments[5])
         }
 
-        var arguments: [String] { ["--floor-node", String(index), String(count), String(pace), String(seconds), directory] }
+        var arguments: [String] {
+            ["--floor-node", String(index), String(count), String(pace), String(seconds), String(warmup), directory]
+        }
     }
 
     /// The link key every floor stream uses (the floor leaves out the handshake that agrees one).
@@ -54,7 +59,7 @@ enum FloorNode {
     /// error.
     static func main(_ arguments: [String]) -> Never {
         guard let spec = Spec(arguments) else {
-            FileHandle.standardError.write(Data("parley-bench: --floor-node takes INDEX COUNT PACE SECONDS DIRECTORY\n".utf8))
+            FileHandle.standardError.write(Data("parley-bench: --floor-node takes INDEX COUNT PACE SECONDS WARMUP DIRECTORY\n".utf8))
             exit(2)
         }
         do {
@@ -85,19 +90,23 @@ enum FloorNode {
         let start = try waitForStart(spec.directory)
 
         let interval = 1e9 / Double(spec.pace)
-        let total = Int(Double(spec.pace) * spec.seconds)
+        // Write `k` is the `k`th of the schedule; the first `warmup` are not measured.
+        let total = spec.warmup + Int(Double(spec.pace) * spec.seconds)
         let own = Array(stride(from: spec.index, to: total, by: spec.count))
-        let expected = total - own.count
+        let measuredOwn = own.filter { $0 >= spec.warmup }.count
+        let expected = (total - spec.warmup) - measuredOwn
         var latencies: [Int] = []
         latencies.reserveCapacity(expected)
         var nextOwn = 0
         var seq: Int64 = 0
         Pacer.sleep(until: start)
-        let cpuBefore = cpuSeconds()
-        let deadline = start + UInt64((spec.seconds + 30) * 1e9)
+        let measuredFrom = start + UInt64(Double(spec.warmup) * interval)
+        var cpuBefore: Double?
+        let deadline = measuredFrom + UInt64((spec.seconds + 30) * 1e9)
         while nextOwn < own.count || latencies.count < expected {
             let now = Pacer.monotonicNanos()
             guard now < deadline else { throw BenchError("\(latencies.count) of \(expected) deliveries within the deadline") }
+            if cpuBefore == nil, now >= measuredFrom { cpuBefore = cpuSeconds() }
             let due = nextOwn < own.count ? start + UInt64(Double(own[nextOwn]) * interval) : now + 100_000_000
             if now >= due {
                 seq += 1
@@ -122,14 +131,16 @@ enum FloorNode {
                 for message in checked {
                     let received = wallMicros()
                     try insert.run(.integer(Int64(message.author)), .integer(message.seq), .blob(message.body), .integer(Int64(received / 1_000)))
+                    // The author's seq-th write is write (seq − 1) × count + author of the schedule.
+                    guard (Int(message.seq) - 1) * spec.count + message.author >= spec.warmup else { continue }
                     latencies.append(Int(received / 1_000) - Int(UInt64(bitPattern: Self.int64(message.body, at: 9)) / 1_000))
                 }
             }
         }
-        let cpu = cpuSeconds() - cpuBefore
+        let cpu = cpuSeconds() - (cpuBefore ?? cpuSeconds())
         try writeFile(
             "\(spec.directory)/result-\(spec.index)",
-            "\(cpu) \(own.count)\n" + latencies.map(String.init).joined(separator: "\n") + "\n")
+            "\(cpu) \(measuredOwn)\n" + latencies.map(String.init).joined(separator: "\n") + "\n")
     }
 
     /// A received message (author index, seq, written time, text, signature) whose signature
@@ -348,7 +359,8 @@ func floorCluster(nodes count: Int) async throws -> [BenchResult?] {
     var processes: [Process] = []
     defer { for process in processes where process.isRunning { process.terminate() } }
     for index in 0..<count {
-        let spec = FloorNode.Spec([String(index), String(count), String(options.pace), String(options.latencySeconds), directory])!
+        let spec = FloorNode.Spec(
+            [String(index), String(count), String(options.pace), String(options.latencySeconds), String(options.warmupWrites), directory])!
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = spec.arguments

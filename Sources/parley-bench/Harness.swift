@@ -15,6 +15,10 @@ struct BenchOptions: Sendable {
     /// Writes per second in total in the latency clusters (the issue's figure is 500; a lower
     /// pace measures the CPU a write costs on a cluster that is not saturated).
     var pace = 500
+    /// Writes at the pace before the measured window of each latency cluster, their latencies
+    /// reported apart (`latency_warmup_p99_ms_N_nodes`): ten processes started together pay
+    /// their first writes' cold paths at once, which is start-up, not the steady state.
+    var warmupWrites = 100
     var idleSeconds = 60.0
     /// Bytes through secretstream and loopback TCP for the references.
     var referenceBytes = 1 << 30
@@ -47,12 +51,18 @@ struct BenchOptions: Sendable {
                     exit(2)
                 }
                 pace = value
+            case "--warmup":
+                guard let value = iterator.next().flatMap(Int.init), (0...100_000).contains(value) else {
+                    FileHandle.standardError.write(Data("parley-bench: --warmup takes a number of writes from 0 to 100000\n".utf8))
+                    exit(2)
+                }
+                warmupWrites = value
             case "--run-args": runArguments = (iterator.next() ?? "").split(separator: " ").map(String.init)
             case "--help", "-h":
                 print(
                     """
                     usage: parley-bench [--out FILE] [--quick] [--only TEXT] [--binary PARLEY] [--run-args 'OPTIONS']
-                                       [--deliveries PREFIX] [--pace WRITES_PER_S]
+                                       [--deliveries PREFIX] [--pace WRITES_PER_S] [--warmup WRITES]
                       Measures the write, apply, replication, latency, catch-up, idle, memory, start-up and
                       discovery figures of Parley next to this machine's own limits (SQLite, secretstream,
                       loopback TCP) measured in the same run; prints a table and writes FILE (bench.json).
@@ -64,6 +74,8 @@ struct BenchOptions: Sendable {
                       (written_ms,author,receiver,latency_ms), to see when the slow ones happen.
                       --pace: writes per second in total in the latency clusters (default 500, the
                       issue's figure; lower, to see the CPU a write costs when nothing queues).
+                      --warmup: writes at the pace before each latency cluster's measured window
+                      (default 100; their latencies are reported apart, as latency_warmup_p99_ms_N_nodes).
                       The latency figures stand next to a floor cluster of as many processes of this
                       program (--floor-node, started by the bench itself; --only floor runs them alone).
                     """

@@ -94,7 +94,7 @@ func clusterBenchmark(nodes count: Int, idle: Bool, binary: String) async throws
     let latencyKeys = [
         "latency_p50_ms_\(count)_nodes", "latency_p99_ms_\(count)_nodes", "push_copies_per_op_\(count)_nodes",
         "paced_writes_per_s_\(count)_nodes", "paced_cpu_cores_\(count)_nodes", "paced_cpu_ms_per_write_\(count)_nodes",
-        "paced_host_steal_percent_\(count)_nodes",
+        "paced_host_steal_percent_\(count)_nodes", "latency_warmup_p99_ms_\(count)_nodes",
     ]
     let discoveryKey = "discovery_\(count)_nodes_s"
     let idleKeys = ["idle_bytes_per_min_per_link", "idle_cpu_percent", "rss_idle_cluster_mb"]
@@ -133,11 +133,23 @@ func clusterBenchmark(nodes count: Int, idle: Bool, binary: String) async throws
     return results
 }
 
-/// Paced writes at 500/s in total (`--pace`) for `latencySeconds`; latencies from the stores.
+/// Paced writes at 500/s in total (`--pace`) for `latencySeconds`, after `warmupWrites` at the
+/// same pace and convergence; latencies from the stores.
 private func pacedLatency(_ cluster: BenchCluster, target: Double) async throws -> [BenchResult?] {
     let count = cluster.nodes.count
     let total = Int(Double(options.pace) * options.latencySeconds)
     let interval = UInt64(1_000_000_000 / options.pace)
+    // The warm-up: the nodes' first writes, then a converged cluster for the measured window.
+    var warmup: [(author: Int, id: String)] = []
+    if options.warmupWrites > 0 {
+        let warm = try await Pacer.run(dataDirectories: cluster.nodes.map(\.dataDirectory), total: options.warmupWrites, intervalNanos: interval) { k in
+            ControlRequest(.author, author: AuthorRequest(kind: "post", room: "lobby", text: "warm-up message \(k) of the latency benchmark"))
+        }
+        warmup = warm.writes.map { (author: $0.node, id: $0.id) }
+        guard await cluster.waitConverged(lobbyPartition.text, timeout: 60) else {
+            throw BenchError("the \(count)-node cluster did not converge after the warm-up")
+        }
+    }
     let before = await cluster.statuses()
     func cpuSeconds() -> Double { cluster.nodes.compactMap { $0.pid.flatMap(LabProcess.cpuSeconds(of:)) }.reduce(0, +) }
     let cpuBefore = cpuSeconds()
@@ -152,16 +164,21 @@ private func pacedLatency(_ cluster: BenchCluster, target: Double) async throws 
     guard await cluster.waitConverged(lobbyPartition.text, timeout: 60) else { throw BenchError("the \(count)-node cluster did not converge") }
     let after = await cluster.statuses()
     let times = cluster.nodes.indices.map { StoreReader.receivedTimes(path: cluster.databasePath($0)) }
-    var latencies: [Double] = []
     var csv = "written_ms,author,receiver,latency_ms\n"
-    for (author, id) in written {
-        guard let sent = times[author][id] else { continue }
-        for other in 0..<count where other != author {
-            guard let received = times[other][id] else { continue }
-            latencies.append(Double(Int64(received) - Int64(sent)))
-            if options.deliveries != nil { csv += "\(sent),\(author),\(other),\(Int64(received) - Int64(sent))\n" }
+    func deliveryLatencies(of writes: [(author: Int, id: String)], listing: Bool) -> [Double] {
+        var latencies: [Double] = []
+        for (author, id) in writes {
+            guard let sent = times[author][id] else { continue }
+            for other in 0..<count where other != author {
+                guard let received = times[other][id] else { continue }
+                latencies.append(Double(Int64(received) - Int64(sent)))
+                if listing, options.deliveries != nil { csv += "\(sent),\(author),\(other),\(Int64(received) - Int64(sent))\n" }
+            }
         }
+        return latencies
     }
+    let latencies = deliveryLatencies(of: written, listing: true)
+    let warmupLatencies = deliveryLatencies(of: warmup, listing: false)
     if let prefix = options.deliveries { try csv.write(toFile: "\(prefix)_\(count)_nodes.csv", atomically: true, encoding: .utf8) }
     // Pushes received per op per other node: 1 when every op reaches every node once.
     let received = zip(before, after).reduce(0.0) { $0 + Double(($1.1?.sync.opsReceived ?? 0) - ($1.0?.sync.opsReceived ?? 0)) }
@@ -175,6 +192,7 @@ private func pacedLatency(_ cluster: BenchCluster, target: Double) async throws 
             "latency_p99_ms_\(count)_nodes", unit: "ms", value: percentile(latencies, 0.99), reference: "floor_latency_p99_ms_\(count)_nodes",
             // The target is for 500 writes/s: another pace is an experiment, not a verdict.
             target: options.pace == 500 ? .atMost(target) : nil),
+        warmup.isEmpty ? nil : record("latency_warmup_p99_ms_\(count)_nodes", unit: "ms", value: percentile(warmupLatencies, 0.99)),
         record("push_copies_per_op_\(count)_nodes", unit: "×", value: received / Double(max(1, written.count * (count - 1)))),
         // What the pacing achieved (`--pace` asked, 500/s by default) and the CPU the nodes used meanwhile, in cores and
         // per write (all nodes' CPU: the author's, and every delivery's).
