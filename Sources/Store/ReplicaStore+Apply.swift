@@ -135,7 +135,7 @@ extension ReplicaStore {
             guard op.hasValidSignature else { return .rejected(.invalid(.badSignature)) }
             // A stored op held on its author's link's word, with a bad signature of its own, is
             // no branch of a fork: it goes, with the chain after it, and this op takes its place.
-            if knownHead == nil, try discardIfUnverifiable(stored, seq: op.seq, record: record, aid: aid) {
+            if knownHead == nil, try discardIfUnverifiable(stored, seq: op.seq, head: head, record: record, aid: aid) {
                 return try applyChecked(op, signatureVerified: true, nowMillis: nowMillis)
             }
             let proof = try ForkProof(stored.header, op.header)

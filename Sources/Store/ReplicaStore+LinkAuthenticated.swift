@@ -71,12 +71,11 @@ extension ReplicaStore {
         }
         for (index, op) in ops.enumerated() where op.author != me {
             guard let (record, aid, chain) = try head(of: op), let tail = chain.tail, tail.contains(op.seq) else { continue }
-            let key = Chain(partition: op.partition, author: op.author)
             if op.hasValidSignature {
                 var checked = chain
                 checked.uncheckedFrom = op.seq < chain.maxSeq ? op.seq + 1 : nil
                 try setUncheckedFrom(checked.uncheckedFrom, pid: record.pid, aid: aid)
-                heads[key] = (record, aid, checked)
+                heads[Chain(partition: op.partition, author: op.author)] = (record, aid, checked)
                 continue
             }
             try database.transaction(.immediate) {
@@ -91,8 +90,8 @@ extension ReplicaStore {
     /// Whether the stored op at `seq` is held only on its author's link's word and its own
     /// signature is bad: then it is removed with the chain after it, and the caller may treat
     /// the position as free.
-    func discardIfUnverifiable(_ stored: StoredOp, seq: UInt64, record: PartitionRecord, aid: Int64) throws -> Bool {
-        guard let tail = try head(pid: record.pid, aid: aid).tail, tail.contains(seq), try !stored.operation().hasValidSignature else {
+    func discardIfUnverifiable(_ stored: StoredOp, seq: UInt64, head: ChainHead, record: PartitionRecord, aid: Int64) throws -> Bool {
+        guard let tail = head.tail, tail.contains(seq), try !stored.operation().hasValidSignature else {
             return false
         }
         try discardLinkAuthenticated(record: record, aid: aid, from: seq)

@@ -139,13 +139,15 @@ private func pacedLatency(_ cluster: BenchCluster, target: Double) async throws 
     let count = cluster.nodes.count
     let total = Int(Double(options.pace) * options.latencySeconds)
     let interval = UInt64(1_000_000_000 / options.pace)
+    func pace(_ total: Int, _ kind: String) async throws -> (writes: [Pacer.Write], seconds: Double) {
+        try await Pacer.run(dataDirectories: cluster.nodes.map(\.dataDirectory), total: total, intervalNanos: interval) { k in
+            ControlRequest(.author, author: AuthorRequest(kind: "post", room: "lobby", text: "\(kind) message \(k) of the latency benchmark"))
+        }
+    }
     // The warm-up: the nodes' first writes, then a converged cluster for the measured window.
     var warmup: [(author: Int, id: String)] = []
     if options.warmupWrites > 0 {
-        let warm = try await Pacer.run(dataDirectories: cluster.nodes.map(\.dataDirectory), total: options.warmupWrites, intervalNanos: interval) { k in
-            ControlRequest(.author, author: AuthorRequest(kind: "post", room: "lobby", text: "warm-up message \(k) of the latency benchmark"))
-        }
-        warmup = warm.writes.map { (author: $0.node, id: $0.id) }
+        warmup = try await pace(options.warmupWrites, "warm-up").writes.map { (author: $0.node, id: $0.id) }
         guard await cluster.waitConverged(lobbyPartition.text, timeout: 60) else {
             throw BenchError("the \(count)-node cluster did not converge after the warm-up")
         }
@@ -154,13 +156,12 @@ private func pacedLatency(_ cluster: BenchCluster, target: Double) async throws 
     func cpuSeconds() -> Double { cluster.nodes.compactMap { $0.pid.flatMap(LabProcess.cpuSeconds(of:)) }.reduce(0, +) }
     let cpuBefore = cpuSeconds()
     let hostBefore = HostCPUTimes.now()
-    let paced = try await Pacer.run(dataDirectories: cluster.nodes.map(\.dataDirectory), total: total, intervalNanos: interval) { k in
-        ControlRequest(.author, author: AuthorRequest(kind: "post", room: "lobby", text: "paced message \(k) of the latency benchmark"))
-    }
+    let paced = try await pace(total, "paced")
     let written = paced.writes.map { (author: $0.node, id: $0.id) }
     let elapsed = paced.seconds
     let cpu = cpuSeconds() - cpuBefore
-    let steal = HostCPUTimes.now().map { after in hostBefore.map { after.stealPercent(since: $0) } ?? 0 } ?? 0
+    let hostAfter = HostCPUTimes.now()
+    let steal = hostBefore.flatMap { before in hostAfter?.stealPercent(since: before) } ?? 0
     guard await cluster.waitConverged(lobbyPartition.text, timeout: 60) else { throw BenchError("the \(count)-node cluster did not converge") }
     let after = await cluster.statuses()
     let times = cluster.nodes.indices.map { StoreReader.receivedTimes(path: cluster.databasePath($0)) }
