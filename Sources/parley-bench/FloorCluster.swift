@@ -23,25 +23,37 @@ import Store
 /// figures take them from `received_at`.
 enum FloorNode {
     /// What the parent asks of one floor node: `--floor-node INDEX COUNT PACE SECONDS WARMUP
-    /// DIRECTORY` (`WARMUP` writes at the pace come first and are not measured).
+    /// EXTRA_NANOS DIRECTORY` (`WARMUP` writes at the pace come first and are not measured;
+    /// `EXTRA_NANOS` of the thread's CPU are spent on each delivery besides the floor's work: 0
+    /// for the floor itself, Parley's surplus per delivery for `floor_at_parley_cpu_*`).
     struct Spec {
         let index: Int
         let count: Int
         let pace: Int
         let seconds: Double
         let warmup: Int
+        let extraNanosPerDelivery: UInt64
         let directory: String
 
+        init(index: Int, count: Int, pace: Int, seconds: Double, warmup: Int, extraNanosPerDelivery: UInt64, directory: String) {
+            (self.index, self.count, self.pace, self.seconds, self.warmup) = (index, count, pace, seconds, warmup)
+            (self.extraNanosPerDelivery, self.directory) = (extraNanosPerDelivery, directory)
+        }
+
         init?(_ arguments: [String]) {
-            guard arguments.count == 6, let index = Int(arguments[0]), let count = Int(arguments[1]), (2...64).contains(count),
+            guard arguments.count == 7, let index = Int(arguments[0]), let count = Int(arguments[1]), (2...64).contains(count),
                 (0..<count).contains(index), let pace = Int(arguments[2]), pace > 0, let seconds = Double(arguments[3]), seconds > 0,
-                let warmup = Int(arguments[4]), warmup >= 0
+                let warmup = Int(arguments[4]), warmup >= 0, let extra = UInt64(arguments[5]), extra <= 1_000_000_000
             else { return nil }
-            (self.index, self.count, self.pace, self.seconds, self.warmup, directory) = (index, count, pace, seconds, warmup, arguments[5])
+            self.init(
+                index: index, count: count, pace: pace, seconds: seconds, warmup: warmup, extraNanosPerDelivery: extra, directory: arguments[6])
         }
 
         var arguments: [String] {
-            ["--floor-node", String(index), String(count), String(pace), String(seconds), String(warmup), directory]
+            [
+                "--floor-node", String(index), String(count), String(pace), String(seconds), String(warmup), String(extraNanosPerDelivery),
+                directory,
+            ]
         }
     }
 
@@ -59,7 +71,7 @@ enum FloorNode {
     /// error.
     static func main(_ arguments: [String]) -> Never {
         guard let spec = Spec(arguments) else {
-            FileHandle.standardError.write(Data("parley-bench: --floor-node takes INDEX COUNT PACE SECONDS WARMUP DIRECTORY\n".utf8))
+            FileHandle.standardError.write(Data("parley-bench: --floor-node takes INDEX COUNT PACE SECONDS WARMUP EXTRA_NANOS DIRECTORY\n".utf8))
             exit(2)
         }
         do {
@@ -95,7 +107,8 @@ enum FloorNode {
         let own = Array(stride(from: spec.index, to: total, by: spec.count))
         let measuredOwn = own.filter { $0 >= spec.warmup }.count
         let expected = (total - spec.warmup) - measuredOwn
-        var latencies: [Int] = []
+        /// Each measured delivery: the author's write stamp (ms), the author, the latency (ms).
+        var latencies: [(written: Int, author: Int, latency: Int)] = []
         latencies.reserveCapacity(expected)
         var nextOwn = 0
         var seq: Int64 = 0
@@ -127,20 +140,22 @@ enum FloorNode {
             let arrived = try peers.receive(timeoutNanos: due - now)
             guard !arrived.isEmpty else { continue }
             let checked = try arrived.map { try check($0, keys: keys) }
+            if spec.extraNanosPerDelivery > 0 { spendThreadCPU(nanos: spec.extraNanosPerDelivery * UInt64(checked.count)) }
             try database.transaction {
                 for message in checked {
                     let received = wallMicros()
                     try insert.run(.integer(Int64(message.author)), .integer(message.seq), .blob(message.body), .integer(Int64(received / 1_000)))
                     // The author's seq-th write is write (seq − 1) × count + author of the schedule.
                     guard (Int(message.seq) - 1) * spec.count + message.author >= spec.warmup else { continue }
-                    latencies.append(Int(received / 1_000) - Int(UInt64(bitPattern: Self.int64(message.body, at: 9)) / 1_000))
+                    let written = Int(UInt64(bitPattern: Self.int64(message.body, at: 9)) / 1_000)
+                    latencies.append((written, message.author, Int(received / 1_000) - written))
                 }
             }
         }
         let cpu = cpuSeconds() - (cpuBefore ?? cpuSeconds())
         try writeFile(
             "\(spec.directory)/result-\(spec.index)",
-            "\(cpu) \(measuredOwn)\n" + latencies.map(String.init).joined(separator: "\n") + "\n")
+            "\(cpu) \(measuredOwn)\n" + latencies.map { "\($0.written),\($0.author),\(spec.index),\($0.latency)" }.joined(separator: "\n") + "\n")
     }
 
     /// A received message (author index, seq, written time, text, signature) whose signature
@@ -159,6 +174,18 @@ enum FloorNode {
         }
         guard valid else { throw BenchError("a message failed its signature check") }
         return (Int(message[0]), seq, message)
+    }
+
+    /// Spends `nanos` of this thread's CPU time (not wall time: a preempted spin still costs what
+    /// it stands for), as a stand-in for per-delivery work the floor does not do.
+    private static func spendThreadCPU(nanos: UInt64) {
+        func threadNanos() -> UInt64 {
+            var now = timespec()
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+            return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+        }
+        let until = threadNanos() + nanos
+        while threadNanos() < until {}
     }
 
     private static func int64(_ bytes: [UInt8], at offset: Int) -> Int64 {
@@ -349,10 +376,15 @@ final class FloorLinks {
 /// The floor cluster of `count` nodes at the bench's pace (`floor_*` figures): spawns the floor
 /// nodes, starts them together once all are linked, and gathers their deliveries' latencies
 /// and their CPU over the paced window.
-func floorCluster(nodes count: Int) async throws -> [BenchResult?] {
-    let keys = ["floor_latency_p50_ms_\(count)_nodes", "floor_latency_p99_ms_\(count)_nodes", "floor_cpu_ms_per_write_\(count)_nodes"]
+///
+/// With `extraNanosPerDelivery`, each delivery also spends that much CPU, and the figures are
+/// `floor_at_parley_cpu_*`: Parley's CPU per write at the floor's structure (one thread, no
+/// hand-offs), so its latency is what the machine gives any replica that costs as much.
+func floorCluster(nodes count: Int, extraNanosPerDelivery: UInt64 = 0) async throws -> [BenchResult?] {
+    let prefix = extraNanosPerDelivery > 0 ? "floor_at_parley_cpu" : "floor"
+    let keys = ["\(prefix)_latency_p50_ms_\(count)_nodes", "\(prefix)_latency_p99_ms_\(count)_nodes", "\(prefix)_cpu_ms_per_write_\(count)_nodes"]
     guard keys.contains(where: { wants($0) }) else { return [] }
-    let directory = scratch + "/floor-\(count)"
+    let directory = scratch + "/\(prefix)-\(count)"
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
@@ -360,7 +392,8 @@ func floorCluster(nodes count: Int) async throws -> [BenchResult?] {
     defer { for process in processes where process.isRunning { process.terminate() } }
     for index in 0..<count {
         let spec = FloorNode.Spec(
-            [String(index), String(count), String(options.pace), String(options.latencySeconds), String(options.warmupWrites), directory])!
+            index: index, count: count, pace: options.pace, seconds: options.latencySeconds, warmup: options.warmupWrites,
+            extraNanosPerDelivery: extraNanosPerDelivery, directory: directory)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = spec.arguments
@@ -383,6 +416,7 @@ func floorCluster(nodes count: Int) async throws -> [BenchResult?] {
     }
     if failed() != nil { throw BenchError("a floor node failed (its error is above)") }
     var latencies: [Double] = []
+    var csv = "written_ms,author,receiver,latency_ms\n"
     var cpu = 0.0
     var writes = 0
     for index in 0..<count {
@@ -390,12 +424,21 @@ func floorCluster(nodes count: Int) async throws -> [BenchResult?] {
         let head = lines.first?.split(separator: " ") ?? []
         cpu += head.first.flatMap { Double($0) } ?? 0
         writes += head.dropFirst().first.flatMap { Int($0) } ?? 0
-        latencies += lines.dropFirst().compactMap { Double($0) }
+        for line in lines.dropFirst() {
+            guard let latency = line.split(separator: ",").last.flatMap({ Double($0) }) else { continue }
+            latencies.append(latency)
+            if options.deliveries != nil { csv += line + "\n" }
+        }
     }
-    progress(String(format: "%d-node floor: %d writes, %d deliveries, %.2f cores", count, writes, latencies.count, cpu / options.latencySeconds))
+    if let file = options.deliveries { try csv.write(toFile: "\(file)_\(prefix)_\(count)_nodes.csv", atomically: true, encoding: .utf8) }
+    let name = extraNanosPerDelivery > 0 ? "floor at Parley's CPU" : "floor"
+    progress("\(count)-node \(name): \(writes) writes, \(latencies.count) deliveries, " + String(format: "%.2f cores", cpu / options.latencySeconds))
+    // The floor at Parley's CPU is compared with Parley's own figures: same CPU, its latency.
+    let parley = extraNanosPerDelivery > 0
     return [
-        record(keys[0], unit: "ms", value: percentile(latencies, 0.5)),
-        record(keys[1], unit: "ms", value: percentile(latencies, 0.99)),
-        record(keys[2], unit: "ms", value: cpu * 1_000 / Double(max(1, writes))),
+        record(keys[0], unit: "ms", value: percentile(latencies, 0.5), reference: parley ? "latency_p50_ms_\(count)_nodes" : nil),
+        record(keys[1], unit: "ms", value: percentile(latencies, 0.99), reference: parley ? "latency_p99_ms_\(count)_nodes" : nil),
+        record(
+            keys[2], unit: "ms", value: cpu * 1_000 / Double(max(1, writes)), reference: parley ? "paced_cpu_ms_per_write_\(count)_nodes" : nil),
     ]
 }

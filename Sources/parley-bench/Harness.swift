@@ -71,7 +71,8 @@ struct BenchOptions: Sendable {
                       --run-args: more `parley run` options for every node (experiments; the figures then
                       no longer measure the defaults).
                       --deliveries: each latency cluster's deliveries to PREFIX_<n>_nodes.csv
-                      (written_ms,author,receiver,latency_ms), to see when the slow ones happen.
+                      (written_ms,author,receiver,latency_ms), to see when the slow ones happen;
+                      the floor cluster's to PREFIX_floor_<n>_nodes.csv.
                       --pace: writes per second in total in the latency clusters (default 500, the
                       issue's figure; lower, to see the CPU a write costs when nothing queues).
                       --warmup: writes at the pace before each latency cluster's measured window
