@@ -96,6 +96,8 @@ enum FloorNode {
             """)
         let insert = try database.cachedStatement("INSERT INTO ops(author, seq, body, received_at) VALUES (?, ?, ?, ?)")
 
+        // Calibrated before the links and the start: on a quiet machine, the fastest of its runs.
+        let spinRate = spec.extraNanosPerDelivery > 0 ? SpinWork.iterationsPerNano() : 0
         let peers = try FloorLinks(spec)
         defer { peers.close() }
         try writeFile("\(spec.directory)/ready-\(spec.index)", "ready\n")
@@ -140,7 +142,7 @@ enum FloorNode {
             let arrived = try peers.receive(timeoutNanos: due - now)
             guard !arrived.isEmpty else { continue }
             let checked = try arrived.map { try check($0, keys: keys) }
-            if spec.extraNanosPerDelivery > 0 { spendThreadCPU(nanos: spec.extraNanosPerDelivery * UInt64(checked.count)) }
+            if spec.extraNanosPerDelivery > 0 { spendWork(nanos: spec.extraNanosPerDelivery * UInt64(checked.count), rate: spinRate) }
             try database.transaction {
                 for message in checked {
                     let received = wallMicros()
@@ -176,16 +178,13 @@ enum FloorNode {
         return (Int(message[0]), seq, message)
     }
 
-    /// Spends `nanos` of this thread's CPU time (not wall time: a preempted spin still costs what
-    /// it stands for), as a stand-in for per-delivery work the floor does not do.
-    private static func spendThreadCPU(nanos: UInt64) {
-        func threadNanos() -> UInt64 {
-            var now = timespec()
-            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
-            return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-        }
-        let until = threadNanos() + nanos
-        while threadNanos() < until {}
+    /// Spends the work `nanos` of CPU stand for at full speed: a fixed count of loop iterations,
+    /// calibrated by `SpinWork.iterationsPerNano`. Work, not CPU time: while the host slows this
+    /// machine's vCPUs (its stall episodes, *The tail against the machine*), Parley's work takes
+    /// longer in CPU time too, and so must the stand-in for it; a spin that stopped at a CPU-time
+    /// deadline would finish early exactly when the host is slow.
+    private static func spendWork(nanos: UInt64, rate: Double) {
+        SpinWork.run(iterations: Int(Double(nanos) * rate))
     }
 
     private static func int64(_ bytes: [UInt8], at offset: Int) -> Int64 {
@@ -382,7 +381,10 @@ final class FloorLinks {
 /// hand-offs), so its latency is what the machine gives any replica that costs as much.
 func floorCluster(nodes count: Int, extraNanosPerDelivery: UInt64 = 0) async throws -> [BenchResult?] {
     let prefix = extraNanosPerDelivery > 0 ? "floor_at_parley_cpu" : "floor"
-    let keys = ["\(prefix)_latency_p50_ms_\(count)_nodes", "\(prefix)_latency_p99_ms_\(count)_nodes", "\(prefix)_cpu_ms_per_write_\(count)_nodes"]
+    let keys = [
+        "\(prefix)_latency_p50_ms_\(count)_nodes", "\(prefix)_latency_p99_ms_\(count)_nodes", "\(prefix)_cpu_ms_per_write_\(count)_nodes",
+        "\(prefix)_host_slowed_percent_\(count)_nodes",
+    ]
     guard keys.contains(where: { wants($0) }) else { return [] }
     let directory = scratch + "/\(prefix)-\(count)"
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -408,6 +410,8 @@ func floorCluster(nodes count: Int, extraNanosPerDelivery: UInt64 = 0) async thr
         try await Task.sleep(for: .milliseconds(10))
     }
     try FloorNode.writeFile(directory + "/start", "\(Pacer.monotonicNanos() + 100_000_000)\n")
+    let probe = HostProbe()
+    defer { _ = probe.stop() }
     let doneBy = DispatchTime.now().uptimeNanoseconds + UInt64((options.latencySeconds + 60) * 1e9)
     while processes.contains(where: \.isRunning) {
         if failed() != nil { throw BenchError("a floor node failed (its error is above)") }
@@ -415,6 +419,8 @@ func floorCluster(nodes count: Int, extraNanosPerDelivery: UInt64 = 0) async thr
         try await Task.sleep(for: .milliseconds(20))
     }
     if failed() != nil { throw BenchError("a floor node failed (its error is above)") }
+    // Over the whole run (its warm-up too): the floor nodes keep no wall-clock window of their own.
+    let probed = probe.stop()
     var latencies: [Double] = []
     var csv = "written_ms,author,receiver,latency_ms\n"
     var cpu = 0.0
@@ -440,5 +446,6 @@ func floorCluster(nodes count: Int, extraNanosPerDelivery: UInt64 = 0) async thr
         record(keys[1], unit: "ms", value: percentile(latencies, 0.99), reference: parley ? "latency_p99_ms_\(count)_nodes" : nil),
         record(
             keys[2], unit: "ms", value: cpu * 1_000 / Double(max(1, writes)), reference: parley ? "paced_cpu_ms_per_write_\(count)_nodes" : nil),
+        record(keys[3], unit: "%", value: HostProbe.slowedPercent(probed)),
     ]
 }

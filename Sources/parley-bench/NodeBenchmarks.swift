@@ -94,7 +94,8 @@ func clusterBenchmark(nodes count: Int, idle: Bool, binary: String) async throws
     let latencyKeys = [
         "latency_p50_ms_\(count)_nodes", "latency_p99_ms_\(count)_nodes", "push_copies_per_op_\(count)_nodes",
         "paced_writes_per_s_\(count)_nodes", "paced_cpu_cores_\(count)_nodes", "paced_cpu_ms_per_write_\(count)_nodes",
-        "paced_host_steal_percent_\(count)_nodes", "latency_warmup_p99_ms_\(count)_nodes",
+        "paced_host_steal_percent_\(count)_nodes", "latency_warmup_p99_ms_\(count)_nodes", "paced_host_slowed_percent_\(count)_nodes",
+        "paced_host_slow_episodes_per_min_\(count)_nodes",
     ]
     let discoveryKey = "discovery_\(count)_nodes_s"
     let idleKeys = ["idle_bytes_per_min_per_link", "idle_cpu_percent", "rss_idle_cluster_mb"]
@@ -165,7 +166,9 @@ private func pacedLatency(_ cluster: BenchCluster, target: Double) async throws 
     func cpuSeconds() -> Double { cluster.nodes.compactMap { $0.pid.flatMap(LabProcess.cpuSeconds(of:)) }.reduce(0, +) }
     let cpuBefore = cpuSeconds()
     let hostBefore = HostCPUTimes.now()
+    let probe = HostProbe()
     let paced = try await pace(total, "paced")
+    let probed = probe.stop()
     let written = paced.writes.map { (author: $0.node, id: $0.id) }
     let elapsed = paced.seconds
     let cpu = cpuSeconds() - cpuBefore
@@ -189,7 +192,10 @@ private func pacedLatency(_ cluster: BenchCluster, target: Double) async throws 
     }
     let latencies = deliveryLatencies(of: written, listing: true)
     let warmupLatencies = deliveryLatencies(of: warmup, listing: false)
-    if let prefix = options.deliveries { try csv.write(toFile: "\(prefix)_\(count)_nodes.csv", atomically: true, encoding: .utf8) }
+    if let prefix = options.deliveries {
+        try csv.write(toFile: "\(prefix)_\(count)_nodes.csv", atomically: true, encoding: .utf8)
+        try HostProbe.csv(probed).write(toFile: "\(prefix)_host_\(count)_nodes.csv", atomically: true, encoding: .utf8)
+    }
     // Pushes received per op per other node: 1 when every op reaches every node once.
     let received = zip(before, after).reduce(0.0) { $0 + Double(($1.1?.sync.opsReceived ?? 0) - ($1.0?.sync.opsReceived ?? 0)) }
     progress(
@@ -214,6 +220,9 @@ private func pacedLatency(_ cluster: BenchCluster, target: Double) async throws 
         // The share of the machine's CPU time the hypervisor gave to others meanwhile: a slow
         // host phase shows here (and in the floor's CPU per write), not in Parley's figures.
         record("paced_host_steal_percent_\(count)_nodes", unit: "%", value: steal),
+        // How often the host ran the vCPUs slowly meanwhile (`HostProbe`): the bursts in the tail.
+        record("paced_host_slowed_percent_\(count)_nodes", unit: "%", value: HostProbe.slowedPercent(probed)),
+        record("paced_host_slow_episodes_per_min_\(count)_nodes", unit: "/min", value: HostProbe.episodesPerMinute(probed)),
     ]
 }
 
