@@ -31,6 +31,10 @@ struct BenchOptions: Sendable {
     /// With it, each latency cluster writes one line per delivery to `PREFIX_<n>_nodes.csv`
     /// (`written_ms,author,receiver,latency_ms`): to see when the slow ones happen.
     var deliveries: String?
+    /// Extra work the plain floor cluster spends per write, ms at full speed, spread over the
+    /// deliveries (`--floor-extra-ms`): a sweep of it shows the tail this host gives a replica
+    /// of the floor's structure as its CPU per write grows.
+    var floorExtraMillis = 0.0
     var quick = false
 
     init(arguments: [String]) {
@@ -57,12 +61,18 @@ struct BenchOptions: Sendable {
                     exit(2)
                 }
                 warmupWrites = value
+            case "--floor-extra-ms":
+                guard let value = iterator.next().flatMap(Double.init), (0...100).contains(value) else {
+                    FileHandle.standardError.write(Data("parley-bench: --floor-extra-ms takes milliseconds per write from 0 to 100\n".utf8))
+                    exit(2)
+                }
+                floorExtraMillis = value
             case "--run-args": runArguments = (iterator.next() ?? "").split(separator: " ").map(String.init)
             case "--help", "-h":
                 print(
                     """
                     usage: parley-bench [--out FILE] [--quick] [--only TEXT] [--binary PARLEY] [--run-args 'OPTIONS']
-                                       [--deliveries PREFIX] [--pace WRITES_PER_S] [--warmup WRITES]
+                                       [--deliveries PREFIX] [--pace WRITES_PER_S] [--warmup WRITES] [--floor-extra-ms MS]
                       Measures the write, apply, replication, latency, catch-up, idle, memory, start-up and
                       discovery figures of Parley next to this machine's own limits (SQLite, secretstream,
                       loopback TCP) measured in the same run; prints a table and writes FILE (bench.json).
@@ -79,6 +89,9 @@ struct BenchOptions: Sendable {
                       (default 100; their latencies are reported apart, as latency_warmup_p99_ms_N_nodes).
                       The latency figures stand next to a floor cluster of as many processes of this
                       program (--floor-node, started by the bench itself; --only floor runs them alone).
+                      --floor-extra-ms: the floor cluster also spends MS of fixed work per write, spread
+                      over its deliveries (default 0): `--only floor_latency --floor-extra-ms 1.5` shows
+                      the tail of a replica that costs 1.5 ms more per write than the floor.
                     """
                 )
                 exit(0)

@@ -108,7 +108,7 @@ func clusterBenchmark(nodes count: Int, idle: Bool, binary: String) async throws
     progress("flushing the earlier figures' writes to disk before the \(count)-node clusters")
     sync()
     // The latency figures' reference first, on the same quiet disk: the floor cluster.
-    results += try await floorCluster(nodes: count)
+    results += try await floorCluster(nodes: count, plainExtraNanosPerDelivery: UInt64(options.floorExtraMillis * 1e6 / Double(count - 1)))
     guard wantsLatency || wantsDiscovery || wantsIdle else { return results }
     sync()
 

@@ -74,11 +74,23 @@ enum Pacer {
                 pending += buffer[0..<got]
                 newline = pending.firstIndex(of: UInt8(ascii: "\n"))
             }
-            let answer = pending[..<newline!]
-            if let id = try? ControlProtocol.response(from: answer).author?.id { ids.append(id) }
+            if let id = authoredID(in: pending[..<newline!]) { ids.append(id) }
             pending.removeSubrange(...newline!)
         }
         return ids
+    }
+
+    /// The op id of an `author` answer (`{"author":{…,"id":"ID",…},"ok":true}`; a refusal has
+    /// none), found as the one `"id":"` in it rather than decoded: `JSONDecoder` made the
+    /// pacer's ten threads cost 0.06 cores, taken from the nodes it measures.
+    static func authoredID(in answer: ArraySlice<UInt8>) -> String? {
+        let key = Array(#""id":""#.utf8)
+        guard answer.count > key.count,
+            let start = answer.indices.dropLast(key.count - 1).first(where: { answer[$0..<$0 + key.count].elementsEqual(key) })
+        else { return nil }
+        let value = answer[(start + key.count)...]
+        guard let end = value.firstIndex(of: UInt8(ascii: "\"")) else { return nil }
+        return String(decoding: value[..<end], as: UTF8.self)
     }
 
     /// Writes all of `bytes` to a blocking socket; false once the peer is gone or a write fails
