@@ -52,11 +52,26 @@ public struct NodeLog: Sendable {
 
     private func write(_ level: Level, _ message: () -> String) {
         guard level >= self.level else { return }
-        let stamp = ISO8601DateFormatter.string(
-            from: Date(), timeZone: TimeZone(identifier: "UTC")!,
-            formatOptions: [.withInternetDateTime, .withFractionalSeconds])
         let name = level.description
-        sink("\(stamp) \(name)\(String(repeating: " ", count: 6 - name.count))\(message())")
+        sink("\(Self.stamp()) \(name)\(String(repeating: " ", count: 6 - name.count))\(message())")
+    }
+
+    /// `time` (Unix seconds and nanoseconds, default now) as `2026-01-01T12:00:00.123Z`, from
+    /// `gmtime_r`: `ISO8601DateFormatter.string(from:…)` built a formatter per line, 640,000
+    /// instructions each (callgrind), paid at every link change.
+    static func stamp(_ time: timespec? = nil) -> String {
+        var now = time ?? timespec()
+        if time == nil { clock_gettime(CLOCK_REALTIME, &now) }
+        var parts = tm()
+        var seconds = now.tv_sec
+        gmtime_r(&seconds, &parts)
+        func digits(_ value: Int32, _ count: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, count - text.count)) + text
+        }
+        return digits(parts.tm_year + 1900, 4) + "-" + digits(parts.tm_mon + 1, 2) + "-" + digits(parts.tm_mday, 2) + "T"
+            + digits(parts.tm_hour, 2) + ":" + digits(parts.tm_min, 2) + ":" + digits(parts.tm_sec, 2) + "."
+            + digits(Int32(now.tv_nsec / 1_000_000), 3) + "Z"
     }
 
     private static let lock = Mutex(())
