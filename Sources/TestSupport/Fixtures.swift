@@ -22,6 +22,9 @@ public enum Fixtures {
     }
 }
 
+/// A plain post of `text` (no attachments, place or reply): the body most tests write.
+public func post(_ text: String) -> OperationBody { .post(text: text, attachments: [], location: nil, replyTo: nil) }
+
 /// Signs ops for any number of authors, keeping each (partition, author) chain, without a store:
 /// the ops a set of honest (or dishonest) nodes would write.
 public struct OpFactory {
@@ -76,7 +79,6 @@ public struct ForkedLog: Sendable {
     public let branchB: [Operation]
 
     public init(author: Identity, partition: PartitionID) {
-        func post(_ text: String) -> OperationBody { .post(text: text, attachments: [], location: nil, replyTo: nil) }
         var factory = OpFactory()
         common = [factory.make(post("m1"), in: partition, by: author), factory.make(post("m2"), in: partition, by: author)]
         let a3 = factory.make(post("a3"), in: partition, by: author)

@@ -11,8 +11,6 @@ import Wire
 let lobby = PartitionDescriptor.room(RoomName("lobby")!)
 let kitchen = PartitionDescriptor.room(RoomName("kitchen")!)
 
-func post(_ text: String) -> OperationBody { .post(text: text, attachments: [], location: nil, replyTo: nil) }
-
 /// `count` ops by each author in `partition`, interleaved author by author (chain order kept).
 func makeOps(_ factory: inout OpFactory, in partition: PartitionDescriptor, authors: [Identity], perAuthor count: Int) -> [Operation] {
     var ops: [Operation] = []

@@ -103,5 +103,3 @@ func eventually(_ timeout: Duration = .seconds(20), _ condition: () async -> Boo
 }
 
 let lobby = PartitionDescriptor.room(RoomName("lobby")!)
-
-func post(_ text: String) -> OperationBody { .post(text: text, attachments: [], location: nil, replyTo: nil) }

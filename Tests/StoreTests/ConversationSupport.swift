@@ -59,5 +59,3 @@ enum Nodes {
         return data
     }
 }
-
-func post(_ text: String) -> OperationBody { .post(text: text, attachments: [], location: nil, replyTo: nil) }

@@ -12,8 +12,6 @@ import Wire
     let mallory = Fixtures.identity(3)
     let lobby = PartitionDescriptor.room(RoomName("lobby")!)
 
-    func post(_ text: String) -> OperationBody { .post(text: text, attachments: [], location: nil, replyTo: nil) }
-
     /// Mallory writes m1, m2, then two different third ops, each continued on its own branch.
     func forkedLog() -> (common: [Operation], branchA: [Operation], branchB: [Operation]) {
         var factory = OpFactory()

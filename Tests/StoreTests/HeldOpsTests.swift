@@ -7,8 +7,6 @@ import Testing
     let alice = Fixtures.identity(0)
     let lobby = PartitionDescriptor.room(RoomName("#Lobby")!)
 
-    func post(_ text: String) -> OperationBody { .post(text: text, attachments: [], location: nil, replyTo: nil) }
-
     /// A push held already is a duplicate, a new one is applied, and a held header with another
     /// body is refused: alike on its own and inside a transaction of the node's (where the
     /// reads-first shortcut is skipped).

@@ -15,8 +15,6 @@ import struct Replica.Operation
     let carol = Fixtures.identity(2)
     let lobby = PartitionDescriptor.room(RoomName("lobby")!)
 
-    func post(_ text: String) -> OperationBody { .post(text: text, attachments: [], location: nil, replyTo: nil) }
-
     /// `op` with one byte of its signature flipped: the same id (the signature is not hashed into
     /// it), so it still links into the chain, but it does not verify.
     func badlySigned(_ op: Operation) throws -> Operation {

@@ -12,8 +12,6 @@ import Wire
     let bob = Fixtures.identity(1)
     let lobby = PartitionDescriptor.room(RoomName("#Lobby")!)
 
-    func post(_ text: String) -> OperationBody { .post(text: text, attachments: [], location: nil, replyTo: nil) }
-
     func withTemporaryDirectory(_ body: (String) throws -> Void) throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("parley-store-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)

@@ -12,8 +12,6 @@ import Wire
     let carol = Fixtures.identity(2)
     let lobby = PartitionDescriptor.room(RoomName("lobby")!)
 
-    func post(_ text: String) -> OperationBody { .post(text: text, attachments: [], location: nil, replyTo: nil) }
-
     @Test func tamperedByte_inHeaderOrBody_isRejectedAndNothingStored() throws {
         var factory = OpFactory()
         let first = factory.make(post("first"), in: lobby.id, by: alice)
