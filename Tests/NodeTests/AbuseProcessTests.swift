@@ -311,12 +311,19 @@ extension NodeProcessTests.AbuseProcessTests {
         let latencies = try await scene.honestLatencies(until: done)
         let (linked, kept) = await attack.value
         let doctor = await scene.report("link flood", latencies: latencies, before: before)
-        print("AbuseProcessTests [link flood]: \(linked) of 300 fresh identities completed the handshake, \(kept) kept their link to the end")
-        // How many of the 300 complete depends on the CPU the victim gets (91 to 280 seen on a
-        // shared machine); twice the cap is enough to show the cap at work.
-        #expect(linked > 32, "too few handshakes completed to mean anything")
+        // How many handshakes the victim completes depends on the CPU it gets; twice the cap is
+        // enough to show the cap at work. Counted on the victim's side, from its debug log (the
+        // links it refused right after their handshake) and the links kept: an attacker whose
+        // link was refused before its HELLO went out cannot tell it got that far, and a faster
+        // victim refuses sooner (19 of 300 attackers saw their HELLO go out once the victim's
+        // log lines got cheaper, while it refused 284).
+        let refusedLinks = scene.victimLog.components(separatedBy: "tooManyLinksWithHost(limit: 16)").count - 1
+        let refused = doctor?.admission.refused ?? 0
+        print(
+            "AbuseProcessTests [link flood]: the victim refused \(refusedLinks) links right after their handshake; \(linked) of 300 "
+                + "fresh identities sent their HELLO, \(kept) kept their link to the end")
+        #expect(refusedLinks + kept > 32, "too few handshakes completed to mean anything: \(refusedLinks) links refused, \(kept) kept")
         #expect(kept <= 16, "\(kept) links with one address were kept")
-        #expect((doctor?.admission.refused ?? 0) >= UInt64(linked - 16), "refused \(doctor?.admission.refused ?? 0)")
-        #expect(scene.victimLog.contains("tooManyLinksWithHost(limit: 16)"))
+        #expect(refused >= UInt64(max(0, linked - 16)), "refused \(refused)")
     }
 }
