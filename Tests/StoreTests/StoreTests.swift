@@ -35,6 +35,27 @@ import Wire
         }
     }
 
+    /// `opCount()` (what `parley status` shows) counts every partition's ops in one query; it
+    /// must equal the counts per partition, including another connection's writes.
+    @Test func opCount_isTheSumOverPartitions_includingOtherConnections() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir + "/parley.db"
+            let store = try ReplicaStore(path: path)
+            let general = PartitionDescriptor.room(RoomName("#general")!)
+            #expect(try store.opCount() == 0)
+            try store.ensurePartition(lobby, joined: true)
+            try store.ensurePartition(general, joined: true)
+            for i in 0..<3 { try store.author(post("lobby \(i)"), in: lobby.id, by: alice, nowMillis: Fixtures.now()) }
+            try store.author(post("general"), in: general.id, by: alice, nowMillis: Fixtures.now())
+            let other = try ReplicaStore(path: path)  // `parley send` while a node runs
+            try other.author(post("from bob"), in: general.id, by: bob, nowMillis: Fixtures.now())
+            let perPartition = try store.partitions().map { try store.opCount($0.id) }.reduce(0, +)
+            #expect(try store.opCount(lobby.id) == 3 && store.opCount(general.id) == 2)
+            #expect(try store.opCount() == perPartition)
+            #expect(try store.opCount() == 5)
+        }
+    }
+
     /// `partitions()` is cached between changes; the cache must follow this connection's
     /// changes, its rollbacks, and another process's commits.
     @Test func partitionList_followsOwnChanges_rollbacks_andOtherConnections() throws {

@@ -52,7 +52,7 @@ extension Node {
 
     /// What `parley status` shows.
     public func status() -> StatusReport {
-        let ops = (try? store?.partitions().reduce(0) { $0 + (try store.opCount($1.id)) }) ?? 0
+        let ops = (try? store?.opCount()) ?? 0
         return StatusReport(
             pid: getpid(), startedAt: clock.wallMillis(at: 0), id: identity.id.text, nick: nick,
             dataDirectory: configuration.dataDirectory, listen: listener?.localAddress.description ?? "",
