@@ -64,6 +64,15 @@ final class InProcessNodes: @unchecked Sendable {
         return try body(store)
     }
 
+    /// Makes each named node's data directory and a store that has joined `partition`, before
+    /// any of them starts.
+    func prepare(_ names: [String], joining partition: PartitionDescriptor) throws {
+        for name in names {
+            _ = configuration(name)
+            try withStore(name) { try $0.ensurePartition(partition, joined: true) }
+        }
+    }
+
     /// Ops node `name` holds in `partition` (0 when the file cannot be read yet).
     func opCount(_ name: String, _ partition: PartitionID) -> Int {
         (try? withStore(name) { try $0.opCount(partition) }) ?? 0

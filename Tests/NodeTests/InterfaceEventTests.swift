@@ -47,10 +47,7 @@ import Testing
     /// Starts alice, then bob and carol dialing her; all in #lobby. Alice repeats TYPING at
     /// most once a minute, so a test can tell a repeat that was held back from a new one.
     func trio(_ nodes: InProcessNodes) async throws -> (alice: Node, bob: Node, carol: Node) {
-        for name in ["alice", "bob", "carol"] {
-            _ = nodes.configuration(name)
-            try nodes.withStore(name) { try $0.ensurePartition(lobby, joined: true) }
-        }
+        try nodes.prepare(["alice", "bob", "carol"], joining: lobby)
         var aliceConfiguration = nodes.configuration("alice")
         aliceConfiguration.typingRepeatInterval = 60_000
         let (aliceNode, address) = try await nodes.start(aliceConfiguration, identity: alice)

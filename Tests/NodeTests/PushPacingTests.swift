@@ -18,10 +18,7 @@ import Testing
     @Test func bulkWriteOf20000Posts_isPacedThenFetched_andConverges() async throws {
         let nodes = InProcessNodes()
         defer { nodes.removeFiles() }
-        for name in ["alice", "bob"] {
-            _ = nodes.configuration(name)
-            try nodes.withStore(name) { try $0.ensurePartition(lobby, joined: true) }
-        }
+        try nodes.prepare(["alice", "bob"], joining: lobby)
         // Anti-entropy an hour apart: only pushes and the vector rounds pacing starts move ops.
         // The limit is a tenth of the default (the pace: 80/s, burst 800), so the writes outrun
         // it however fast this machine signs them.

@@ -51,10 +51,7 @@ import Wire
         let nodes = InProcessNodes()
         defer { nodes.removeFiles() }
         let victim = Fixtures.identity(70), honest = Fixtures.identity(71), hostile = Fixtures.identity(72)
-        for name in ["victim", "honest"] {
-            _ = nodes.configuration(name)
-            try nodes.withStore(name) { store in try store.ensurePartition(lobby, joined: true) }
-        }
+        try nodes.prepare(["victim", "honest"], joining: lobby)
         let (victimNode, victimAddress) = try await nodes.start(nodes.configuration("victim"), identity: victim)
         var honestConfiguration = nodes.configuration("honest")
         honestConfiguration.staticPeers = [InProcessNodes.peer(victim, at: victimAddress)]

@@ -196,10 +196,7 @@ import Wire
         let nodes = InProcessNodes()
         defer { nodes.removeFiles() }
         let relay = Fixtures.identity(64), honest = Fixtures.identity(65), author = Fixtures.identity(66)
-        for name in ["relay", "honest"] {
-            _ = nodes.configuration(name)
-            try nodes.withStore(name) { try $0.ensurePartition(lobby, joined: true) }
-        }
+        try nodes.prepare(["relay", "honest"], joining: lobby)
         let relayLog = LogLines()
         let (relayNode, relayAddress) = try await nodes.start(nodes.configuration("relay"), identity: relay, log: relayLog.log(.warn))
         var honestConfiguration = nodes.configuration("honest")
