@@ -83,6 +83,40 @@ import Transport
         #expect(throws: (any Error).self) { try ControlProtocol.response(from: Array("not json".utf8)) }
     }
 
+    /// The answers written without the snake_case conversion (`keysAreWords`) are byte for byte
+    /// what the conversion writes; a report with a two-word field is converted.
+    @Test func responsesOfOneWordKeys_areTheSameLineWithoutTheConversion() throws {
+        let author = AuthorReport(id: "op", partition: "p", author: "a", seq: 2, hlc: 3, ops: 1)
+        let fast = [
+            ControlResponse(author: author), ControlResponse(pong: PongReport(pid: 7, id: "x")), ControlResponse(typing: true),
+            ControlResponse(watch: true), .failure("no"),
+        ]
+        for response in fast {
+            #expect(response.keysAreWords)
+            let fastLine = try ControlProtocol.line(response)
+            #expect(fastLine == Array(try ControlProtocol.encoder.encode(response)))
+        }
+        let report = PeerReport(
+            id: "a", nick: nil, addresses: [], state: "linked", since: 1, lastSeen: 2, direction: .inbound, origin: "beacon", isStatic: false)
+        let peers = ControlResponse(peers: [report])
+        #expect(!peers.keysAreWords)
+        #expect(String(decoding: try ControlProtocol.line(peers), as: UTF8.self).contains(#""last_seen":2"#))
+    }
+
+    /// A request line without `_` is decoded without the conversion, one with it converted.
+    @Test func requests_decodeAlikeWithAndWithoutUnderscores() throws {
+        let post = ControlRequest(.author, author: AuthorRequest(kind: "post", room: "lobby", text: "hi"))
+        let line = try ControlProtocol.line(post)
+        let decodedPost = try ControlProtocol.request(from: line)
+        #expect(!line.contains(UInt8(ascii: "_")) && decodedPost == post)
+        let faults = #"{"request":"faults","faults":{"drop_rate":0.5,"blocked_peers":["p"]}}"#
+        let decoded = try ControlProtocol.request(from: Array(faults.utf8))
+        #expect(decoded.faults == FaultSettings(blockedPeers: ["p"], dropRate: 0.5))
+        let underscoredText = ControlRequest(.author, author: AuthorRequest(kind: "post", room: "lobby", text: "snake_case"))
+        let decodedText = try ControlProtocol.request(from: ControlProtocol.line(underscoredText))
+        #expect(decodedText == underscoredText)
+    }
+
     @Test func badRequests_areExplained() {
         #expect(ControlServer.explainBadRequest(Array(#"{"request":"frob"}"#.utf8)).hasPrefix("unknown request 'frob'"))
         #expect(ControlServer.explainBadRequest(Array(#"{"peers":1}"#.utf8)).contains("needs a \"request\" field"))

@@ -39,7 +39,7 @@ public final class ControlClient: Sendable {
             try await connection.write(line, deadline: deadline)
             while true {
                 if let line = try lines.next() {
-                    return try ControlProtocol.decoder.decode(ControlResponse.self, from: Data(line))
+                    return try ControlProtocol.response(from: line)
                 }
                 let bytes = try await connection.read(deadline: deadline)
                 guard !bytes.isEmpty else { throw ControlClientError.failed("the node closed the control connection") }

@@ -47,9 +47,36 @@ public enum ControlProtocol {
         return decoder
     }()
 
+    /// The same without the snake_case conversion, which costs as much as the rest of coding an
+    /// `author` request and its answer (`docs/BENCHMARKS.md`, *The control socket's JSON*). A
+    /// key that is one lowercase word converts to itself, so for such lines they agree.
+    static let wordKeysEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    static let wordKeysDecoder = JSONDecoder()
+
+    /// The decoder for `line`: without a `_` byte in it no key has one, and converting a key
+    /// without `_` from snake_case leaves it as it is.
+    private static func decoder(for line: some Collection<UInt8>) -> JSONDecoder {
+        line.contains(UInt8(ascii: "_")) ? decoder : wordKeysDecoder
+    }
+
     /// `value` as one line of JSON (no newline inside, none at the end).
     static func line<T: Encodable>(_ value: T) throws -> [UInt8] {
         Array(try encoder.encode(value))
+    }
+
+    /// `response` as one line of JSON, as `line(_:)` writes it.
+    static func line(_ response: ControlResponse) throws -> [UInt8] {
+        Array(try (response.keysAreWords ? wordKeysEncoder : encoder).encode(response))
+    }
+
+    /// The request in one line a client sent (without its newline).
+    static func request(from line: [UInt8]) throws -> ControlRequest {
+        try decoder(for: line).decode(ControlRequest.self, from: Data(line))
     }
 
     /// `request` as the bytes a client writes, newline included: for clients that do their own
@@ -59,8 +86,8 @@ public enum ControlProtocol {
     }
 
     /// The response in one line a client read (without its newline).
-    public static func response(from line: some Sequence<UInt8>) throws -> ControlResponse {
-        try decoder.decode(ControlResponse.self, from: Data(line))
+    public static func response(from line: some Collection<UInt8>) throws -> ControlResponse {
+        try decoder(for: line).decode(ControlResponse.self, from: Data(line))
     }
 }
 
@@ -191,6 +218,12 @@ public struct ControlResponse: Codable, Sendable {
 
     /// A refusal.
     public static func failure(_ message: String) -> ControlResponse { ControlResponse(ok: false, error: message) }
+
+    /// Whether every key this response has is one lowercase word, as snake_case writes it:
+    /// only the reports listed here qualify (a test checks each against the snake_case line).
+    var keysAreWords: Bool {
+        peers == nil && status == nil && doctor == nil && poke == nil && presence == nil && faults == nil
+    }
 }
 
 /// The answer to `ping`.

@@ -47,7 +47,7 @@ final class ControlServer: Sendable {
                 }
                 guard !line.isEmpty else { continue }
                 let response: ControlResponse
-                let request = try? ControlProtocol.decoder.decode(ControlRequest.self, from: Data(line))
+                let request = try? ControlProtocol.request(from: line)
                 if let request {
                     response = await node.respond(to: request)
                 } else {
