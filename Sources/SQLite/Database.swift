@@ -22,6 +22,9 @@ public final class Database {
     public let mode: OpenMode
     private var connection: OpaquePointer?
     private var statementCache: [String: Statement] = [:]
+    /// The cached statements of SQL literals, by the literal's address: looking one up costs a
+    /// pointer's hash, not the whole SQL text's (which showed in profiles of the apply path).
+    private var literalStatementCache: [UnsafeRawPointer: Statement] = [:]
     var savepointDepth = 0
     /// `SAVEPOINT` and `RELEASE` for each depth reached so far (`Transaction.swift`).
     struct SavepointStatements {
@@ -56,6 +59,7 @@ public final class Database {
     /// connection's resources are freed when the last one is.
     public func close() {
         statementCache.removeAll()
+        literalStatementCache.removeAll()
         savepointStatementsByDepth.removeAll()
         guard let connection else { return }
         if let checkpointer {
@@ -93,10 +97,24 @@ public final class Database {
 
     /// A statement for `sql`, prepared once per connection and reset on every call.
     ///
-    /// For hot paths with constant SQL (never interpolate values into it: the cache grows per
-    /// distinct string). The same object comes back for the same SQL, so do not ask for it again
-    /// while still stepping through its rows.
-    public func cachedStatement(_ sql: String) throws -> Statement {
+    /// For hot paths; the SQL is a literal, so no value can be interpolated into it (bind them).
+    /// The same object comes back for the same SQL, so do not ask for it again while still
+    /// stepping through its rows.
+    public func cachedStatement(_ sql: StaticString) throws -> Statement {
+        guard sql.hasPointerRepresentation else { return try cachedStatement(dynamic: sql.description) }
+        let key = UnsafeRawPointer(sql.utf8Start)
+        if let statement = literalStatementCache[key] {
+            statement.reset()
+            return statement
+        }
+        let statement = try cachedStatement(dynamic: sql.description)
+        literalStatementCache[key] = statement
+        return statement
+    }
+
+    /// `cachedStatement(_:)` for SQL built at run time from a few fixed parts (a savepoint's
+    /// name): the cache grows per distinct string.
+    func cachedStatement(dynamic sql: String) throws -> Statement {
         if let statement = statementCache[sql] {
             statement.reset()
             return statement
@@ -110,6 +128,7 @@ public final class Database {
     /// Finalizes all cached statements (they are prepared again on next use).
     public func clearStatementCache() {
         statementCache.removeAll()
+        literalStatementCache.removeAll()
     }
 
     /// The first column of the first row as `T`; `nil` when there is no row or it is `NULL`.

@@ -11,7 +11,7 @@ public enum TransactionKind: Sendable {
     /// Like `immediate`; in WAL mode the two behave the same.
     case exclusive
 
-    var beginSQL: String {
+    var beginSQL: StaticString {
         switch self {
         case .deferred: "BEGIN DEFERRED TRANSACTION"
         case .immediate: "BEGIN IMMEDIATE TRANSACTION"
@@ -76,7 +76,8 @@ extension Database {
         while savepointStatementsByDepth.count < depth {
             let name = Self.savepointName(atDepth: savepointStatementsByDepth.count + 1)
             savepointStatementsByDepth.append(
-                SavepointStatements(open: try cachedStatement("SAVEPOINT \(name)"), release: try cachedStatement("RELEASE SAVEPOINT \(name)")))
+                SavepointStatements(open: try cachedStatement(dynamic: "SAVEPOINT \(name)"), release: try cachedStatement(dynamic: "RELEASE SAVEPOINT \(name)"))
+            )
         }
         return savepointStatementsByDepth[depth - 1]
     }
@@ -85,6 +86,6 @@ extension Database {
     /// `SQLITE_IOERR`, …); a failure here is dropped so the original error reaches the caller.
     private func rollbackIfOpen(_ sql: String) {
         guard isInTransaction else { return }
-        try? cachedStatement(sql).run()
+        try? cachedStatement(dynamic: sql).run()
     }
 }
