@@ -117,6 +117,51 @@ import Transport
         #expect(decodedText == underscoredText)
     }
 
+    /// The `author` request read without `Codable` is the request `Codable` reads; what it is not
+    /// sure of goes to `Codable`, which reads it or refuses it as before.
+    @Test func authorRequests_readWithoutCodable_matchCodable() throws {
+        let lines = [
+            #"{"request":"author","author":{"kind":"post","room":"lobby","text":"hi \"there\" \u00e9\n"}}"#,
+            #"{"author":{"kind":"conversation-create","members":["a","b"],"text":"team","later":1},"request":"author"}"#,
+            #"{"request":"author","author":{"kind":"react","conversation":"c","target":"t","emoji":"👍","on":false}}"#,
+            #"{"request":"author","author":{"kind":"task-set","room":"r","target":"t","status":"complete","member":"m"}}"#,
+        ]
+        for line in lines {
+            let bytes = Array(line.utf8)
+            let viaCodable = try ControlProtocol.decoder.decode(ControlRequest.self, from: Data(bytes))
+            #expect(try ControlProtocol.request(from: bytes) == viaCodable, "\(line)")
+        }
+        #expect(ControlProtocol.authorRequest(from: Array(lines[0].utf8)) != nil)
+        // `on` (a Bool JSONSerialization cannot tell from a number), a null, a number where text
+        // goes, another top-level field, another request: all left to `Codable`.
+        let leftToCodable = [
+            lines[2], #"{"request":"author","author":{"kind":"post","room":null,"text":"x"}}"#,
+            #"{"request":"author","author":{"kind":"post","room":"lobby","text":5}}"#,
+            #"{"request":"author","author":{"kind":"post","room":"lobby","text":"x"},"partition":"p"}"#,
+            #"{"request":"author","author":{"room":"lobby","text":"x"}}"#, #"{"request":"peers"}"#,
+        ]
+        for line in leftToCodable { #expect(ControlProtocol.authorRequest(from: Array(line.utf8)) == nil, "\(line)") }
+        #expect(throws: (any Error).self) { try ControlProtocol.request(from: Array(leftToCodable[2].utf8)) }
+        #expect(throws: (any Error).self) { try ControlProtocol.request(from: Array(leftToCodable[4].utf8)) }
+    }
+
+    /// The `author` answer written without `Codable` is byte for byte `JSONEncoder`'s line.
+    @Test func authorAnswers_writtenWithoutCodable_matchCodable() throws {
+        let id = String(repeating: "abcdefghijklmnopqrstuvwxyz234567", count: 2).prefix(52)
+        let reports = [
+            AuthorReport(id: String(id), partition: String(id.reversed()), author: "a2", seq: 1, hlc: UInt64.max, ops: 0),
+            AuthorReport(id: "x", partition: "p", author: "a", seq: UInt64.max, hlc: 0, ops: Int.max),
+        ]
+        for report in reports {
+            let response = ControlResponse(author: report)
+            let direct = try #require(ControlProtocol.authorLine(report))
+            #expect(try ControlProtocol.line(response) == direct)
+            #expect(direct == Array(try ControlProtocol.encoder.encode(response)))
+        }
+        #expect(ControlProtocol.authorLine(AuthorReport(id: "a\"b", partition: "p", author: "a", seq: 1, hlc: 1, ops: 1)) == nil)
+        #expect(ControlResponse(ok: false, error: "no", author: reports[0]).onlyAuthor == nil)
+    }
+
     @Test func badRequests_areExplained() {
         #expect(ControlServer.explainBadRequest(Array(#"{"request":"frob"}"#.utf8)).hasPrefix("unknown request 'frob'"))
         #expect(ControlServer.explainBadRequest(Array(#"{"peers":1}"#.utf8)).contains("needs a \"request\" field"))

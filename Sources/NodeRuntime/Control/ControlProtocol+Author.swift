@@ -1,0 +1,60 @@
+import Foundation
+
+/// The `author` request and its answer without `Codable`: they are the control socket's hot path
+/// (the benchmark's pacer and the lab's writers send hundreds a second), and `JSONDecoder` and
+/// `JSONEncoder` cost about 50,000 instructions each per write, a tenth of what the node spends
+/// on the write itself (`docs/BENCHMARKS.md`, *The control socket's JSON*). Both give way to
+/// `Codable` for anything they are not sure to read or write exactly as it would, so the lines
+/// and the errors stay the same.
+extension ControlProtocol {
+    /// An `author` request read with `JSONSerialization`; nil for any other request, or one
+    /// with a field `Codable` would read differently (`null`, another type, `on`, another
+    /// top-level field): the `Codable` decoder takes those, and explains what is wrong.
+    static func authorRequest(from line: [UInt8]) -> ControlRequest? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any], object.count == 2,
+            object["request"] as? String == ControlRequest.Kind.author.rawValue, let fields = object["author"] as? [String: Any],
+            let kind = fields["kind"] as? String, fields["on"] == nil
+        else { return nil }
+        var request = AuthorRequest(kind: kind)
+        for (key, value) in fields {
+            switch key {
+            case "kind": continue
+            case "room": guard let text = value as? String else { return nil }; request.room = text
+            case "conversation": guard let text = value as? String else { return nil }; request.conversation = text
+            case "text": guard let text = value as? String else { return nil }; request.text = text
+            case "target": guard let text = value as? String else { return nil }; request.target = text
+            case "emoji": guard let text = value as? String else { return nil }; request.emoji = text
+            case "status": guard let text = value as? String else { return nil }; request.status = text
+            case "member": guard let text = value as? String else { return nil }; request.member = text
+            case "members": guard let texts = value as? [String] else { return nil }; request.members = texts
+            default: continue  // as `Codable` does: a field this version does not know is skipped
+            }
+        }
+        return ControlRequest(.author, author: request)
+    }
+
+    /// The line `JSONEncoder` writes for an answer that carries only `report` (sorted keys),
+    /// written directly; nil unless every text in it is letters and digits (base32 ids),
+    /// which JSON writes without escapes.
+    static func authorLine(_ report: AuthorReport) -> [UInt8]? {
+        func plain(_ text: String) -> Bool {
+            text.utf8.allSatisfy { byte in
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+            }
+        }
+        guard plain(report.id), plain(report.partition), plain(report.author) else { return nil }
+        let text =
+            #"{"author":{"author":""# + report.author + #"","hlc":"# + String(report.hlc) + #","id":""# + report.id + #"","ops":"#
+            + String(report.ops) + #","partition":""# + report.partition + #"","seq":"# + String(report.seq) + #"},"ok":true}"#
+        return Array(text.utf8)
+    }
+}
+
+extension ControlResponse {
+    /// The report of an answer that carries nothing else (for `ControlProtocol.authorLine`).
+    var onlyAuthor: AuthorReport? {
+        guard ok, error == nil, keysAreWords, pong == nil, typing == nil, watch == nil else { return nil }
+        return author
+    }
+}
