@@ -40,7 +40,7 @@ public final class Database {
     ///
     /// Sets a 5 s busy timeout and `foreign_keys = ON`; file databases opened `.readWrite` are
     /// switched to WAL with `synchronous = NORMAL` (a power loss may drop the last commits but
-    /// never corrupts). Reads the schema before returning, so a file that is not a database
+    /// never corrupts), and a new one gets pages of `newFilePageSize` bytes. Reads the schema before returning, so a file that is not a database
     /// (`SQLiteError.notADatabase`) or is damaged (`SQLiteError.corrupt`) fails here, not at the
     /// first query.
     public init(path: String, mode: OpenMode = .readWrite) throws {
@@ -248,13 +248,25 @@ public final class Database {
         }
     }
 
-    /// Refuses a silently read-only open, then switches to WAL with `synchronous = NORMAL`.
+    /// The page size of a database file this type creates (SQLite's default is 4096; a file
+    /// keeps the size it was created with). A replica's commits are mostly one op each, and
+    /// each op changes a page in five b-trees (the op, its chain index, the head, the message,
+    /// its order index): a commit appends and checksums every changed page whole to the WAL.
+    /// With 1 KiB pages that is a quarter of the bytes: half the instructions of writing the
+    /// frames, and a third more single-post transactions a second (`docs/BENCHMARKS.md`,
+    /// *Smaller pages*). Ops, at a few hundred bytes, still fit a page.
+    public static let newFilePageSize = 1024
+
+    /// Refuses a silently read-only open, then switches to WAL with `synchronous = NORMAL`
+    /// (a new file first gets its page size: WAL fixes it once set).
     private static func prepareFileForWriting(_ connection: OpaquePointer) throws {
         if sqlite3_db_readonly(connection, "main") == 1 {
             throw SQLiteError(
                 extendedCode: SQLITE_READONLY,
                 message: "database file is not writable; fix its permissions or open it read-only")
         }
+        // Ignored by SQLite once the file has pages.
+        try exec("PRAGMA page_size = \(newFilePageSize)", on: connection)
         let sql = "PRAGMA journal_mode = WAL"
         let statement = Statement(
             handle: try prepareHandle(sql, on: connection, persistent: false), sql: sql)

@@ -172,7 +172,7 @@ extension Database {
     var checkpointThreshold: Int32? { checkpointer?.currentThreshold }
 
     /// Moves this file database's WAL checkpoints to a background thread (`WALCheckpointer`):
-    /// one starts once `pages` frames (4 KiB each) are waiting — give or take `jitter` × `pages` ÷ 2,
+    /// one starts once `pages` frames (a page each) are waiting — give or take `jitter` × `pages` ÷ 2,
     /// drawn for each run of the WAL, so replicas on one host do not checkpoint together — and
     /// past `backstopPages` the committing connection checkpoints itself. A no-op for read-only
     /// and in-memory databases.

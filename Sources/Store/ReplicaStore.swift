@@ -50,7 +50,8 @@ public final class ReplicaStore {
         database = try Database(path: path)
         isReadOnly = false
         // Checkpoint on a thread of its own (in the commit, its 75–100 ms stalled every apply
-        // behind it) every 12–20 MiB of WAL (drawn anew each time: nodes on one host that hold
+        // behind it) every 3,072–5,120 frames of WAL (3–5 MiB with `Database.newFilePageSize`,
+        // 12–20 MiB in a store made with 4 KiB pages; drawn anew each time: nodes on one host that hold
         // the same ops would otherwise checkpoint together); what stays in the commit is the last
         // few frames' copy that lets the WAL restart, a few milliseconds. 64 MiB measured worse.
         try database.checkpointInBackground(pages: 4_096, jitter: 0.5, backstopPages: 32_768)
