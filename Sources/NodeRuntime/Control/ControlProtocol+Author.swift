@@ -44,10 +44,23 @@ extension ControlProtocol {
             }
         }
         guard plain(report.id), plain(report.partition), plain(report.author) else { return nil }
-        let text =
-            #"{"author":{"author":""# + report.author + #"","hlc":"# + String(report.hlc) + #","id":""# + report.id + #"","ops":"#
-            + String(report.ops) + #","partition":""# + report.partition + #"","seq":"# + String(report.seq) + #"},"ok":true}"#
-        return Array(text.utf8)
+        var line: [UInt8] = []
+        line.reserveCapacity(256)
+        func append(_ text: String) { line.append(contentsOf: text.utf8) }
+        append(#"{"author":{"author":""#)
+        append(report.author)
+        append(#"","hlc":"#)
+        append(String(report.hlc))
+        append(#","id":""#)
+        append(report.id)
+        append(#"","ops":"#)
+        append(String(report.ops))
+        append(#","partition":""#)
+        append(report.partition)
+        append(#"","seq":"#)
+        append(String(report.seq))
+        append(#"},"ok":true}"#)
+        return line
     }
 }
 
