@@ -40,9 +40,9 @@ public final class Database {
     ///
     /// Sets a 5 s busy timeout and `foreign_keys = ON`; file databases opened `.readWrite` are
     /// switched to WAL with `synchronous = NORMAL` (a power loss may drop the last commits but
-    /// never corrupts), and a new one gets pages of `newFilePageSize` bytes. Reads the schema before returning, so a file that is not a database
-    /// (`SQLiteError.notADatabase`) or is damaged (`SQLiteError.corrupt`) fails here, not at the
-    /// first query.
+    /// never corrupts), and a new one gets pages of `newFilePageSize` bytes. Reads the schema
+    /// before returning, so a file that is not a database (`SQLiteError.notADatabase`) or is
+    /// damaged (`SQLiteError.corrupt`) fails here, not at the first query.
     public init(path: String, mode: OpenMode = .readWrite) throws {
         self.connection = try Self.open(path: path, mode: mode)
         self.path = path
@@ -253,8 +253,8 @@ public final class Database {
     /// each op changes a page in five b-trees (the op, its chain index, the head, the message,
     /// its order index): a commit appends and checksums every changed page whole to the WAL.
     /// With 1 KiB pages that is a quarter of the bytes: half the instructions of writing the
-    /// frames, and a third more single-post transactions a second (`docs/BENCHMARKS.md`,
-    /// *Smaller pages*). Ops, at a few hundred bytes, still fit a page.
+    /// frames, and a third more single-post transactions a second (`docs/BENCHMARKS.md`, *The
+    /// control socket's JSON, smaller pages, …*). Ops, at a few hundred bytes, still fit a page.
     public static let newFilePageSize = 1024
 
     /// Refuses a silently read-only open, then switches to WAL with `synchronous = NORMAL`
