@@ -133,12 +133,14 @@ import Transport
         }
         #expect(ControlProtocol.authorRequest(from: Array(lines[0].utf8)) != nil)
         // `on` (a Bool JSONSerialization cannot tell from a number), a null, a number where text
-        // goes, another top-level field, another request: all left to `Codable`.
+        // goes, another top-level field, no kind, another request, a field it does not know: all
+        // left to `Codable`.
         let leftToCodable = [
             lines[2], #"{"request":"author","author":{"kind":"post","room":null,"text":"x"}}"#,
             #"{"request":"author","author":{"kind":"post","room":"lobby","text":5}}"#,
             #"{"request":"author","author":{"kind":"post","room":"lobby","text":"x"},"partition":"p"}"#,
             #"{"request":"author","author":{"room":"lobby","text":"x"}}"#, #"{"request":"peers"}"#,
+            #"{"request":"author","author":{"kind":"post","room":"lobby","text":"x","later":1}}"#,
         ]
         for line in leftToCodable { #expect(ControlProtocol.authorRequest(from: Array(line.utf8)) == nil, "\(line)") }
         #expect(throws: (any Error).self) { try ControlProtocol.request(from: Array(leftToCodable[2].utf8)) }

@@ -9,7 +9,8 @@ import Foundation
 extension ControlProtocol {
     /// An `author` request read with `JSONSerialization`; nil for any other request, or one
     /// with a field `Codable` would read differently (`null`, another type, `on`, another
-    /// top-level field): the `Codable` decoder takes those, and explains what is wrong.
+    /// top-level field) or that this reader does not know (a field added to `AuthorRequest` and
+    /// not here): the `Codable` decoder takes those, and explains what is wrong.
     static func authorRequest(from line: [UInt8]) -> ControlRequest? {
         guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any], object.count == 2,
             object["request"] as? String == ControlRequest.Kind.author.rawValue, let fields = object["author"] as? [String: Any],
@@ -27,7 +28,7 @@ extension ControlProtocol {
             case "status": guard let text = value as? String else { return nil }; request.status = text
             case "member": guard let text = value as? String else { return nil }; request.member = text
             case "members": guard let texts = value as? [String] else { return nil }; request.members = texts
-            default: continue  // as `Codable` does: a field this version does not know is skipped
+            default: return nil
             }
         }
         return ControlRequest(.author, author: request)
