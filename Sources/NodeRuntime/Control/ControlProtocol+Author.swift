@@ -39,9 +39,14 @@ extension ControlProtocol {
     /// which JSON writes without escapes.
     static func authorLine(_ report: AuthorReport) -> [UInt8]? {
         func plain(_ text: String) -> Bool {
-            text.utf8.allSatisfy { byte in
-                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+            var text = text
+            return text.withUTF8 { bytes in
+                bytes.allSatisfy { byte in
+                    switch byte {
+                    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+                    default: false
+                    }
+                }
             }
         }
         guard plain(report.id), plain(report.partition), plain(report.author) else { return nil }
