@@ -75,9 +75,9 @@ extension Database {
     private func savepointStatements(atDepth depth: Int) throws -> SavepointStatements {
         while savepointStatementsByDepth.count < depth {
             let name = Self.savepointName(atDepth: savepointStatementsByDepth.count + 1)
-            savepointStatementsByDepth.append(
-                SavepointStatements(open: try cachedStatement(dynamic: "SAVEPOINT \(name)"), release: try cachedStatement(dynamic: "RELEASE SAVEPOINT \(name)"))
-            )
+            let open = try cachedStatement(dynamic: "SAVEPOINT \(name)")
+            let release = try cachedStatement(dynamic: "RELEASE SAVEPOINT \(name)")
+            savepointStatementsByDepth.append(SavepointStatements(open: open, release: release))
         }
         return savepointStatementsByDepth[depth - 1]
     }
