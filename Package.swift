@@ -20,6 +20,8 @@ let package = Package(
         // ncursesw: no pkgConfig (SwiftPM would drop its -D flags); the shim defines NCURSES_WIDECHAR.
         .systemLibrary(name: "CNcursesw", providers: [.apt(["libncurses-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        // epoll (glibc, no library to link): wrappers the Glibc module lacks.
+        .systemLibrary(name: "CEpoll"),
 
         // Swift faces of the C libraries.
         .target(name: "Sodium", dependencies: ["CSodium"]),
@@ -37,7 +39,7 @@ let package = Package(
         .target(name: "Discovery", dependencies: ["Sodium", "Wire", "Identity"]),
 
         // The one module that touches sockets: TCP listener/dialer, UDP, interfaces.
-        .target(name: "Transport"),
+        .target(name: "Transport", dependencies: ["CEpoll"]),
 
         // Anti-entropy and live push between linked nodes (pure instance; the node is its shell).
         .target(name: "Gossip", dependencies: ["Replica", "Wire", "Identity"]),

@@ -7,7 +7,7 @@ import Glibc
 /// the next read's interest woke the loop again through its pipe. `perf stat` counted about
 /// eight context switches per delivered op on a 10-node cluster, and the hand-offs cost more CPU
 /// than the delivery itself. On the loop's thread, a ready socket resumes its reader, the reader
-/// hands the node its messages, and the node's answers are written, all before the next `poll`.
+/// hands the node its messages, and the node's answers are written, all before the next `epoll_wait`.
 ///
 /// An actor uses it with `nonisolated var unownedExecutor { loop.asUnownedSerialExecutor() }`
 /// (`Node` with its own `loop`); a task whose nonisolated code (a link's read loop) should stay

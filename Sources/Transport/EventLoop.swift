@@ -1,3 +1,4 @@
+import CEpoll
 import Glibc
 import Synchronization
 
@@ -16,7 +17,7 @@ protocol IOEventHandler: AnyObject, Sendable {
     func handleIO(_ ready: IOInterest)
 }
 
-/// An I/O thread: waits with `poll(2)` until a registered descriptor is ready or a timer is
+/// An I/O thread: waits with `epoll(7)` until a registered descriptor is ready or a timer is
 /// due, then calls the descriptor's handler or the timer's action, and runs the jobs of the
 /// actors and tasks that use it as their executor (`EventLoop+Executor.swift`).
 ///
@@ -30,19 +31,20 @@ protocol IOEventHandler: AnyObject, Sendable {
 /// ends when it has none; the next registration, timer or job starts a new one. A stopped
 /// node's loop so holds no thread, and a loop needs no explicit shutdown.
 ///
-/// Why `poll` and not epoll or DispatchSource: the Glibc module on this toolchain exports
-/// neither `epoll_*` nor `eventfd` (nor the GNU `accept4`/`pipe2`), and a C shim would need a
-/// system-library target; libdispatch's read/write sources are level-triggered with manual
-/// suspend/resume bookkeeping, and a descriptor may be closed only after the source's cancel
-/// handler has run — easy to get wrong, fd by fd. `poll` is portable and plain; its cost is
-/// O(registered descriptors) per wake-up, negligible at the scale of a chat node (tens to a few
-/// hundred links). Everything poll-specific lives in this file: moving to epoll is local.
+/// Why epoll: a wake-up costs the loop the descriptors that are ready, not all it watches. With
+/// `poll(2)` every wake-up handed the kernel the whole set, which registered a wait on each
+/// socket and removed it again: 4% of a node's CPU in the 10-node latency benchmark, with ten
+/// descriptors (docs/BENCHMARKS.md). The Glibc module exports no `epoll_*`, so `CEpoll` wraps
+/// it; libdispatch's sources were the other choice, and a descriptor may be closed only after
+/// such a source's cancel handler has run — easy to get wrong, fd by fd.
 ///
-/// Descriptors are polled only while their object has an interest (a parked reader, queued
-/// bytes, a pending connect): an idle node sleeps in `poll` with no timeout and burns no CPU.
-/// Interest is level-triggered, so a wait armed after data arrived still fires, and no wake-up
-/// is lost. The loop keeps handlers weakly: an object dropped without `close()` closes its
-/// descriptor in `deinit`.
+/// Descriptors are watched only while their object has an interest (a parked reader, queued
+/// bytes, a pending connect): an idle node sleeps in `epoll_wait` with no timeout and burns no
+/// CPU. Interest is level-triggered, so a wait armed after data arrived still fires, and no
+/// wake-up is lost. A wider interest reaches the kernel at once (`epoll_ctl` from any thread
+/// wakes a waiting `epoll_wait`); a narrower one only when the kernel next reports what is no
+/// longer wanted, so a reader that parks again after every read costs no system call. The loop
+/// keeps handlers weakly: an object dropped without `close()` closes its descriptor in `deinit`.
 public final class EventLoop: Sendable {
     /// The loop for every socket of the process that no node owns.
     public static let shared = EventLoop()
@@ -60,6 +62,9 @@ public final class EventLoop: Sendable {
     private struct Entry {
         let fd: Int32
         var interest: IOInterest = []
+        /// What the kernel watches for: a superset of `interest` until the kernel reports what
+        /// is no longer wanted; nil while the descriptor is not in the epoll set.
+        var watched: IOInterest?
         weak var handler: (any IOEventHandler)?
     }
 
@@ -72,8 +77,7 @@ public final class EventLoop: Sendable {
     private struct State {
         var entries: [UInt64: Entry] = [:]
         var timers: [Timer] = []  // earliest first
-        var nextID: UInt64 = 1
-        var pollSetChanged = true
+        var nextID: UInt64 = 1  // 0 is the wake-up pipe's key in the epoll set
         var isPolling = false
         var wakePending = false
         var iterations: UInt64 = 0
@@ -89,7 +93,9 @@ public final class EventLoop: Sendable {
     private let state = Mutex(State())
     /// The loop's thread, once it runs (for `checkIsolated`).
     private let thread = Mutex<pthread_t?>(nil)
-    /// A self-pipe: a byte written here interrupts `poll` when interest or timers change.
+    /// The epoll instance: the watched descriptors, each under its registration's id.
+    private let epoll: Int32
+    /// A self-pipe: a byte written here interrupts `epoll_wait` when a timer or a job is added.
     private let wakeRead: Int32
     private let wakeWrite: Int32
 
@@ -104,10 +110,15 @@ public final class EventLoop: Sendable {
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         }
         (wakeRead, wakeWrite) = (fds[0], fds[1])
+        epoll = parley_epoll_create()
+        guard epoll >= 0, parley_epoll_ctl(epoll, Int32(PARLEY_EPOLL_CTL_ADD), wakeRead, UInt32(PARLEY_EPOLLIN), 0) == 0 else {
+            preconditionFailure("Transport: cannot create the event loop's epoll set: \(TransportError.message(for: errno))")
+        }
     }
 
     deinit {
         // A running thread holds the loop, so none runs now.
+        Glibc.close(epoll)
         Glibc.close(wakeRead)
         Glibc.close(wakeWrite)
     }
@@ -150,26 +161,45 @@ public final class EventLoop: Sendable {
         }
     }
 
-    /// Polls the descriptor for `interest` from now on (none: stop polling it).
+    /// Watches the descriptor for `interest` from now on (none: stop watching it).
     func setInterest(_ registration: Registration, _ interest: IOInterest) {
         state.withLock { state in
             guard let position = state.entries.index(forKey: registration.id) else { return }
-            let old = state.entries.values[position].interest
-            guard old != interest else { return }
             state.entries.values[position].interest = interest
-            state.pollSetChanged = true
-            // A narrowed interest can wait for the next rebuild: a stale readiness is filtered.
-            if !interest.subtracting(old).isEmpty { wakeIfPolling(&state) }
+            // Only a wider interest needs the kernel now: what is watched and no longer wanted
+            // is dropped when the kernel reports it (`run`).
+            let watched = state.entries.values[position].watched
+            if !interest.isSubset(of: watched ?? []) {
+                watch(&state.entries.values[position], id: registration.id, for: interest)
+            }
         }
     }
 
-    /// Stops watching the descriptor; call before closing it, so `poll` lets go of it at once.
+    /// Stops watching the descriptor; call before closing it, so the epoll set lets go of it
+    /// at once (its number may be reused by the next socket).
     func deregister(_ registration: Registration) {
         state.withLock { state in
-            guard state.entries.removeValue(forKey: registration.id) != nil else { return }
-            state.pollSetChanged = true
-            wakeIfPolling(&state)
+            guard let entry = state.entries.removeValue(forKey: registration.id) else { return }
+            if entry.watched != nil { _ = parley_epoll_ctl(epoll, Int32(PARLEY_EPOLL_CTL_DEL), entry.fd, 0, 0) }
+            if state.isIdle { wakeIfPolling(&state) }  // the thread ends with its last work
         }
+    }
+
+    /// Makes the kernel watch `entry` for exactly `interest` (none: takes it out of the set).
+    /// A descriptor already closed behind the loop's back fails here; it can report nothing,
+    /// so it is simply no longer watched.
+    private func watch(_ entry: inout Entry, id: UInt64, for interest: IOInterest) {
+        if interest.isEmpty {
+            if entry.watched != nil { _ = parley_epoll_ctl(epoll, Int32(PARLEY_EPOLL_CTL_DEL), entry.fd, 0, 0) }
+            entry.watched = nil
+            return
+        }
+        var events: UInt32 = 0
+        if interest.contains(.read) { events |= UInt32(PARLEY_EPOLLIN) }
+        if interest.contains(.write) { events |= UInt32(PARLEY_EPOLLOUT) }
+        var status = parley_epoll_ctl(epoll, Int32(entry.watched == nil ? PARLEY_EPOLL_CTL_ADD : PARLEY_EPOLL_CTL_MOD), entry.fd, events, id)
+        if status != 0, errno == EEXIST { status = parley_epoll_ctl(epoll, Int32(PARLEY_EPOLL_CTL_MOD), entry.fd, events, id) }
+        entry.watched = status == 0 ? interest : nil
     }
 
     // MARK: Timers
@@ -201,8 +231,8 @@ public final class EventLoop: Sendable {
     // MARK: Jobs
 
     /// Queues a job to run on the loop's thread after the ready descriptors and due timers;
-    /// wakes `poll` if the loop sleeps in it (a job queued by the loop's own thread needs no
-    /// wake-up: the loop is not in `poll` then).
+    /// wakes `epoll_wait` if the loop sleeps in it (a job queued by the loop's own thread needs no
+    /// wake-up: the loop is not waiting then).
     func enqueueJob(_ job: UnownedJob) {
         state.withLock { state in
             state.jobs.append(job)
@@ -221,19 +251,26 @@ public final class EventLoop: Sendable {
     private static let jobsPerRound = 256
 
     /// Runs the queued jobs, oldest first, up to `jobsPerRound`; true if more are queued.
-    private func runJobs() -> Bool {
+    /// `batch` is the loop thread's buffer, kept between rounds: the queue and it trade
+    /// storage, so a round allocates nothing.
+    private func runJobs(_ batch: inout [UnownedJob]) -> Bool {
         var ran = 0
         while ran < Self.jobsPerRound {
-            let batch: [UnownedJob] = state.withLock { state in
+            state.withLock { state in
                 let count = min(state.jobs.count, Self.jobsPerRound - ran)
-                defer { state.jobs.removeFirst(count) }
-                return Array(state.jobs[..<count])
+                if count == state.jobs.count {
+                    swap(&batch, &state.jobs)
+                } else {
+                    batch.append(contentsOf: state.jobs[..<count])
+                    state.jobs.removeFirst(count)
+                }
             }
             if batch.isEmpty { return false }
             for job in batch {
                 job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
             }
             ran += batch.count
+            batch.removeAll(keepingCapacity: true)
         }
         return state.withLock { !$0.jobs.isEmpty }
     }
@@ -247,11 +284,18 @@ public final class EventLoop: Sendable {
 
     // MARK: The loop
 
+    /// The most ready descriptors taken from one `epoll_wait`; more wait for the next round.
+    private static let maxEventsPerWait = 64
+
     /// The thread's body: returns when the loop has no work left (`State.isIdle`).
     private func run() {
         thread.withLock { $0 = pthread_self() }
-        var pollSet: [pollfd] = []
-        var ids: [UInt64] = []
+        // Buffers of the loop thread, kept across rounds so a wake-up allocates nothing.
+        var keys = [UInt64](repeating: 0, count: Self.maxEventsPerWait)
+        var events = [UInt32](repeating: 0, count: Self.maxEventsPerWait)
+        var ready: [(any IOEventHandler, IOInterest)] = []
+        var due: [@Sendable () -> Void] = []
+        var jobs: [UnownedJob] = []
         var jobsLeft = false
         while true {
             let timeout: Int32? = state.withLock { state in
@@ -260,71 +304,61 @@ public final class EventLoop: Sendable {
                     thread.withLock { $0 = nil }  // before a new thread can start and set it
                     return nil
                 }
-                if state.pollSetChanged || pollSet.isEmpty {  // empty: this thread's first round
-                    pollSet = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
-                    ids = [0]
-                    for (id, entry) in state.entries where !entry.interest.isEmpty {
-                        var events: Int16 = 0
-                        if entry.interest.contains(.read) { events |= Int16(POLLIN) }
-                        if entry.interest.contains(.write) { events |= Int16(POLLOUT) }
-                        pollSet.append(pollfd(fd: entry.fd, events: events, revents: 0))
-                        ids.append(id)
-                    }
-                    state.pollSetChanged = false
-                }
                 if jobsLeft || !state.jobs.isEmpty { return 0 }
                 state.isPolling = true
                 return Self.milliseconds(until: state.timers.first?.deadline)
             }
             guard let timeout else { return }
-            let count = poll(&pollSet, nfds_t(pollSet.count), timeout)
-            let pollError = errno
-            var ready: [(any IOEventHandler, IOInterest)] = []
-            var due: [@Sendable () -> Void] = []
+            let count = Int(parley_epoll_wait(epoll, &keys, &events, Int32(Self.maxEventsPerWait), timeout))
+            let waitError = errno
+            var woken = false
             state.withLock { state in
                 state.isPolling = false
                 state.wakePending = false
                 state.iterations += 1
-                if count > 0 {
-                    for index in 1..<pollSet.count where pollSet[index].revents != 0 {
-                        let revents = Int32(pollSet[index].revents)
-                        pollSet[index].revents = 0
-                        // The entry is read in place: a copy would copy its weak reference, an
-                        // atomic operation per ready descriptor that showed in profiles.
-                        guard let position = state.entries.index(forKey: ids[index]) else { continue }
-                        if revents & Int32(POLLNVAL) != 0 {  // closed behind our back: stop polling it
-                            state.entries.values[position].interest = []
-                            state.pollSetChanged = true
-                            continue
-                        }
-                        // Errors and hang-ups wake both directions: the handler's call reports them.
-                        var events: IOInterest = []
-                        if revents & Int32(POLLIN | POLLHUP | POLLERR) != 0 { events.insert(.read) }
-                        if revents & Int32(POLLOUT | POLLHUP | POLLERR) != 0 { events.insert(.write) }
-                        events.formIntersection(state.entries.values[position].interest)
-                        if !events.isEmpty, let handler = state.entries.values[position].handler { ready.append((handler, events)) }
+                for index in 0..<max(count, 0) {
+                    guard keys[index] != 0 else {
+                        woken = true
+                        continue
                     }
+                    // The entry is read in place: a copy would copy its weak reference, an
+                    // atomic operation per ready descriptor that showed in profiles.
+                    guard let position = state.entries.index(forKey: keys[index]) else { continue }
+                    // Errors and hang-ups wake both directions: the handler's call reports them.
+                    let reported = Int32(bitPattern: events[index])
+                    var kinds: IOInterest = []
+                    if reported & Int32(PARLEY_EPOLLIN | PARLEY_EPOLLHUP | PARLEY_EPOLLERR) != 0 { kinds.insert(.read) }
+                    if reported & Int32(PARLEY_EPOLLOUT | PARLEY_EPOLLHUP | PARLEY_EPOLLERR) != 0 { kinds.insert(.write) }
+                    let interest = state.entries.values[position].interest
+                    if !kinds.isSubset(of: interest) {
+                        // The kernel reports what is no longer wanted: it watches for the
+                        // interest alone from now on, so a level-triggered report stops.
+                        watch(&state.entries.values[position], id: keys[index], for: interest)
+                    }
+                    kinds.formIntersection(interest)
+                    if !kinds.isEmpty, let handler = state.entries.values[position].handler { ready.append((handler, kinds)) }
                 }
                 let now = ContinuousClock.now
                 while let first = state.timers.first, first.deadline <= now {
                     due.append(state.timers.removeFirst().action)
                 }
             }
-            if count > 0, pollSet[0].revents != 0 {
-                pollSet[0].revents = 0
+            if woken {
                 var sink = [UInt8](repeating: 0, count: 64)
                 while read(wakeRead, &sink, sink.count) > 0 {}
             }
-            if count < 0, pollError != EINTR {
+            if count < 0, waitError != EINTR {
                 usleep(10_000)  // ENOMEM: back off rather than spin; the next round retries
             }
-            for (handler, events) in ready { handler.handleIO(events) }
+            for (handler, kinds) in ready { handler.handleIO(kinds) }
+            ready.removeAll(keepingCapacity: true)
             for action in due { action() }
-            jobsLeft = runJobs()
+            due.removeAll(keepingCapacity: true)
+            jobsLeft = runJobs(&jobs)
         }
     }
 
-    /// The `poll` timeout for the next timer: -1 (none), else whole milliseconds, rounded up
+    /// The `epoll_wait` timeout for the next timer: -1 (none), else whole milliseconds, rounded up
     /// so a timer never fires early.
     private static func milliseconds(until deadline: ContinuousClock.Instant?) -> Int32 {
         guard let deadline else { return -1 }

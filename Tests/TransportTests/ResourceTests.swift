@@ -72,5 +72,27 @@ extension TransportTests {
             #expect(try await reader.value == [])
             server.close()
         }
+
+        /// Bytes that arrive while no read waits keep the loop asleep: the kernel, told once
+        /// that they are not wanted, stops reporting them (the epoll set is level-triggered, and
+        /// a narrowed interest reaches it only then). A read that starts later still gets them.
+        @Test func unreadBytes_withNoReadWaiting_letTheLoopSleep_andTheNextReadGetsThem() async throws {
+            let (client, server, listener) = try await connectedPair()
+            defer { listener.close() }
+            try await client.write([1])
+            #expect(try await server.read() == [1])
+            try await client.write([2])
+            var windows: [UInt64] = []
+            for _ in 0..<3 {
+                let before = EventLoop.shared.iterationCount
+                try await Task.sleep(for: .milliseconds(500))
+                windows.append(EventLoop.shared.iterationCount - before)
+                if windows.last! <= 2 { break }
+            }
+            #expect(windows.contains { $0 <= 2 }, "the event loop woke \(windows) times in 500 ms windows with unread bytes")
+            #expect(try await server.read(deadline: deadline()) == [2])
+            client.close()
+            server.close()
+        }
     }
 }

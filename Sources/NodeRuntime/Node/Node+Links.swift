@@ -189,7 +189,7 @@ extension Node {
         linkTasks[id] = Task(executorPreference: loop) { [self, inbox] in
             let end = await link.run(hello: hello) { messages in
                 inbox.post(messages, from: id)
-                // The other links the same `poll` found readable read and post first (their
+                // The other links the same `epoll_wait` found readable read and post first (their
                 // jobs are queued on the loop ahead of this one's), so one drain takes them all.
                 await Task.yield()
                 await self.drainInbox()
