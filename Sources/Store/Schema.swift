@@ -3,8 +3,9 @@ import SQLite
 /// The store's schema, as named migrations (immutable once shipped; add new ones at the end).
 ///
 /// Integer row keys everywhere a B-tree grows with the log (DESIGN §5: random 32-byte keys cost
-/// 7–25× more per insert); 32-byte ids live in small lookup tables (`partitions`, `authors`) and
-/// ops are found by id through an index on the id's first 8 bytes (`op_key`).
+/// 7–25× more per insert); 32-byte ids live in small lookup tables (`partitions`, `authors`), and
+/// ops are found by their chain position (`ops_chain`), never by id: an edit or delete names its
+/// target's seq as well as its id (no index keyed by a hash grows with the log).
 enum Schema {
     static let migrations: [Migration] = [
         Migration(
