@@ -56,10 +56,19 @@ extension TransportTests {
             defer { listener.close() }
             let reader = Task { try await server.read() }
             #expect(await eventually { server.waitingReaderCount == 1 })
-            // Idleness is the absence of events, which only elapsed time can show. The loop is
-            // shared with every test running in parallel in this process (NodeTests run nodes
-            // in process), so a window may catch their traffic: a spinning loop fails every
-            // window, another test's burst only some.
+            let windows = try await sharedLoopWakeUps()
+            #expect(windows.contains { $0 <= 2 }, "the event loop woke \(windows) times in 500 ms windows of idleness")
+            client.close()
+            #expect(try await reader.value == [])
+            server.close()
+        }
+
+        /// The shared loop's wake-ups in up to three windows of 500 ms, ending at the first with
+        /// at most two. Idleness is the absence of events, which only elapsed time can show. The
+        /// loop is shared with every test running in parallel in this process (NodeTests run
+        /// nodes in process), so a window may catch their traffic: a spinning loop fails every
+        /// window, another test's burst only some.
+        private func sharedLoopWakeUps() async throws -> [UInt64] {
             var windows: [UInt64] = []
             for _ in 0..<3 {
                 let before = EventLoop.shared.iterationCount
@@ -67,10 +76,7 @@ extension TransportTests {
                 windows.append(EventLoop.shared.iterationCount - before)
                 if windows.last! <= 2 { break }
             }
-            #expect(windows.contains { $0 <= 2 }, "the event loop woke \(windows) times in 500 ms windows of idleness")
-            client.close()
-            #expect(try await reader.value == [])
-            server.close()
+            return windows
         }
 
         /// Bytes that arrive while no read waits keep the loop asleep: the kernel, told once
@@ -82,13 +88,7 @@ extension TransportTests {
             try await client.write([1])
             #expect(try await server.read() == [1])
             try await client.write([2])
-            var windows: [UInt64] = []
-            for _ in 0..<3 {
-                let before = EventLoop.shared.iterationCount
-                try await Task.sleep(for: .milliseconds(500))
-                windows.append(EventLoop.shared.iterationCount - before)
-                if windows.last! <= 2 { break }
-            }
+            let windows = try await sharedLoopWakeUps()
             #expect(windows.contains { $0 <= 2 }, "the event loop woke \(windows) times in 500 ms windows with unread bytes")
             #expect(try await server.read(deadline: deadline()) == [2])
             client.close()
