@@ -179,8 +179,8 @@ public final class EventLoop: Sendable {
     /// at once (its number may be reused by the next socket).
     func deregister(_ registration: Registration) {
         state.withLock { state in
-            guard let entry = state.entries.removeValue(forKey: registration.id) else { return }
-            if entry.watched != nil { _ = parley_epoll_ctl(epoll, Int32(PARLEY_EPOLL_CTL_DEL), entry.fd, 0, 0) }
+            guard var entry = state.entries.removeValue(forKey: registration.id) else { return }
+            watch(&entry, id: registration.id, for: [])
             if state.isIdle { wakeIfPolling(&state) }  // the thread ends with its last work
         }
     }
