@@ -330,9 +330,11 @@ public final class EventLoop: Sendable {
                     if reported & Int32(PARLEY_EPOLLIN | PARLEY_EPOLLHUP | PARLEY_EPOLLERR) != 0 { kinds.insert(.read) }
                     if reported & Int32(PARLEY_EPOLLOUT | PARLEY_EPOLLHUP | PARLEY_EPOLLERR) != 0 { kinds.insert(.write) }
                     let interest = state.entries.values[position].interest
-                    if !kinds.isSubset(of: interest) {
-                        // The kernel reports what is no longer wanted: it watches for the
-                        // interest alone from now on, so a level-triggered report stops.
+                    if state.entries.values[position].watched != interest {
+                        // The kernel watches for more than is wanted now (a narrowed interest it
+                        // was not told of): it watches for the interest alone from now on, so a
+                        // level-triggered report of the rest stops. A hang-up, reported whatever
+                        // is watched, costs no call.
                         watch(&state.entries.values[position], id: keys[index], for: interest)
                     }
                     kinds.formIntersection(interest)
