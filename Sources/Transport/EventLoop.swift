@@ -42,8 +42,8 @@ protocol IOEventHandler: AnyObject, Sendable {
 /// bytes, a pending connect): an idle node sleeps in `epoll_wait` with no timeout and burns no
 /// CPU. Interest is level-triggered, so a wait armed after data arrived still fires, and no
 /// wake-up is lost. A wider interest reaches the kernel at once (`epoll_ctl` from any thread
-/// wakes a waiting `epoll_wait`); a narrower one only when the kernel next reports what is no
-/// longer wanted, so a reader that parks again after every read costs no system call. The loop
+/// wakes a waiting `epoll_wait`); a narrower one only when the kernel next reports that
+/// descriptor, so a reader that parks again after every read costs no system call. The loop
 /// keeps handlers weakly: an object dropped without `close()` closes its descriptor in `deinit`.
 public final class EventLoop: Sendable {
     /// The loop for every socket of the process that no node owns.
@@ -62,8 +62,8 @@ public final class EventLoop: Sendable {
     private struct Entry {
         let fd: Int32
         var interest: IOInterest = []
-        /// What the kernel watches for: a superset of `interest` until the kernel reports what
-        /// is no longer wanted; nil while the descriptor is not in the epoll set.
+        /// What the kernel watches for: a superset of `interest` until the kernel next reports
+        /// the descriptor; nil while the descriptor is not in the epoll set.
         var watched: IOInterest?
         weak var handler: (any IOEventHandler)?
     }
