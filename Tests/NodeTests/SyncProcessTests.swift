@@ -103,8 +103,14 @@ extension NodeProcessTests {
             try #require(watched, "\(cluster.logs)")
             let seen = try #require(progress, "the fetch ended before status showed it under way")
             #expect(seen.wanted >= total, "status counts every missing op as wanted: \(seen)")
+            // The two peers are frozen while c's stored ops are listed, so the fetch stands still
+            // until the kill: a fast build would otherwise finish it while `history` runs.
+            a.kill(SIGSTOP)
+            b.kill(SIGSTOP)
             let stored = Set(await c.json(["history", "--room", "lobby", "--json"]).compactMap { $0["id"] as? String })
             c.kill()
+            a.kill(SIGCONT)
+            b.kill(SIGCONT)
             #expect(stored.count < total + 1, "the fetch was under way when the node was killed")
 
             // The store is whole, and holds every op it held before the kill.
