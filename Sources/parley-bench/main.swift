@@ -164,7 +164,7 @@ let wantsNodes = wants(
     "latency_warmup_p99_ms_3_nodes", "latency_warmup_p99_ms_10_nodes")
 if wantsNodes, !FileManager.default.isExecutableFile(atPath: parleyBinary) {
     FileHandle.standardError.write(
-        Data("parley-bench: no parley binary at \(parleyBinary); build it (swift build -c release --product parley) or pass --binary\n".utf8))
+        Data("parley-bench: no parley binary at \(parleyBinary); build it (make release) or pass --binary\n".utf8))
     exit(1)
 }
 do {
