@@ -24,7 +24,7 @@ for pace in "${paces[@]}"; do
     fi
 done
 bench=.build/release/parley-bench
-[ -x "$bench" ] || { echo "bench-sweep: $bench is missing; run 'make bench' or 'make release' first" >&2; exit 1; }
+[ -x "$bench" ] || { echo "bench-sweep: $bench is missing; run it through 'make bench-sweep', which builds it" >&2; exit 1; }
 binary=()
 [ -n "${BENCH_BINARY:-}" ] && binary=(--binary "$BENCH_BINARY")
 
