@@ -13,7 +13,7 @@ PARLEY := .build/debug/parley
 ## toolchain's static Foundation; that is not a warning in Parley's code.
 RELEASE_FLAGS := -c release --static-swift-stdlib $(SWIFT_FLAGS)
 
-.PHONY: run test build release deps test-deps bench bench-sweep clean lint format fuzz
+.PHONY: run test build release install deps test-deps bench bench-sweep clean lint format fuzz
 
 deps:
 	@scripts/install-deps.sh
@@ -28,6 +28,11 @@ build: deps
 ## release: .build/release/parley, the binary to copy to the machines of a LAN.
 release: deps
 	swift build $(RELEASE_FLAGS) --product parley
+
+## install: the release binary to $(DESTDIR)$(PREFIX)/bin (PREFIX defaults to /usr/local).
+PREFIX ?= /usr/local
+install: release
+	install -D -m 0755 .build/release/parley $(DESTDIR)$(PREFIX)/bin/parley
 
 ## run: build, then the terminal chat in #lobby (the first start asks for a nickname).
 run: build
