@@ -13,7 +13,7 @@ PARLEY := .build/debug/parley
 ## toolchain's static Foundation; that is not a warning in Parley's code.
 RELEASE_FLAGS := -c release --static-swift-stdlib $(SWIFT_FLAGS)
 
-.PHONY: run test build release install deps test-deps bench bench-sweep clean lint format fuzz
+.PHONY: run test build release install deps test-deps bench-build bench bench-sweep clean lint format fuzz
 
 deps:
 	@scripts/install-deps.sh
@@ -64,20 +64,22 @@ TARGET ?=
 fuzz: deps
 	scripts/fuzz.sh $(FUZZ_SECONDS) $(TARGET)
 
+## bench-build: parley-bench, built as `make release` builds parley (both targets below use it).
+bench-build: release
+	swift build $(RELEASE_FLAGS) --product parley-bench
+
 ## bench: Parley's figures next to the machine's limits, in release mode (docs/BENCHMARKS.md);
 ## prints a table and writes bench.json. `make bench BENCH_FLAGS=--quick` for a short run,
 ## `BENCH_FLAGS='--only apply'` for one figure. Never part of the tests.
 BENCH_FLAGS ?=
-bench: release
-	swift build $(RELEASE_FLAGS) --product parley-bench
+bench: bench-build
 	.build/release/parley-bench --out bench.json $(BENCH_FLAGS)
 
 ## bench-sweep: the latency cluster at several paces, one row each (latency, CPU per write):
 ## `make bench-sweep NODES=10 PACES='50 100 200 300 400 500'` (docs/BENCHMARKS.md, the knee).
 NODES ?= 10
 PACES ?= 50 100 200 300 400 500
-bench-sweep: release
-	swift build $(RELEASE_FLAGS) --product parley-bench
+bench-sweep: bench-build
 	scripts/bench-sweep.sh $(NODES) $(PACES)
 
 clean:
