@@ -13,7 +13,7 @@ PARLEY := .build/debug/parley
 ## toolchain's static Foundation; that is not a warning in Parley's code.
 RELEASE_FLAGS := -c release --static-swift-stdlib $(SWIFT_FLAGS)
 
-.PHONY: run test build release install deps test-deps bench-build bench bench-sweep clean lint format fuzz
+.PHONY: run test build release install deps test-deps bench-build bench bench-sweep bench-tail clean lint format fuzz
 
 deps:
 	@scripts/install-deps.sh
@@ -81,6 +81,13 @@ NODES ?= 10
 PACES ?= 50 100 200 300 400 500
 bench-sweep: bench-build
 	scripts/bench-sweep.sh $(NODES) $(PACES)
+
+## bench-tail: the latency clusters RUNS times, one row each, then p99 grouped by how often the
+## host slowed the vCPUs meanwhile: `make bench-tail NODES=3 RUNS=12` (docs/BENCHMARKS.md,
+## *Where the latency targets stand*). NODES defaults to 10 here too.
+RUNS ?= 10
+bench-tail: bench-build
+	scripts/bench-tail.sh $(NODES) $(RUNS)
 
 clean:
 	swift package clean

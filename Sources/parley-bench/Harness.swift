@@ -212,6 +212,7 @@ func report(_ results: [BenchResult], jsonPath: String) {
         }
         print(line)
     }
+    for note in hostNotes(results) { print(note) }
     var object: [String: Any] = [:]
     for r in results { object[r.key] = abs(r.value) >= 100 ? (r.value * 10).rounded() / 10 : (r.value * 1000).rounded() / 1000 }
     object["machine_cores"] = ProcessInfo.processInfo.activeProcessorCount
@@ -219,6 +220,21 @@ func report(_ results: [BenchResult], jsonPath: String) {
     if let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]) {
         _ = FileManager.default.createFile(atPath: jsonPath, contents: data)
         print("\nwrote \(jsonPath)")
+    }
+}
+
+/// A line under the table for each latency target missed, with how often the host slowed the
+/// vCPUs in that window: on these machines the tail follows the host, so one run's miss says
+/// little without it (docs/BENCHMARKS.md, *Where the latency targets stand*).
+func hostNotes(_ results: [BenchResult]) -> [String] {
+    results.compactMap { result in
+        guard result.key.hasPrefix("latency_p99_ms_"), let target = result.target, !target.met(by: result.value) else { return nil }
+        let cluster = result.key.dropFirst("latency_p99_ms_".count)  // "3_nodes"
+        guard let slowed = results.first(where: { $0.key == "paced_host_slowed_percent_\(cluster)" }) else { return nil }
+        let nodes = cluster.prefix { $0.isNumber }
+        return "\nnote: \(result.key) missed its target while the host slowed \(formatFigure(slowed.value))% of the probe's runs "
+            + "(paced_host_slowed_percent_\(cluster)); the tail follows the host. "
+            + "`make bench-tail NODES=\(nodes)` repeats the cluster and groups its p99 by that share."
     }
 }
 
