@@ -39,24 +39,21 @@ for run in $(seq 1 "$runs"); do
     printf '%-4s %16s %8s %8s %14s %14s %22s\n' "$run" "$slowed" "$(value "latency_p50_ms_${nodes}_nodes")" "$p99" \
         "$(value "paced_cpu_ms_per_write_${nodes}_nodes")" "$(value "floor_latency_p99_ms_${nodes}_nodes")" \
         "$(value "floor_at_parley_cpu_latency_p99_ms_${nodes}_nodes")"
-    echo "$slowed $p99" >>"$rows"
+    # A run without either figure (a cluster that failed to converge) is shown but not grouped.
+    if [[ "$slowed" =~ ^[0-9.]+$ && "$p99" =~ ^[0-9.]+$ ]]; then echo "$slowed $p99" >>"$rows"; fi
 done
 
 echo
 echo "p99 by the share of the probe's runs the host slowed ($nodes nodes, target p99 <= $target ms):"
 printf '%-14s %6s %14s %14s\n' "host slowed" runs "median p99 ms" "met target"
-sort -n "$rows" | awk -v target="$target" '
-    function group(s) { return s < 2 ? "under 2%" : s < 3 ? "2-3%" : s < 4 ? "3-4%" : "4% and more" }
-    { g = group($1); n[g]++; p[g, n[g]] = $2; if ($2 <= target) met[g]++ }
+# Group number and p99 per run, sorted by group and then p99, so each group's median is its middle.
+awk '{ print ($1 < 2 ? 1 : $1 < 3 ? 2 : $1 < 4 ? 3 : 4), $2 }' "$rows" | sort -k1,1n -k2,2n | awk -v target="$target" '
+    { n[$1]++; p[$1, n[$1]] = $2; if ($2 <= target) met[$1]++ }
     END {
-        split("under 2%|2-3%|3-4%|4% and more", order, "|")
-        for (i = 1; i <= 4; i++) {
-            g = order[i]
+        split("under 2%|2-3%|3-4%|4% and more", name, "|")
+        for (g = 1; g <= 4; g++) {
             if (!n[g]) continue
-            # p[g, 1..n] arrive sorted by share, not by p99: sort them for the median.
-            for (a = 1; a <= n[g]; a++) v[a] = p[g, a]
-            for (a = 2; a <= n[g]; a++) { x = v[a]; b = a - 1; while (b > 0 && v[b] > x) { v[b + 1] = v[b]; b-- } v[b + 1] = x }
-            m = n[g] % 2 ? v[(n[g] + 1) / 2] : (v[n[g] / 2] + v[n[g] / 2 + 1]) / 2
-            printf "%-14s %6d %14.1f %14s\n", g, n[g], m, (met[g] + 0) " of " n[g]
+            m = n[g] % 2 ? p[g, (n[g] + 1) / 2] : (p[g, n[g] / 2] + p[g, n[g] / 2 + 1]) / 2
+            printf "%-14s %6d %14.1f %14s\n", name[g], n[g], m, (met[g] + 0) " of " n[g]
         }
     }'
