@@ -39,35 +39,40 @@ struct BenchOptions: Sendable {
 
     init(arguments: [String]) {
         var iterator = arguments.makeIterator()
+        /// The value after `option`; a missing one is a usage error, not the default in silence.
+        /// Only `--run-args` takes a value that starts with `--` (the options it passes on).
+        func value(of option: String, optionsInside: Bool = false) -> String {
+            guard let value = iterator.next(), optionsInside || !value.hasPrefix("--") else {
+                Self.usageError("\(option) needs a value; see --help")
+            }
+            return value
+        }
         while let argument = iterator.next() {
             switch argument {
-            case "--out": out = iterator.next() ?? out
+            case "--out": out = value(of: argument)
             case "--quick":
                 quick = true
                 (sqliteRows, posts, applyOps, catchupOps, bigStoreOps) = (20_000, 2_000, 10_000, 10_000, 100_000)
                 (latencySeconds, idleSeconds, referenceBytes) = (3, 10, 1 << 27)
-            case "--only": only = iterator.next()
-            case "--binary": binary = iterator.next()
-            case "--deliveries": deliveries = iterator.next()
+            case "--only": only = value(of: argument)
+            case "--binary": binary = value(of: argument)
+            case "--deliveries": deliveries = value(of: argument)
             case "--pace":
                 guard let value = iterator.next().flatMap(Int.init), (1...5_000).contains(value) else {
-                    FileHandle.standardError.write(Data("parley-bench: --pace takes writes per second from 1 to 5000\n".utf8))
-                    exit(2)
+                    Self.usageError("--pace takes writes per second from 1 to 5000")
                 }
                 pace = value
             case "--warmup":
                 guard let value = iterator.next().flatMap(Int.init), (0...100_000).contains(value) else {
-                    FileHandle.standardError.write(Data("parley-bench: --warmup takes a number of writes from 0 to 100000\n".utf8))
-                    exit(2)
+                    Self.usageError("--warmup takes a number of writes from 0 to 100000")
                 }
                 warmupWrites = value
             case "--floor-extra-ms":
                 guard let value = iterator.next().flatMap(Double.init), (0...100).contains(value) else {
-                    FileHandle.standardError.write(Data("parley-bench: --floor-extra-ms takes milliseconds per write from 0 to 100\n".utf8))
-                    exit(2)
+                    Self.usageError("--floor-extra-ms takes milliseconds per write from 0 to 100")
                 }
                 floorExtraMillis = value
-            case "--run-args": runArguments = (iterator.next() ?? "").split(separator: " ").map(String.init)
+            case "--run-args": runArguments = value(of: argument, optionsInside: true).split(separator: " ").map(String.init)
             case "--help", "-h":
                 print(
                     """
@@ -96,10 +101,33 @@ struct BenchOptions: Sendable {
                 )
                 exit(0)
             default:
-                FileHandle.standardError.write(Data("parley-bench: unknown option \(argument); see --help\n".utf8))
-                exit(2)
+                Self.usageError("unknown option \(argument); see --help")
             }
         }
+        checkPaths()
+    }
+
+    /// The files a run writes and the binary it starts, checked before minutes of measuring: a
+    /// missing directory found at the end would lose the run.
+    private func checkPaths() {
+        func checkDirectory(of path: String, option: String) {
+            let directory = (path as NSString).deletingLastPathComponent
+            let shown = directory.isEmpty ? "." : directory
+            guard FileManager.default.isWritableFile(atPath: shown) else {
+                Self.usageError("\(option) \(path): the directory '\(shown)' does not exist or is not writable; create it or choose another")
+            }
+        }
+        checkDirectory(of: out, option: "--out")
+        if let deliveries { checkDirectory(of: deliveries, option: "--deliveries") }
+        if let binary, !FileManager.default.isExecutableFile(atPath: binary) {
+            Self.usageError("--binary \(binary): no executable file there; build one with `make release`")
+        }
+    }
+
+    /// One line on standard error and exit status 2, as for any usage error.
+    static func usageError(_ message: String) -> Never {
+        FileHandle.standardError.write(Data("parley-bench: \(message)\n".utf8))
+        exit(2)
     }
 }
 
@@ -217,10 +245,12 @@ func report(_ results: [BenchResult], jsonPath: String) {
     for r in results { object[r.key] = abs(r.value) >= 100 ? (r.value * 10).rounded() / 10 : (r.value * 1000).rounded() / 1000 }
     object["machine_cores"] = ProcessInfo.processInfo.activeProcessorCount
     object["quick"] = options.quick
-    if let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]) {
-        _ = FileManager.default.createFile(atPath: jsonPath, contents: data)
-        print("\nwrote \(jsonPath)")
+    let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+    guard let data, FileManager.default.createFile(atPath: jsonPath, contents: data) else {
+        FileHandle.standardError.write(Data("parley-bench: could not write \(jsonPath); the table above is the run's only copy\n".utf8))
+        exit(1)
     }
+    print("\nwrote \(jsonPath)")
 }
 
 /// A line under the table for each latency target missed, with how often the host slowed the
