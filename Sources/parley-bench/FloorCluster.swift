@@ -375,6 +375,14 @@ final class FloorLinks {
     }
 }
 
+/// The figures of a floor cluster of `count` nodes: `prefix` is `floor` or `floor_at_parley_cpu`.
+func floorKeys(prefix: String, nodes count: Int) -> [String] {
+    [
+        "\(prefix)_latency_p50_ms_\(count)_nodes", "\(prefix)_latency_p99_ms_\(count)_nodes", "\(prefix)_cpu_ms_per_write_\(count)_nodes",
+        "\(prefix)_host_slowed_percent_\(count)_nodes",
+    ]
+}
+
 /// The floor cluster of `count` nodes at the bench's pace (`floor_*` figures): spawns the floor
 /// nodes, starts them together once all are linked, and gathers their deliveries' latencies
 /// and their CPU over the paced window.
@@ -390,10 +398,7 @@ func floorCluster(nodes count: Int, extraNanosPerDelivery: UInt64 = 0, plainExtr
     let atParleyCPU = extraNanosPerDelivery > 0
     let prefix = atParleyCPU ? "floor_at_parley_cpu" : "floor"
     let extraNanosPerDelivery = atParleyCPU ? extraNanosPerDelivery : plainExtraNanosPerDelivery
-    let keys = [
-        "\(prefix)_latency_p50_ms_\(count)_nodes", "\(prefix)_latency_p99_ms_\(count)_nodes", "\(prefix)_cpu_ms_per_write_\(count)_nodes",
-        "\(prefix)_host_slowed_percent_\(count)_nodes",
-    ]
+    let keys = floorKeys(prefix: prefix, nodes: count)
     guard keys.contains(where: { wants($0) }) else { return [] }
     let directory = scratch + "/\(prefix)-\(count)"
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

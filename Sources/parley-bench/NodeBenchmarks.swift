@@ -102,6 +102,8 @@ func clusterBenchmark(nodes count: Int, idle: Bool, binary: String) async throws
     let wantsLatency = latencyKeys.contains { wants($0) }
     let wantsDiscovery = count == 10 && wants(discoveryKey)
     let wantsIdle = idle && idleKeys.contains { wants($0) }
+    let wantsFloor = floorKeys(prefix: "floor", nodes: count).contains { wants($0) }
+    guard wantsLatency || wantsDiscovery || wantsIdle || wantsFloor else { return [] }
     var results: [BenchResult?] = []
     // The earlier figures leave hundreds of MB of the bench's own stores dirty in the page cache;
     // their writeback would compete with the nodes' fsyncs and be measured as Parley's latency.
