@@ -84,7 +84,7 @@ bench-sweep: bench-build
 
 ## bench-tail: the latency clusters RUNS times, one row each, then p99 grouped by how often the
 ## host slowed the vCPUs meanwhile: `make bench-tail NODES=3 RUNS=12` (docs/BENCHMARKS.md,
-## *Where the latency targets stand*). NODES defaults to 10 here too.
+## *Where the latency targets stand*). NODES defaults to 10, as for bench-sweep.
 RUNS ?= 10
 bench-tail: bench-build
 	scripts/bench-tail.sh $(NODES) $(RUNS)

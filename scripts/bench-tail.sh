@@ -12,7 +12,7 @@
 # Set BENCH_BINARY to measure another parley binary (parley-bench --binary).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-nodes="${1:-3}"
+nodes="${1:-10}"
 runs="${2:-10}"
 case "$nodes" in
 3) target=2 ;;
