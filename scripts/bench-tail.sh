@@ -47,11 +47,11 @@ echo
 echo "p99 by the share of the probe's runs the host slowed ($nodes nodes, target p99 <= $target ms):"
 printf '%-14s %6s %14s %14s\n' "host slowed" runs "median p99 ms" "met target"
 # Group number and p99 per run, sorted by group and then p99, so each group's median is its middle.
-awk '{ print ($1 < 2 ? 1 : $1 < 3 ? 2 : $1 < 4 ? 3 : 4), $2 }' "$rows" | sort -k1,1n -k2,2n | awk -v target="$target" '
+awk '{ print ($1 < 1 ? 1 : $1 < 2 ? 2 : $1 < 3 ? 3 : $1 < 4 ? 4 : 5), $2 }' "$rows" | sort -k1,1n -k2,2n | awk -v target="$target" '
     { n[$1]++; p[$1, n[$1]] = $2; if ($2 <= target) met[$1]++ }
     END {
-        split("under 2%|2-3%|3-4%|4% and more", name, "|")
-        for (g = 1; g <= 4; g++) {
+        split("under 1%|1-2%|2-3%|3-4%|4% and more", name, "|")
+        for (g = 1; g <= 5; g++) {
             if (!n[g]) continue
             m = n[g] % 2 ? p[g, (n[g] + 1) / 2] : (p[g, n[g] / 2] + p[g, n[g] / 2 + 1]) / 2
             printf "%-14s %6d %14.1f %14s\n", name[g], n[g], m, (met[g] + 0) " of " n[g]
