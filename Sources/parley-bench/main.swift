@@ -18,6 +18,29 @@ let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("par
 try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(atPath: scratch) }
 
+// The node figures: real `parley run` processes (release build) on loopback. Their binary is
+// checked before anything is measured, so a missing one does not cost the figures before them.
+let parleyBinary =
+    options.binary
+    ?? ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")).map {
+        ($0 as NSString).deletingLastPathComponent + "/parley"
+    } ?? "parley")
+let wantsNodes = wants(
+    "replication_ops_per_s", "replication_mb_per_s", "replication_wire_bytes_per_op", "catchup_100k_s", "latency_p50_ms_3_nodes",
+    "latency_p99_ms_3_nodes", "latency_p50_ms_10_nodes", "latency_p99_ms_10_nodes", "push_copies_per_op_3_nodes",
+    "push_copies_per_op_10_nodes", "paced_writes_per_s_3_nodes", "paced_writes_per_s_10_nodes", "paced_cpu_cores_3_nodes",
+    "paced_cpu_cores_10_nodes", "paced_cpu_ms_per_write_3_nodes", "paced_cpu_ms_per_write_10_nodes", "idle_bytes_per_min_per_link",
+    "idle_cpu_percent", "rss_idle_mb", "rss_idle_cluster_mb",
+    "rss_1m_ops_mb", "startup_1m_ops_ms", "startup_empty_ms", "discovery_10_nodes_s", "floor_latency_p50_ms_3_nodes",
+    "floor_latency_p99_ms_3_nodes", "floor_cpu_ms_per_write_3_nodes", "floor_latency_p50_ms_10_nodes", "floor_latency_p99_ms_10_nodes",
+    "floor_cpu_ms_per_write_10_nodes", "paced_host_steal_percent_3_nodes", "paced_host_steal_percent_10_nodes",
+    "latency_warmup_p99_ms_3_nodes", "latency_warmup_p99_ms_10_nodes")
+if wantsNodes, !FileManager.default.isExecutableFile(atPath: parleyBinary) {
+    FileHandle.standardError.write(
+        Data("parley-bench: no parley binary at \(parleyBinary); build it (make release) or pass --binary\n".utf8))
+    exit(1)
+}
+
 var results: [BenchResult?] = []
 
 // 1. Raw SQLite: 200-byte rows, 1,000 per transaction, integer keys (the machine's own limit).
@@ -146,27 +169,6 @@ if wants("loopback_rtt_p50_ms", "loopback_rtt_p99_ms") {
     results.append(record("loopback_rtt_p99_ms", unit: "ms", value: rtt.p99))
 }
 
-// The node figures: real `parley run` processes (release build) on loopback.
-let parleyBinary =
-    options.binary
-    ?? ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")).map {
-        ($0 as NSString).deletingLastPathComponent + "/parley"
-    } ?? "parley")
-let wantsNodes = wants(
-    "replication_ops_per_s", "replication_mb_per_s", "replication_wire_bytes_per_op", "catchup_100k_s", "latency_p50_ms_3_nodes",
-    "latency_p99_ms_3_nodes", "latency_p50_ms_10_nodes", "latency_p99_ms_10_nodes", "push_copies_per_op_3_nodes",
-    "push_copies_per_op_10_nodes", "paced_writes_per_s_3_nodes", "paced_writes_per_s_10_nodes", "paced_cpu_cores_3_nodes",
-    "paced_cpu_cores_10_nodes", "paced_cpu_ms_per_write_3_nodes", "paced_cpu_ms_per_write_10_nodes", "idle_bytes_per_min_per_link",
-    "idle_cpu_percent", "rss_idle_mb", "rss_idle_cluster_mb",
-    "rss_1m_ops_mb", "startup_1m_ops_ms", "startup_empty_ms", "discovery_10_nodes_s", "floor_latency_p50_ms_3_nodes",
-    "floor_latency_p99_ms_3_nodes", "floor_cpu_ms_per_write_3_nodes", "floor_latency_p50_ms_10_nodes", "floor_latency_p99_ms_10_nodes",
-    "floor_cpu_ms_per_write_10_nodes", "paced_host_steal_percent_3_nodes", "paced_host_steal_percent_10_nodes",
-    "latency_warmup_p99_ms_3_nodes", "latency_warmup_p99_ms_10_nodes")
-if wantsNodes, !FileManager.default.isExecutableFile(atPath: parleyBinary) {
-    FileHandle.standardError.write(
-        Data("parley-bench: no parley binary at \(parleyBinary); build it (make release) or pass --binary\n".utf8))
-    exit(1)
-}
 do {
     // The top level stays synchronous (valgrind cannot run a program whose main thread waits in
     // dispatch_main, as an async top level does): the node figures run in a task.
