@@ -87,19 +87,34 @@ public final class Statement {
     }
 
     /// Binds `values`, maps every row with `map` and resets.
+    ///
+    /// `@inlinable` (as `firstRow`): specialized where it is called, a row's `append` is not a
+    /// generic call that looks up the array's type metadata at run time (on Linux a hash-table
+    /// lookup for every array grown), on every op's path.
+    @inlinable
     public func rows<T>(_ values: SQLValue..., map: (Statement) throws -> T) throws -> [T] {
         try rows(values, map: map)
     }
 
     /// Binds `values`, maps every row with `map` and resets.
+    @inlinable
     public func rows<T>(_ values: [SQLValue], map: (Statement) throws -> T) throws -> [T] {
         try bind(values)
-        defer { sqlite3_reset(handle) }
+        defer { reset() }
         var result: [T] = []
         while try step() {
             result.append(try map(self))
         }
         return result
+    }
+
+    /// Binds `values`, maps the first row with `map` (nil when there is none) and resets: a
+    /// one-row lookup (a head, a row id, a count) without building an array of rows.
+    @inlinable
+    public func firstRow<T>(_ values: SQLValue..., map: (Statement) throws -> T) throws -> T? {
+        try bind(values)
+        defer { reset() }
+        return try step() ? map(self) : nil
     }
 
     /// Binds `values` and calls `body` for each row without collecting them, then resets.

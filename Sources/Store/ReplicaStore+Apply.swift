@@ -182,7 +182,7 @@ extension ReplicaStore {
 
     func isEverMember(_ user: UserID, pid: Int64) throws -> Bool {
         let statement = try database.cachedStatement("SELECT 1 FROM members WHERE pid = ? AND user = ?")
-        return try statement.rows(.integer(pid), .blob(user.publicKey)) { _ in true }.first ?? false
+        return try statement.firstRow(.integer(pid), .blob(user.publicKey)) { _ in true } ?? false
     }
 
     private func insert(_ op: Operation, pid: Int64, aid: Int64, nowMillis: UInt64) throws -> Int64 {
@@ -224,10 +224,10 @@ extension ReplicaStore {
 
     func storedOp(pid: Int64, aid: Int64, seq: UInt64) throws -> StoredOp? {
         let statement = try database.cachedStatement("SELECT oid, header, body, type FROM ops WHERE pid = ? AND aid = ? AND seq = ?")
-        return try statement.rows(.integer(pid), .integer(aid), .integer(Int64(seq))) { row in
+        return try statement.firstRow(.integer(pid), .integer(aid), .integer(Int64(seq))) { row in
             let header = row.blob(1)
             return StoredOp(oid: row.int64(0), header: header, body: row.blob(2), author: UserID(publicKey: header[40..<72])!, type: UInt8(row.int(3)))
-        }.first
+        }
     }
 
     /// Whether this exact op is stored (same position and id).

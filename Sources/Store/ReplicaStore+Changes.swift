@@ -6,7 +6,7 @@ import SQLite
 extension ReplicaStore {
     /// The row id of the newest op, so a node can later ask what arrived after it.
     public func latestOpRowID() throws -> Int64 {
-        try database.cachedStatement("SELECT max(oid) FROM ops").rows { $0.int64(0) }.first ?? 0
+        try database.cachedStatement("SELECT max(oid) FROM ops").firstRow { $0.int64(0) } ?? 0
     }
 
     /// Starts watching which ops this connection stores: `firstOpRowIDSinceMark` is nil until
@@ -19,7 +19,7 @@ extension ReplicaStore {
 
     /// How many ops are stored after `rowID` (what one local write added, without reading them).
     public func opCount(afterRowID rowID: Int64) throws -> Int {
-        try database.cachedStatement("SELECT count(*) FROM ops WHERE oid > ?").rows(.integer(rowID)) { $0.int(0) }.first ?? 0
+        try database.cachedStatement("SELECT count(*) FROM ops WHERE oid > ?").firstRow(.integer(rowID)) { $0.int(0) } ?? 0
     }
 
     /// Ops stored after `rowID` (by this or any other process), oldest first, at most `limit`.

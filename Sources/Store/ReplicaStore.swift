@@ -140,9 +140,9 @@ public final class ReplicaStore {
     public func partition(_ id: PartitionID) throws -> PartitionRecord? {
         if let cached = partitionCache[id] { return cached }
         let statement = try database.cachedStatement("SELECT pid, descriptor, joined FROM partitions WHERE id = ?")
-        let found = try statement.rows(.blob(id.bytes)) { row in
+        let found = try statement.firstRow(.blob(id.bytes)) { row in
             PartitionRecord(pid: row.int64(0), descriptor: try PartitionDescriptor(decoding: row.blob(1)), joined: row.int(2) != 0)
-        }.first
+        }
         if let found { partitionCache[id] = found }
         return found
     }
@@ -161,7 +161,7 @@ public final class ReplicaStore {
     func descriptor(pid: Int64) throws -> PartitionDescriptor? {
         if let cached = partitionCache.values.first(where: { $0.pid == pid }) { return cached.descriptor }
         let statement = try database.cachedStatement("SELECT descriptor FROM partitions WHERE pid = ?")
-        return try statement.rows(.integer(pid)) { try PartitionDescriptor(decoding: $0.blob(0)) }.first
+        return try statement.firstRow(.integer(pid)) { try PartitionDescriptor(decoding: $0.blob(0)) }
     }
 
     // MARK: Authors
@@ -170,7 +170,7 @@ public final class ReplicaStore {
     func authorID(_ user: UserID) throws -> Int64 {
         if let aid = authorCache[user] { return aid }
         let find = try database.cachedStatement("SELECT aid FROM authors WHERE key = ?")
-        if let aid = try find.rows(.blob(user.publicKey), map: { $0.int64(0) }).first {
+        if let aid = try find.firstRow(.blob(user.publicKey), map: { $0.int64(0) }) {
             authorCache[user] = aid
             return aid
         }
@@ -183,7 +183,7 @@ public final class ReplicaStore {
     /// The row id of an author if already known (reads never create rows).
     func existingAuthorID(_ user: UserID) throws -> Int64? {
         if let aid = authorCache[user] { return aid }
-        return try database.cachedStatement("SELECT aid FROM authors WHERE key = ?").rows(.blob(user.publicKey)) { $0.int64(0) }.first
+        return try database.cachedStatement("SELECT aid FROM authors WHERE key = ?").firstRow(.blob(user.publicKey)) { $0.int64(0) }
     }
 
     // MARK: Heads
@@ -191,11 +191,11 @@ public final class ReplicaStore {
     /// The author's head in a partition (`maxSeq` 0 when none).
     func head(pid: Int64, aid: Int64) throws -> ChainHead {
         let statement = try database.cachedStatement("SELECT max_seq, head_id, frozen_at, unchecked_from FROM heads WHERE pid = ? AND aid = ?")
-        return try statement.rows(.integer(pid), .integer(aid)) { row in
+        return try statement.firstRow(.integer(pid), .integer(aid)) { row in
             ChainHead(
-                maxSeq: UInt64(row.int64(0)), headID: OpID(bytes: row.blob(1)) ?? .zero, frozenAt: row.isNull(2) ? nil : UInt64(row.int64(2)),
+                maxSeq: UInt64(row.int64(0)), headID: row.bytes32(1).map(OpID.init) ?? .zero, frozenAt: row.isNull(2) ? nil : UInt64(row.int64(2)),
                 uncheckedFrom: row.isNull(3) ? nil : UInt64(row.int64(3)))
-        }.first ?? .none
+        } ?? .none
     }
 
     /// The version vector of a partition: one head per author.

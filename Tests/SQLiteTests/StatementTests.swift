@@ -171,6 +171,21 @@ import Testing
         #expect(try statement.rows(3) { $0.int(0) } == [1, 2, 3])
     }
 
+    @Test func firstRow_mapsTheFirstRowOnly_nilForNone_andResets() throws {
+        let db = try Database(path: ":memory:")
+        try db.execute("CREATE TABLE t(x INTEGER) STRICT")
+        let insert = try db.prepare("INSERT INTO t VALUES (?)")
+        for i in 1...3 { try insert.run(.integer(Int64(i))) }
+        let select = try db.prepare("SELECT x FROM t WHERE x >= ? ORDER BY x")
+        #expect(try select.firstRow(.integer(2)) { $0.int(0) } == 2)
+        #expect(try select.firstRow(.integer(4)) { $0.int(0) } == nil)
+        #expect(try select.firstRow(.integer(1)) { $0.int(0) } == 1)
+        // Reset although rows were left: the table is not locked by a statement under way.
+        try db.execute("DROP TABLE t")
+        let wrongCount = #expect(throws: SQLiteError.self) { try select.firstRow(.integer(1), .integer(2)) { $0.int(0) } }
+        #expect(wrongCount?.code == SQLiteError.misuse)
+    }
+
     @Test func lastInsertRowIDAndChanges_reflectTheLastStatement() throws {
         let db = try Database(path: ":memory:")
         try db.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, x INTEGER) STRICT")
