@@ -259,8 +259,16 @@ func hostNotes(_ results: [BenchResult]) -> [String] {
         let cluster = result.key.dropFirst("latency_p99_ms_".count)  // "3_nodes"
         guard let slowed = results.first(where: { $0.key == "paced_host_slowed_percent_\(cluster)" }) else { return nil }
         let nodes = cluster.prefix { $0.isNumber }
+        var quiet = ""
+        if let p99 = results.first(where: { $0.key == "quiet_latency_p99_ms_\(cluster)" }),
+            let share = results.first(where: { $0.key == "quiet_deliveries_percent_\(cluster)" })
+        {
+            quiet =
+                " Away from the host's slowed runs (\(formatFigure(share.value))% of the deliveries) its p99 was \(formatFigure(p99.value)) ms"
+                + " (quiet_latency_p99_ms_\(cluster))."
+        }
         return "\nnote: \(result.key) missed its target while the host slowed \(formatFigure(slowed.value))% of the probe's runs "
-            + "(paced_host_slowed_percent_\(cluster)); the tail follows the host. "
+            + "(paced_host_slowed_percent_\(cluster)); the tail follows the host.\(quiet) "
             + "`make bench-tail NODES=\(nodes)` repeats the cluster and groups its p99 by that share."
     }
 }

@@ -72,6 +72,32 @@ final class HostProbe: Sendable {
         return Double(episodes) * 60_000 / Double(last.wallMillis - first.wallMillis)
     }
 
+    /// A delivery is *quiet* when no slowed run falls within this many milliseconds of its
+    /// interval, from the write to its apply: one probe period, the longest a slowdown that
+    /// touches the interval can go unseen.
+    static let quietMarginMillis: Int64 = 5
+
+    /// When the slowed runs happened (wall clock, ms), in order: what `isQuiet` searches.
+    static func slowedTimes(_ samples: [Sample]) -> [Int64] {
+        samples.filter { $0.slowdown >= slowedFactor }.map(\.wallMillis).sorted()
+    }
+
+    /// Whether no slowed run (`slowedTimes`) lies within `quietMarginMillis` of `from...to`.
+    /// Conservative both ways it can err: a delivery held up by a backlog the host left behind
+    /// counts as quiet once the episode is over, and so does one the host slowed on the other
+    /// vCPU, which the probe's thread did not run on.
+    static func isQuiet(from: Int64, to: Int64, slowedTimes: [Int64]) -> Bool {
+        let low = from - quietMarginMillis
+        let high = to + quietMarginMillis
+        // The first slowed run at or after `low`; quiet unless it is at or before `high`.
+        var (start, end) = (0, slowedTimes.count)
+        while start < end {
+            let middle = (start + end) / 2
+            if slowedTimes[middle] < low { start = middle + 1 } else { end = middle }
+        }
+        return start == slowedTimes.count || slowedTimes[start] > high
+    }
+
     /// The samples as CSV (`wall_ms,slowdown`), for lining them up with the deliveries' files.
     static func csv(_ samples: [Sample]) -> String {
         "wall_ms,slowdown\n" + samples.map { "\($0.wallMillis)," + String(format: "%.2f", $0.slowdown) + "\n" }.joined()
