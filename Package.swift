@@ -86,7 +86,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["Replica", "Identity", "Sodium", "Store", "Subprocess"]),
 
         .testTarget(name: "SodiumTests", dependencies: ["Sodium", "TestSupport"]),
-        .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "TestSupport"]),
+        .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "CSQLite", "TestSupport"]),
         .testTarget(name: "WireTests", dependencies: ["Wire", "TestSupport"]),
         .testTarget(name: "IdentityTests", dependencies: ["Identity", "Sodium", "TestSupport"]),
         .testTarget(name: "SecureLinkTests", dependencies: ["SecureLink", "TestSupport"]),

@@ -150,6 +150,7 @@ final class WALCheckpointer: @unchecked Sendable {
     private func openIfNeeded() -> OpaquePointer? {
         if let connection { return connection }
         var handle: OpaquePointer?
+        _ = Database.processSettings
         let code = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil)
         // A new connection learns the file is in WAL mode only when it first reads it; until then
         // a checkpoint is a no-op that reports -1 frames.
