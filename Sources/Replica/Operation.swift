@@ -66,7 +66,7 @@ public struct Operation: Hashable, Sendable {
         w.u64(seq)
         w.opID(prev)
         w.u64(hlc.raw)
-        w.raw(GenericHash.hash(body))
+        w.bytes32(body.withUnsafeBytes { Bytes32.blake2b($0) })
         let signature = identity.sign(signatureDomain + w.bytes)
         w.raw(signature)
         return try! Operation(header: w.bytes, body: body)
@@ -104,7 +104,7 @@ public struct Operation: Hashable, Sendable {
         }
         self.header = header
         self.body = body
-        id = header.withUnsafeBytes { OpID(bytes: GenericHash.hash(UnsafeRawBufferPointer(rebasing: $0[0..<Operation.signedBytes])))! }
+        id = header.withUnsafeBytes { OpID(Bytes32.blake2b(UnsafeRawBufferPointer(rebasing: $0[0..<Operation.signedBytes]))) }
     }
 
     /// Decodes `header ‖ body` from one buffer (export files, OPS frames).
@@ -125,7 +125,7 @@ public struct Operation: Hashable, Sendable {
 
     /// Whether the body matches the hash in the header (erased bodies match by definition).
     public var hasValidBodyHash: Bool {
-        flags.contains(.bodyErased) || Bytes32(GenericHash.hash(body)) == bodyHash
+        flags.contains(.bodyErased) || body.withUnsafeBytes { Bytes32.blake2b($0) } == bodyHash
     }
 
     /// Whether the author's signature covers the header (and through the body hash, the body).
@@ -193,5 +193,15 @@ public enum OperationError: Error, Hashable, Sendable, CustomStringConvertible {
         case .badSignature: "op signature is not valid"
         case .brokenChain: "op does not link to the author's previous op"
         }
+    }
+}
+
+extension Bytes32 {
+    /// BLAKE2b-256 of `input`, hashed into the value itself: op ids and body hashes, on every
+    /// op's path, without an array on the way (`Bytes32.bytes` says why that matters).
+    static func blake2b(_ input: UnsafeRawBufferPointer) -> Bytes32 {
+        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &words) { GenericHash.hash(input, into: $0) }
+        return withUnsafeBytes(of: &words) { Bytes32($0) }
     }
 }

@@ -19,6 +19,14 @@ public enum GenericHash {
         return out
     }
 
+    /// One-shot hash of `input` without a key, written into `output` (16...64 bytes, its whole
+    /// length): the hot paths (op ids, body hashes) hash into a value on the stack, not an array.
+    public static func hash(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) {
+        precondition((16...64).contains(output.count), "BLAKE2b output into 16...64 bytes")
+        Sodium.ensureInitialized()
+        _ = crypto_generichash(output.u8, output.count, input.u8, UInt64(input.count), nil, 0)
+    }
+
     /// One-shot hash of `input`.
     public static func hash(_ input: [UInt8], key: [UInt8] = [], outputBytes: Int = 32) -> [UInt8] {
         input.withUnsafeBytes { hash($0, key: key, outputBytes: outputBytes) }

@@ -29,15 +29,14 @@ public struct Bytes32: Hashable, Comparable, Sendable {
     }
 
     /// The 32 bytes, in order.
+    ///
+    /// Copied from the words laid out on the stack: `Array(buffer)` is specialized where it is
+    /// compiled, while `[UInt8](unsafeUninitializedCapacity:)` goes through the standard
+    /// library's generic allocation, which on Linux looks up the array's type metadata in a hash
+    /// table on every call (twice the time here; ids are bound into SQL on every op's path).
     public var bytes: [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: 32) { buffer, count in
-            let raw = UnsafeMutableRawBufferPointer(buffer)
-            raw.storeBytes(of: w0.bigEndian, toByteOffset: 0, as: UInt64.self)
-            raw.storeBytes(of: w1.bigEndian, toByteOffset: 8, as: UInt64.self)
-            raw.storeBytes(of: w2.bigEndian, toByteOffset: 16, as: UInt64.self)
-            raw.storeBytes(of: w3.bigEndian, toByteOffset: 24, as: UInt64.self)
-            count = 32
-        }
+        var words = (w0.bigEndian, w1.bigEndian, w2.bigEndian, w3.bigEndian)
+        return withUnsafeBytes(of: &words) { Array($0) }
     }
 
     public var isZero: Bool { self == .zero }

@@ -44,6 +44,18 @@ private let blake2b512KeyedOfEmpty =
         #expect(viaBuffer.count == 32)
     }
 
+    @Test func genericHash_intoABuffer_matchesTheArrayForm() {
+        let input = utf8("abc")
+        for length in [16, 32, 64] {
+            var out = [UInt8](repeating: 0, count: length)
+            input.withUnsafeBytes { i in out.withUnsafeMutableBytes { GenericHash.hash(i, into: $0) } }
+            #expect(out == GenericHash.hash(input, outputBytes: length), "\(length) bytes")
+        }
+        var full = [UInt8](repeating: 0, count: 64)
+        input.withUnsafeBytes { i in full.withUnsafeMutableBytes { GenericHash.hash(i, into: $0) } }
+        #expect(Sodium.hex(full) == blake2b512OfABC)
+    }
+
     @Test func genericHash_domain_isLabelThenPartsAndSeparatesDomains() {
         let direct = GenericHash.hash(utf8("parley/room/v1") + utf8("lobby"))
         #expect(GenericHash.hash(domain: "parley/room/v1", [utf8("lobby")]) == direct)
