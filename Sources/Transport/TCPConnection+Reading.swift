@@ -69,15 +69,13 @@ extension TCPConnection {
     func receiveLocked(_ state: inout State, maxBytes: Int) -> Result<[UInt8], any Error>? {
         if state.reachedEOF { return .success([]) }
         let fd = state.fd
+        if (state.receiveBuffer?.bytes.count ?? 0) < maxBytes { state.receiveBuffer = ReceiveBuffer(capacity: maxBytes) }
+        let buffer = state.receiveBuffer!.bytes
         while true {
-            var received = 0
-            let bytes = [UInt8](unsafeUninitializedCapacity: maxBytes) { buffer, count in
-                received = recv(fd, buffer.baseAddress, maxBytes, 0)
-                count = max(received, 0)
-            }
+            let received = recv(fd, buffer.baseAddress, maxBytes, 0)
             if received > 0 {
-                // A big buffer holding a small message would pin its capacity for the caller.
-                return .success(received < maxBytes / 2 && maxBytes > 4096 ? Array(bytes[..<received]) : bytes)
+                // Copied out at its size: the caller keeps no capacity it did not get.
+                return .success(Array(UnsafeRawBufferPointer(rebasing: buffer[..<received])))
             }
             if received == 0 {
                 state.reachedEOF = true

@@ -50,6 +50,24 @@ public final class TCPConnection: Sendable {
         var writeShutdown = WriteShutdown.open
         var delayTimer: EventLoop.TimerID?
         var faults = FaultInjection.none
+        /// Where `recv` writes, kept for the connection's life (made at the first read).
+        var receiveBuffer: ReceiveBuffer?
+    }
+
+    /// A buffer `recv` writes into before the bytes received are copied out at their size.
+    /// Allocating the read's whole capacity for every `recv` (64 KiB, also for the one that finds
+    /// nothing) went through the standard library's generic array allocation, which on Linux looks
+    /// up the array's type metadata at run time, on every read of every link.
+    final class ReceiveBuffer {
+        let bytes: UnsafeMutableRawBufferPointer
+
+        init(capacity: Int) {
+            bytes = .allocate(byteCount: capacity, alignment: 16)
+        }
+
+        deinit {
+            bytes.deallocate()
+        }
     }
 
     enum WriteShutdown {
