@@ -35,7 +35,7 @@ extension GossipSession {
             setChain(key, chain)
             current = self.chain(key)
         }
-        let offered = (local[key.partition]?.sharing ?? .never) != .never
+        let offered = (localSharing[key.partition] ?? .never) != .never
         if offered, skippedByPeer.isEmpty || !skippedByPeer.contains(key) {
             var chain = current ?? Chain()
             let baseline = shared.values[partition].baseline

@@ -8,7 +8,7 @@ extension GossipSession {
     /// Whether the partition is synced on this link now (both list it, and this node still
     /// shares it with the peer).
     func isServable(_ id: PartitionID) -> Bool {
-        shared[id] != nil && (local[id]?.sharing ?? .never) != .never
+        shared[id] != nil && (localSharing[id] ?? .never) != .never
     }
 
     // MARK: - WANT
