@@ -188,12 +188,11 @@ private func pacedLatency(_ cluster: BenchCluster, target: Double) async throws 
             guard let sent = times[author][id] else { continue }
             for other in 0..<count where other != author {
                 guard let received = times[other][id] else { continue }
-                latencies.append(Double(Int64(received) - Int64(sent)))
+                let latency = Int64(received) - Int64(sent)
+                latencies.append(Double(latency))
                 guard listing else { continue }
-                if HostProbe.isQuiet(from: Int64(sent), to: Int64(received), slowedTimes: slowedTimes) {
-                    quietLatencies.append(Double(Int64(received) - Int64(sent)))
-                }
-                if options.deliveries != nil { csv += "\(sent),\(author),\(other),\(Int64(received) - Int64(sent))\n" }
+                if HostProbe.isQuiet(from: Int64(sent), to: Int64(received), slowedTimes: slowedTimes) { quietLatencies.append(Double(latency)) }
+                if options.deliveries != nil { csv += "\(sent),\(author),\(other),\(latency)\n" }
             }
         }
         return latencies
