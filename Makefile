@@ -13,7 +13,7 @@ PARLEY := .build/debug/parley
 ## toolchain's static Foundation; that is not a warning in Parley's code.
 RELEASE_FLAGS := -c release --static-swift-stdlib $(SWIFT_FLAGS)
 
-.PHONY: run test build release install deps test-deps bench-build bench bench-sweep bench-tail clean lint format fuzz
+.PHONY: run test build release install deps test-deps bench-build bench bench-sweep bench-tail bench-vcpus clean lint format fuzz
 
 deps:
 	@scripts/install-deps.sh
@@ -70,7 +70,7 @@ bench-build: release
 
 ## bench: Parley's figures next to the machine's limits, in release mode (docs/BENCHMARKS.md);
 ## prints a table and writes bench.json. `make bench BENCH_FLAGS=--quick` for a short run,
-## `BENCH_FLAGS='--only apply'` for one figure. Never part of the tests.
+## `BENCH_FLAGS='--only apply'` for some figures (a comma-separated list). Never part of the tests.
 BENCH_FLAGS ?=
 bench: bench-build
 	.build/release/parley-bench --out bench.json $(BENCH_FLAGS)
@@ -88,6 +88,15 @@ bench-sweep: bench-build
 RUNS ?= 10
 bench-tail: bench-build
 	scripts/bench-tail.sh $(NODES) $(RUNS)
+
+## bench-vcpus: whether the host's slow episodes hit one vCPU or all of them at once: a probe
+## thread pinned to each CPU for VCPU_SECONDS (docs/BENCHMARKS.md, *What the latency targets let
+## a write cost*). Built with the C compiler the Swift toolchain brings (clang) if there is no cc.
+VCPU_SECONDS ?= 20
+bench-vcpus:
+	@mkdir -p .build
+	$$(command -v cc || command -v clang) -O2 -pthread scripts/vcpu-episodes.c -o .build/vcpu-episodes
+	.build/vcpu-episodes $(VCPU_SECONDS)
 
 clean:
 	swift package clean

@@ -76,12 +76,12 @@ struct BenchOptions: Sendable {
             case "--help", "-h":
                 print(
                     """
-                    usage: parley-bench [--out FILE] [--quick] [--only TEXT] [--binary PARLEY] [--run-args 'OPTIONS']
+                    usage: parley-bench [--out FILE] [--quick] [--only TEXT[,TEXT…]] [--binary PARLEY] [--run-args 'OPTIONS']
                                        [--deliveries PREFIX] [--pace WRITES_PER_S] [--warmup WRITES] [--floor-extra-ms MS]
                       Measures the write, apply, replication, latency, catch-up, idle, memory, start-up and
                       discovery figures of Parley next to this machine's own limits (SQLite, secretstream,
                       loopback TCP) measured in the same run; prints a table and writes FILE (bench.json).
-                      --quick: smaller counts and windows. --only TEXT: only the figures whose key contains TEXT.
+                      --quick: smaller counts and windows. --only TEXT[,TEXT…]: only the figures whose key contains one of the TEXTs.
                       --binary: the parley executable the node figures start (default: next to parley-bench).
                       --run-args: more `parley run` options for every node (experiments; the figures then
                       no longer measure the defaults).
@@ -176,13 +176,18 @@ func pad(_ text: String, _ width: Int, left: Bool = false) -> String {
 
 /// Whether any of `keys` is wanted (`--only`).
 func wants(_ keys: String...) -> Bool {
+    keys.contains(where: isWanted)
+}
+
+/// Whether `key` is wanted: no `--only`, or `key` contains one of its comma-separated texts.
+func isWanted(_ key: String) -> Bool {
     guard let only = options.only else { return true }
-    return keys.contains { $0.contains(only) }
+    return only.split(separator: ",").contains { key.contains($0) }
 }
 
 /// A figure measured some other way than `measure` (latencies, sizes, times); printed at once.
 func record(_ key: String, unit: String, value: Double, seconds: Double = 0, reference: String? = nil, target: Target? = nil) -> BenchResult? {
-    if let only = options.only, !key.contains(only) { return nil }
+    guard isWanted(key) else { return nil }
     print("  " + pad(key, 32) + pad(formatFigure(value), 12, left: true) + " " + unit)
     return BenchResult(key: key, unit: unit, value: value, seconds: seconds, reference: reference, target: target)
 }
@@ -205,7 +210,7 @@ func measure<Prepared>(
     _ key: String, unit: String, count: Int, reference: String? = nil, target: Target? = nil,
     prepare: () throws -> Prepared, _ body: (Prepared) throws -> Void
 ) throws -> BenchResult? {
-    if let only = options.only, !key.contains(only) { return nil }
+    guard isWanted(key) else { return nil }
     let prepared = try prepare()
     let start = DispatchTime.now().uptimeNanoseconds
     try body(prepared)

@@ -115,7 +115,7 @@ results.append(
 
 // 3. Apply: ops received from peers into a fresh store, in OPS-sized batches of 256, with
 // chain-batched verification (one signature per run of one author's ops).
-let wantsApply = options.only.map { "apply_ops_per_s".contains($0) } ?? true
+let wantsApply = isWanted("apply_ops_per_s")
 if wantsApply { print("signing \(options.applyOps) ops for the apply benchmark (not timed)...") }
 var factory = OpFactory()
 let writers = (0..<10).map { Fixtures.identity(UInt8($0)) }
