@@ -55,21 +55,48 @@ public struct Operation: Hashable, Sendable {
         type: OperationType, flags: Flags = [], partition: PartitionID, seq: UInt64, prev: OpID,
         hlc: HLC, body: [UInt8], by identity: Identity
     ) -> Operation {
-        precondition(body.count <= maxBodyBytes, "body over the limit must be refused before signing")
-        var w = ByteWriter(capacity: headerBytes + body.count)
-        w.u8(version)
-        w.u8(type.rawValue)
-        w.u16(flags.rawValue)
-        w.u32(UInt32(body.count))
-        w.partitionID(partition)
-        w.user(identity.id)
-        w.u64(seq)
-        w.opID(prev)
-        w.u64(hlc.raw)
-        w.bytes32(body.withUnsafeBytes { Bytes32.blake2b($0) })
-        let signature = identity.sign(signatureDomain + w.bytes)
-        w.raw(signature)
-        return try! Operation(header: w.bytes, body: body)
+        Unsigned(type: type, flags: flags, partition: partition, seq: seq, prev: prev, hlc: hlc, body: body, author: identity.id)
+            .signed(by: identity)
+    }
+
+    /// An op before its signature: the signed bytes and the op id, which the signature does not
+    /// enter. So a chain's ids (each op's `prev`) follow from the head alone, and its ops can be
+    /// signed in any order, on several threads (`ReplicaStore.author([bodies])`).
+    public struct Unsigned: Sendable {
+        /// Bytes 0..<152 of the header.
+        public let signedBytes: [UInt8]
+        public let body: [UInt8]
+        /// BLAKE2b-256 of `signedBytes`: the id the signed op will have.
+        public let id: OpID
+        public let author: UserID
+
+        public init(
+            type: OperationType, flags: Flags = [], partition: PartitionID, seq: UInt64, prev: OpID, hlc: HLC, body: [UInt8],
+            author: UserID
+        ) {
+            precondition(body.count <= maxBodyBytes, "body over the limit must be refused before signing")
+            var w = ByteWriter(capacity: headerBytes)
+            w.u8(version)
+            w.u8(type.rawValue)
+            w.u16(flags.rawValue)
+            w.u32(UInt32(body.count))
+            w.partitionID(partition)
+            w.user(author)
+            w.u64(seq)
+            w.opID(prev)
+            w.u64(hlc.raw)
+            w.bytes32(body.withUnsafeBytes { Bytes32.blake2b($0) })
+            signedBytes = w.bytes
+            (self.body, self.author) = (body, author)
+            id = signedBytes.withUnsafeBytes { OpID(Bytes32.blake2b($0)) }
+        }
+
+        /// The op, signed by `identity`, which must be the author it was built for.
+        public func signed(by identity: Identity) -> Operation {
+            precondition(identity.id == author, "an op is signed by its own author")
+            let signature = identity.sign(signatureDomain + signedBytes)
+            return try! Operation(header: signedBytes + signature, body: body)
+        }
     }
 
     /// Parses a header and body received from anywhere. Checks only the layout (sizes, version,

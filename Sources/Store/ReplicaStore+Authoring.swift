@@ -5,6 +5,7 @@ import Sodium
 import Wire
 
 import class Foundation.NSCondition
+import class Foundation.ProcessInfo
 import class Foundation.Thread
 
 /// Writing local ops: the node's own changes.
@@ -67,6 +68,10 @@ extension ReplicaStore {
     /// Batches shorter than this are signed inline: starting a thread costs more than it saves.
     static let pipelinedSigningMinimum = 32
 
+    /// The threads that sign a long batch: one per core, at most four (the thread that applies
+    /// mostly waits for them).
+    static let signerThreads = min(max(ProcessInfo.processInfo.activeProcessorCount, 1), 4)
+
     /// The bodies' types and encodings if every one can be signed without reading the store
     /// between ops (valid, within the size limit, nothing to encrypt or look up); nil if not.
     static func signableAhead(_ bodies: [OperationBody], in descriptor: PartitionDescriptor) -> [(type: OperationType, body: [UInt8])]? {
@@ -90,9 +95,12 @@ extension ReplicaStore {
     }
 
     /// `author(_:in:by:nowMillis:)` for a batch `signableAhead` accepted: the ops' seqs, prevs and
-    /// clock readings follow from the head alone, so a signer thread builds the chain while this
-    /// thread applies each op as it comes. Must run inside the transaction; an op that does not
-    /// apply stops the signer and throws (the caller's transaction rolls everything back).
+    /// clock readings follow from the head alone (an op id leaves the signature out), so the
+    /// chain is built here first and signed by `signerThreads` threads at once, while this
+    /// thread applies each op in chain order as it comes. Signing is most of a post's CPU, so
+    /// the batch goes about as fast as the cores sign. Must run inside the transaction; an op
+    /// that does not apply stops the signers and throws (the caller's transaction rolls
+    /// everything back).
     private func authorSigningAhead(
         _ bodies: [(type: OperationType, body: [UInt8])], record: PartitionRecord, by identity: Identity, nowMillis: UInt64
     ) throws -> [Operation] {
@@ -100,22 +108,25 @@ extension ReplicaStore {
         let head = try self.head(pid: record.pid, aid: try authorID(identity.id))
         if let frozen = head.frozenAt { throw StoreError.rejected(.authorForked(at: frozen)) }
         var clock = self.clock
-        let stamps = bodies.map { _ in clock.tick(nowMillis: nowMillis) }
-        let signer = ChainSigner(count: bodies.count)
-        let partitionID = record.id
-        let thread = Thread {
-            var prev = head.headID
-            for (index, body) in bodies.enumerated() {
-                guard !signer.isCancelled else { break }
-                let op = Operation.sign(
-                    type: body.type, partition: partitionID, seq: head.maxSeq + 1 + UInt64(index), prev: prev, hlc: stamps[index],
-                    body: body.body, by: identity)
-                prev = op.id
-                signer.deliver(op)
-            }
-            signer.finish()
+        var prev = head.headID
+        let chain = bodies.enumerated().map { index, body in
+            let unsigned = Operation.Unsigned(
+                type: body.type, partition: record.id, seq: head.maxSeq + 1 + UInt64(index), prev: prev,
+                hlc: clock.tick(nowMillis: nowMillis), body: body.body, author: identity.id)
+            prev = unsigned.id
+            return unsigned
         }
-        thread.start()
+        let threads = Self.signerThreads
+        let signer = ChainSigner(count: chain.count, signers: threads)
+        for first in 0..<threads {
+            Thread {
+                for index in stride(from: first, to: chain.count, by: threads) {
+                    guard !signer.isCancelled else { break }
+                    signer.deliver(chain[index].signed(by: identity), at: index)
+                }
+                signer.finish()
+            }.start()
+        }
         defer {
             signer.cancel()
             signer.waitUntilFinished()
@@ -196,62 +207,69 @@ extension ReplicaStore {
     }
 }
 
-/// The hand-over between the signer thread of `authorSigningAhead` and the thread that applies:
-/// ops in chain order. The signer is the slower of the two, so the taker waits for a handful
-/// of ops at a time rather than waking for each (a wake-up costs about as much as storing an op).
+/// The hand-over between the signer threads of `authorSigningAhead` and the thread that
+/// applies: ops in chain order. Signers finish ops out of order (each takes every n-th), so an
+/// op is handed over once every op before it is signed. The signers are the slower side, so the
+/// taker waits for a handful of ops at a time rather than waking for each (a wake-up costs about
+/// as much as storing an op).
 private final class ChainSigner: @unchecked Sendable {
     // @unchecked: every field is guarded by `condition`.
     private let condition = NSCondition()
     private let count: Int
-    private var ops: [Operation] = []
+    /// Signed ops by chain index; nil until signed.
+    private var ops: [Operation?]
+    /// Ops signed from index 0 on without a gap.
+    private var ready = 0
     private var cancelled = false
-    private var finished = false
+    private var runningSigners: Int
     /// How many ops the taker waits for (0: it is not waiting).
     private var awaited = 0
 
     /// Ops the taker waits for at once, at most.
     static let handOff = 16
 
-    init(count: Int) {
+    init(count: Int, signers: Int) {
         self.count = count
-        ops.reserveCapacity(count)
+        ops = Array(repeating: nil, count: count)
+        runningSigners = signers
     }
 
-    /// Checked by the signer before each op.
+    /// Checked by the signers before each op.
     var isCancelled: Bool {
         condition.lock()
         defer { condition.unlock() }
         return cancelled
     }
 
-    /// The signer's next op in chain order.
-    func deliver(_ op: Operation) {
+    /// A signer's op at chain index `index`.
+    func deliver(_ op: Operation, at index: Int) {
         condition.lock()
-        ops.append(op)
-        if awaited > 0, ops.count >= awaited { condition.signal() }
+        ops[index] = op
+        while ready < count, ops[ready] != nil { ready += 1 }
+        if awaited > 0, ready >= awaited { condition.signal() }
         condition.unlock()
     }
 
-    /// The signer stopped (all signed, or cancelled).
+    /// A signer stopped (its share signed, or cancelled).
     func finish() {
         condition.lock()
-        finished = true
+        runningSigners -= 1
         condition.broadcast()
         condition.unlock()
     }
 
     /// The ops from `index` on that are signed, at least one: waits for up to `handOff` of them
-    /// when none is. Called only for indices the signer will deliver (it stops early only after
-    /// `cancel`, which the taker calls last).
+    /// when none is. Called only for indices the signers will deliver (they stop early only
+    /// after `cancel`, which the taker calls last).
     func take(from index: Int) -> [Operation] {
         condition.lock()
         defer { condition.unlock() }
-        if ops.count <= index {
+        if ready <= index {
             awaited = min(index + Self.handOff, count)
-            while ops.count < awaited, !finished { condition.wait() }
+            while ready < awaited, runningSigners > 0 { condition.wait() }
             awaited = 0
         }
-        return Array(ops[index..<ops.count])  // a copy: a slice would make the signer's next append copy `ops`
+        return ops[index..<ready].map { $0! }
     }
 
     func cancel() {
@@ -263,6 +281,6 @@ private final class ChainSigner: @unchecked Sendable {
     func waitUntilFinished() {
         condition.lock()
         defer { condition.unlock() }
-        while !finished { condition.wait() }
+        while runningSigners > 0 { condition.wait() }
     }
 }

@@ -20,4 +20,26 @@ import Wire
         body[body.count - 1] ^= 0x01
         #expect(!(try Operation(header: op.header, body: body).hasValidBodyHash))
     }
+
+    /// The id leaves the signature out, so a chain's ids are known before any op is signed, and
+    /// its ops may be signed in any order (batched authoring signs on several threads).
+    @Test func unsignedOps_carryTheIdTheSignedOpGets_andSignInAnyOrder() throws {
+        let alice = Fixtures.identity(1)
+        let lobby = PartitionDescriptor.room(RoomName("lobby")!).id
+        var prev = OpID.zero
+        let chain = (1...4).map { seq in
+            let unsigned = Operation.Unsigned(
+                type: .post, partition: lobby, seq: UInt64(seq), prev: prev, hlc: HLC(raw: UInt64(seq) << 16),
+                body: Array("post \(seq)".utf8), author: alice.id)
+            prev = unsigned.id
+            return unsigned
+        }
+        let signed = chain.reversed().map { $0.signed(by: alice) }.reversed()
+        #expect(signed.map(\.id) == chain.map(\.id))
+        #expect(signed.allSatisfy { $0.hasValidSignature && $0.hasValidBodyHash })
+        #expect(zip(signed, signed.dropFirst()).allSatisfy { $1.prev == $0.id })
+        let inline = Operation.sign(
+            type: .post, partition: lobby, seq: 1, prev: .zero, hlc: HLC(raw: 1 << 16), body: Array("post 1".utf8), by: alice)
+        #expect(inline.header == signed.first?.header)
+    }
 }
