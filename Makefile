@@ -94,8 +94,8 @@ bench-tail: bench-build
 ## a write cost*). Built with the C compiler the Swift toolchain brings (clang) if there is no cc.
 VCPU_SECONDS ?= 20
 bench-vcpus:
-	@mkdir -p .build
-	$$(command -v cc || command -v clang) -O2 -pthread scripts/vcpu-episodes.c -o .build/vcpu-episodes
+	@compiler=$$(command -v cc || command -v clang) || { echo "make bench-vcpus: no C compiler (cc or clang) on PATH; install one, e.g. apt-get install gcc" >&2; exit 1; }; \
+	mkdir -p .build && $$compiler -O2 -pthread scripts/vcpu-episodes.c -o .build/vcpu-episodes
 	.build/vcpu-episodes $(VCPU_SECONDS)
 
 clean:

@@ -95,7 +95,7 @@ public struct Operation: Hashable, Sendable {
         public func signed(by identity: Identity) -> Operation {
             precondition(identity.id == author, "an op is signed by its own author")
             let signature = identity.sign(signatureDomain + signedBytes)
-            return try! Operation(header: signedBytes + signature, body: body)
+            return try! Operation(header: signedBytes + signature, body: body, bodyAbsent: false, id: id)
         }
     }
 
@@ -103,6 +103,11 @@ public struct Operation: Hashable, Sendable {
     /// body length); `verify` checks hash and signature. `bodyAbsent` parses a header alone
     /// (fork proofs), whose body is then empty.
     public init(header: [UInt8], body: [UInt8], bodyAbsent: Bool = false) throws(OperationError) {
+        try self.init(header: header, body: body, bodyAbsent: bodyAbsent, id: nil)
+    }
+
+    /// `id`: the op id when the caller computed it already (`Unsigned.signed(by:)`), else nil.
+    private init(header: [UInt8], body: [UInt8], bodyAbsent: Bool, id: OpID?) throws(OperationError) {
         guard header.count == Operation.headerBytes else { throw .malformed("header is \(header.count) bytes, expected \(Operation.headerBytes)") }
         var r = ByteReader(header)
         do {
@@ -131,7 +136,7 @@ public struct Operation: Hashable, Sendable {
         }
         self.header = header
         self.body = body
-        id = header.withUnsafeBytes { OpID(Bytes32.blake2b(UnsafeRawBufferPointer(rebasing: $0[0..<Operation.signedBytes]))) }
+        self.id = id ?? header.withUnsafeBytes { OpID(Bytes32.blake2b(UnsafeRawBufferPointer(rebasing: $0[0..<Operation.signedBytes]))) }
     }
 
     /// Decodes `header ‖ body` from one buffer (export files, OPS frames).
