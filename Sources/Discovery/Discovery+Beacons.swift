@@ -61,7 +61,7 @@ extension Discovery {
         if !beacon.isLeaving, firstBeacon || restarted || returning {
             // A peer appeared (for the first time, after a restart, or back from gone): tell it
             // about us quickly, and dial it now rather than after an old backoff.
-            speedUp(now: now)
+            speedUp(now: now, willDialUs: beacon.identity < configuration.identity)
             record.dial.retrySoon(floor: configuration.reconnectBackoff.lowerBound)
             if record.link == nil { record.unlinkedSince = now }
         }

@@ -11,8 +11,10 @@ import Identity
 /// Rules it follows:
 /// - Beacons go to every target at the current interval: `fastInterval` for `fastPeriod` after
 ///   the start and after a new peer appears (a new identity, a restart, a return from `gone`),
-///   then doubling from `stableInterval.lowerBound` to its upper bound. Every beacon carries
-///   the interval until the next one, and receivers expire the sender after three of them.
+///   then doubling from `stableInterval.lowerBound` to its upper bound. A new peer with the
+///   smaller key (it dials us, so it needs our beacon) gets the next one `newcomerReplyDelay`
+///   after our last, not a whole interval later. Every beacon carries the interval until the
+///   next one, and receivers expire the sender after three of them.
 /// - Received datagrams are rate-limited per source address before they are read, then
 ///   authenticated; our own beacons are ignored; a beacon MUST carry a seq above the last one
 ///   seen from its (identity, instance), else it is a replay and is ignored.
@@ -220,11 +222,14 @@ public struct Discovery: Sendable {
         nextBeaconAt = now + currentInterval
     }
 
-    /// A new peer appeared: beacon fast again, so it learns about us quickly (at most one beacon
-    /// per `fastInterval`, so a stream of newcomers cannot make us flood).
-    mutating func speedUp(now: UInt64) {
+    /// A new peer appeared: beacon fast again, so it learns about us quickly. A peer that will
+    /// dial us (`willDialUs`: its key is the smaller) needs our beacon to do so, and gets the next
+    /// one `newcomerReplyDelay` after the last; any other at most one per `fastInterval`. So a
+    /// stream of newcomers cannot make us beacon more than five times a `fastInterval`.
+    mutating func speedUp(now: UInt64, willDialUs: Bool) {
         fastUntil = now + configuration.fastPeriod
-        let soonest = max(now, (lastBeaconAt ?? now) + configuration.fastInterval)
+        let gap = willDialUs ? configuration.newcomerReplyDelay : configuration.fastInterval
+        let soonest = max(now, (lastBeaconAt ?? now) + gap)
         nextBeaconAt = min(nextBeaconAt, soonest)
     }
 }

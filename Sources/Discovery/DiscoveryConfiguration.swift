@@ -22,6 +22,10 @@ public struct DiscoveryConfiguration: Sendable {
 
     /// The beacon interval at start and after a new peer appears (~1 s).
     public var fastInterval: UInt64 = 1_000
+    /// How soon after our last beacon a new peer that will dial us (its key is the smaller)
+    /// hears the next one: a fifth of `fastInterval`. Nodes that start together would otherwise
+    /// wait a whole interval for the beacon their dial needs.
+    public var newcomerReplyDelay: UInt64 { max(1, fastInterval / 5) }
     /// How long beacons stay fast after the start or a new peer.
     public var fastPeriod: UInt64 = 10_000
     /// Once stable, the interval doubles from the lower bound up to the upper bound.

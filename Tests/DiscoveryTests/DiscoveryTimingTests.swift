@@ -39,6 +39,38 @@ import Testing
         #expect(after.map(\.interval) == Array(repeating: 1_000, count: 10) + [5_000, 10_000, 20_000])
     }
 
+    /// Nodes that start together: a newcomer with the smaller key dials us, and needs our beacon
+    /// to do so, so it hears the next one a fifth of the fast interval after our last, not a
+    /// whole interval later. A newcomer we dial ourselves changes nothing, and a stream of
+    /// newcomers gets no more than one beacon per fifth of the interval.
+    @Test func newcomerThatDialsUs_hearsUsWithinAFifthOfTheFastInterval_andAStreamCannotFloodUs() {
+        var shell = TestShell()
+        shell.start()  // beacons at 0
+        var bob = FakePeer(largerPeer, host: lanHost(2))
+        shell.at(50) { discovery, now in discovery.hear(&bob, now: now) }  // we dial bob
+        shell.advance(to: 999)
+        #expect(shell.beaconLog.map(\.time) == [0])
+
+        var quick = TestShell()
+        quick.start()
+        var alice = FakePeer(smallerPeer, host: lanHost(3))
+        quick.at(50) { discovery, now in discovery.hear(&alice, now: now) }  // alice dials us
+        quick.advance(to: 999)
+        #expect(quick.beaconLog.map(\.time) == [0, 200])
+
+        var flooded = TestShell()
+        flooded.start()
+        for n in UInt64(1)...40 {  // a new smaller key every 25 ms
+            var newcomer = FakePeer(user(n % 49 + 1), host: lanHost(Int(3 + n % 100)))
+            newcomer.instance = InstanceID(raw: 0x1000 + n)
+            flooded.at(n * 25) { discovery, now in discovery.hear(&newcomer, now: now) }
+        }
+        flooded.advance(to: 1_000)
+        let times = flooded.beaconLog.map(\.time)
+        #expect(zip(times, times.dropFirst()).allSatisfy { $1 - $0 >= 200 }, "\(times)")
+        #expect(times.count <= 6, "\(times)")
+    }
+
     // MARK: Expiry
 
     @Test func silentPeer_isSuspectAfterTwoIntervals_goneAfterThree_thenForgotten() {
@@ -184,9 +216,11 @@ import Testing
     @Test func tickRequests_areEmittedOnlyWhenTheDeadlineChanges() {
         var discovery = Discovery(configuration: makeConfiguration())
         #expect(discovery.start(now: 0).tickRequests == [1_000])
-        var alice = FakePeer(smallerPeer, host: lanHost(3))
-        #expect(discovery.hear(&alice, now: 200).tickRequests.isEmpty)  // the beacon at 1 s comes first
+        var bob = FakePeer(largerPeer, host: lanHost(2))
+        #expect(discovery.hear(&bob, now: 200).tickRequests.isEmpty)  // we dial bob; the beacon at 1 s comes first
         #expect(discovery.onTick(now: 1_000).tickRequests == [1_000])
+        var alice = FakePeer(smallerPeer, host: lanHost(3))
+        #expect(discovery.hear(&alice, now: 1_100).tickRequests == [100])  // alice dials us: our next beacon at 1.2 s, not 2 s
     }
 }
 
