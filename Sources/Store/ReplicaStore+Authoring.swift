@@ -215,7 +215,6 @@ extension ReplicaStore {
 private final class ChainSigner: @unchecked Sendable {
     // @unchecked: every field is guarded by `condition`.
     private let condition = NSCondition()
-    private let count: Int
     /// Signed ops by chain index; nil until signed.
     private var ops: [Operation?]
     /// Ops signed from index 0 on without a gap.
@@ -229,7 +228,6 @@ private final class ChainSigner: @unchecked Sendable {
     static let handOff = 16
 
     init(count: Int, signers: Int) {
-        self.count = count
         ops = Array(repeating: nil, count: count)
         runningSigners = signers
     }
@@ -245,7 +243,7 @@ private final class ChainSigner: @unchecked Sendable {
     func deliver(_ op: Operation, at index: Int) {
         condition.lock()
         ops[index] = op
-        while ready < count, ops[ready] != nil { ready += 1 }
+        while ready < ops.count, ops[ready] != nil { ready += 1 }
         if awaited > 0, ready >= awaited { condition.signal() }
         condition.unlock()
     }
@@ -265,7 +263,7 @@ private final class ChainSigner: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         if ready <= index {
-            awaited = min(index + Self.handOff, count)
+            awaited = min(index + Self.handOff, ops.count)
             while ready < awaited, runningSigners > 0 { condition.wait() }
             awaited = 0
         }
