@@ -195,7 +195,14 @@ extension ReplicaStore {
             .integer(Int64(op.type)), .integer(Int64(bitPattern: op.hlc.raw)), .blob(op.header), .blob(op.body),
             .integer(Int64(nowMillis)))
         let oid = database.lastInsertRowID
-        if firstOpRowIDSinceMark == nil { firstOpRowIDSinceMark = oid }
+        if firstOpRowIDSinceMark == nil {
+            firstOpRowIDSinceMark = oid
+            if opsSinceMark != nil { dataVersionAtFirstOpSinceMark = try dataVersion }
+        }
+        if opsSinceMark != nil {
+            opsSinceMark?.append(op)
+            lastOpRowIDSinceMark = oid
+        }
         return oid
     }
 

@@ -15,6 +15,41 @@ extension ReplicaStore {
     /// transaction, about 1% of a busy node's CPU).
     public func markOpInserts() {
         firstOpRowIDSinceMark = nil
+        opsSinceMark = []
+        opsSinceMarkAreExact = true
+        dataVersionAtFirstOpSinceMark = nil
+        lastOpRowIDSinceMark = nil
+    }
+
+    /// What one write stored, as this connection saw it (`takeOpsSinceMark()`).
+    public struct MarkedWrite: Sendable {
+        /// The ops, in row order.
+        public let ops: [Operation]
+        /// `dataVersion` as the write stored its first op, inside its transaction; nil when it
+        /// stored none.
+        public let dataVersion: Int64?
+        /// The row id of the last op it stored (nil: none).
+        public let lastRowID: Int64?
+    }
+
+    /// The ops this connection stored since `markOpInserts()`, if that list is exact: no
+    /// rollback since the mark (which may have undone some of them) and no partition added
+    /// (which a node lists to its peers). Nil otherwise: read them from the store, after
+    /// `firstOpRowIDSinceMark`. Ends the watch either way.
+    ///
+    /// A node's own write hands its ops to the links from here rather than reading them back:
+    /// four read transactions and the ops' decoding, about a tenth of an own write's
+    /// instructions besides the signature (docs/BENCHMARKS.md).
+    public func takeOpsSinceMark() -> MarkedWrite? {
+        defer { opsSinceMark = nil }
+        guard opsSinceMarkAreExact, let ops = opsSinceMark else { return nil }
+        return MarkedWrite(ops: ops, dataVersion: dataVersionAtFirstOpSinceMark, lastRowID: lastOpRowIDSinceMark)
+    }
+
+    /// How many ops this connection stored since `markOpInserts()` (while watched and exact),
+    /// without asking SQLite.
+    public var opCountSinceMark: Int? {
+        opsSinceMarkAreExact ? opsSinceMark?.count : nil
     }
 
     /// How many ops are stored after `rowID` (what one local write added, without reading them).

@@ -41,6 +41,17 @@ public final class ReplicaStore {
     var membershipCache: [Int64: Membership.State] = [:]
     /// The row id of the first op this connection stored since `markOpInserts()` (nil: none).
     public internal(set) var firstOpRowIDSinceMark: Int64?
+    /// The ops this connection stored since `markOpInserts()`, in row order, while they are
+    /// watched (nil: not watched, so an apply between writes keeps nothing).
+    var opsSinceMark: [Operation]?
+    /// False once a rollback may have undone some of `opsSinceMark`, or a partition was added
+    /// since the mark (which the list alone does not show).
+    var opsSinceMarkAreExact = false
+    /// `dataVersion` inside the transaction that stored the first of `opsSinceMark` (no lock
+    /// of its own there): whether another process had written before this write.
+    var dataVersionAtFirstOpSinceMark: Int64?
+    /// The row id of the last of `opsSinceMark`.
+    var lastOpRowIDSinceMark: Int64?
     /// Opened with `init(readOnlyPath:)`: keys opened from grants stay in memory only.
     let isReadOnly: Bool
 
@@ -71,7 +82,8 @@ public final class ReplicaStore {
         clock = HybridClock(last: HLC(raw: UInt64(bitPattern: last ?? 0)))
     }
 
-    /// Row ids cached from a transaction that rolls back would point at rows that no longer exist.
+    /// Row ids cached from a transaction that rolls back would point at rows that no longer exist,
+    /// and ops watched since a mark may no longer be stored.
     private func forgetCachedRowsOnRollback() throws {
         try database.onRollback { [unowned self] in
             partitionCache.removeAll()
@@ -81,6 +93,7 @@ public final class ReplicaStore {
             pendingRebuilds.removeAll()
             carriedBytes.removeAll()
             membershipCache.removeAll()
+            opsSinceMarkAreExact = false
         }
     }
 
@@ -126,6 +139,7 @@ public final class ReplicaStore {
         let record = PartitionRecord(pid: database.lastInsertRowID, descriptor: descriptor, joined: joined)
         partitionCache[record.id] = record
         partitionListCache = nil
+        opsSinceMarkAreExact = false
         return record
     }
 

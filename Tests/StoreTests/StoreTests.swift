@@ -85,6 +85,69 @@ import Wire
         }
     }
 
+    /// What a node's own write stored, as the store reports it (`takeOpsSinceMark()`), is what
+    /// reading the rows back gives; it says nothing when it cannot be sure (a rollback since the
+    /// mark, a partition added), keeps nothing between writes, and carries the `data_version`
+    /// that shows another process's commit.
+    @Test func opsSinceMark_areTheRowsTheWriteStored_orNilWhenARollbackOrANewPartitionCouldHideSome() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir + "/parley.db"
+            let store = try ReplicaStore(path: path)
+            try store.ensurePartition(lobby, joined: true)
+            try store.author(post("before"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
+            let before = try store.latestOpRowID()
+
+            store.markOpInserts()
+            let first = try store.author(post("one"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
+            let second = try store.author(post("two"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
+            #expect(store.opCountSinceMark == 2)
+            let written = try #require(store.takeOpsSinceMark())
+            #expect(written.ops.map(\.id) == [first.id, second.id])
+            #expect(written.ops.map(\.id) == (try store.ops(afterRowID: before).ops.map(\.id)))
+            #expect(written.lastRowID == (try store.latestOpRowID()))
+            #expect(written.dataVersion == (try store.dataVersion))
+            #expect(store.takeOpsSinceMark() == nil, "the watch ends when taken")
+
+            // Not watched: an op stored between writes is kept nowhere.
+            try store.author(post("unwatched"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
+            #expect(store.opCountSinceMark == nil)
+
+            // A write that stores nothing reports no ops and no data_version.
+            store.markOpInserts()
+            let empty = try #require(store.takeOpsSinceMark())
+            #expect(empty.ops.isEmpty && empty.dataVersion == nil && empty.lastRowID == nil)
+
+            // A savepoint rolled back inside a committed write: the list could hold an undone op.
+            struct Abort: Error {}
+            store.markOpInserts()
+            try store.inOneTransaction {
+                try store.author(post("kept"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
+                _ = try? store.inOneTransaction { () throws -> Void in
+                    try store.author(post("undone"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
+                    throw Abort()
+                }
+            }
+            #expect(store.opCountSinceMark == nil)
+            #expect(store.takeOpsSinceMark() == nil)
+
+            // A new partition: the node must list it to its peers, which the ops alone do not say.
+            store.markOpInserts()
+            let general = try store.ensurePartition(.room(RoomName("#general")!), joined: true)
+            try store.author(post("new room"), in: general.id, by: alice, nowMillis: Fixtures.now())
+            #expect(store.takeOpsSinceMark() == nil)
+
+            // Another process's commit before the write moves the data_version the write reports.
+            let versionBefore = try store.dataVersion
+            let other = try ReplicaStore(path: path)
+            try other.author(post("from bob"), in: lobby.id, by: bob, nowMillis: Fixtures.now())
+            store.markOpInserts()
+            try store.author(post("after bob"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
+            let afterOther = try #require(store.takeOpsSinceMark())
+            #expect(afterOther.ops.count == 1)
+            #expect(afterOther.dataVersion != versionBefore)
+        }
+    }
+
     /// A long batch is signed on a second thread ahead of the applies; the chain must be what
     /// one-by-one authoring would give: consecutive seqs, each prev the op before, valid
     /// signatures, a clock that only moves forward — and another replica must accept it.

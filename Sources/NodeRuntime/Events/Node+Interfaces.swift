@@ -34,8 +34,15 @@ extension Node {
         guard isRunning, let store else { throw NodeError.store("the node is not running") }
         // Where this write's ops begin: the handler reads only those, and `author` counts them.
         store.markOpInserts()
-        let result = try body(store)
+        let result: T
+        do {
+            result = try body(store)
+        } catch {
+            _ = store.takeOpsSinceMark()
+            throw error
+        }
         handler.nodeWroteStore(node: self)
+        _ = store.takeOpsSinceMark()
         return result
     }
 

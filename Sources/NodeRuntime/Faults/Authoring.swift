@@ -67,7 +67,8 @@ extension Node {
         do {
             let (op, count) = try write { store in
                 let op = try Self.write(request, store: store, identity: identity, now: now)
-                return (op, try store.firstOpRowIDSinceMark.map { try store.opCount(afterRowID: $0 - 1) } ?? 0)
+                let count = try store.opCountSinceMark ?? store.firstOpRowIDSinceMark.map { try store.opCount(afterRowID: $0 - 1) } ?? 0
+                return (op, count)
             }
             return ControlResponse(
                 author: AuthorReport(

@@ -56,9 +56,21 @@ extension GossipHandler {
     /// still every new row is this node's own (already handed over when applied) and the row
     /// cursor just follows. Once it moved, the ops after the cursor are read; ops this node
     /// applied meanwhile may be among them, which is harmless (a session pushes an op once).
+    ///
+    /// After an own write that stored ops, the store usually knows them itself
+    /// (`ReplicaStore.takeOpsSinceMark()`), and the `data_version` it read inside the write's
+    /// transaction: when no other process had written, every row up to the write's last is this
+    /// node's own, and the write's ops go to the sessions without a read.
     @discardableResult
     func checkLocalWrites(node: isolated Node, ownWrite: Bool = false) -> Int {
         let store = node.store!
+        if ownWrite, let written = store.takeOpsSinceMark(), let version = written.dataVersion, version == lastDataVersion,
+            let last = written.lastRowID, written.ops.count <= Self.livePushLimit
+        {
+            lastRowID = max(lastRowID, last)
+            handOver(written.ops, node: node)
+            return written.ops.count
+        }
         let found: (ops: [Operation], count: Int, partitionsChanged: Bool)? = storeCall(node, nil, "reading ops other processes wrote") {
             let newest = try store.latestOpRowID()
             let version = try store.dataVersion
@@ -95,19 +107,26 @@ extension GossipHandler {
             return (count <= Self.livePushLimit ? ops : [], count, partitionsChanged)
         }
         guard let found else { return 0 }
-        localOpsFound += found.count
         let bulk = found.count > Self.livePushLimit
-        if found.count > 0 {
-            let source = ownWrite ? "after this process's write" : "written by another process"
-            node.log.debug("found \(found.count) new ops \(source)" + (bulk ? "; peers fetch them by summary" : ""))
-        }
         if found.partitionsChanged || bulk { refreshAllSummaries(node: node, resendChanged: bulk) }
-        announce(applied: found.ops, partitionsChanged: found.partitionsChanged, node: node)
+        handOver(found.ops, count: found.count, partitionsChanged: found.partitionsChanged, external: !ownWrite, node: node)
         if bulk { node.emit(.changed([])) }
-        for op in found.ops {
+        return found.count
+    }
+
+    /// Tells subscribers about `ops` (found with `count` ops in all: above `livePushLimit`, none
+    /// are listed and peers fetch them by summary) and hands each to every session.
+    private func handOver(_ ops: [Operation], count: Int? = nil, partitionsChanged: Bool = false, external: Bool = false, node: isolated Node) {
+        let count = count ?? ops.count
+        localOpsFound += count
+        if count > 0 {
+            let source = external ? "written by another process" : "after this process's write"
+            node.log.debug("found \(count) new ops \(source)" + (count > Self.livePushLimit ? "; peers fetch them by summary" : ""))
+        }
+        announce(applied: ops, partitionsChanged: partitionsChanged, node: node)
+        for op in ops {
             feedAll(node: node) { _, session, now in session.onNewLocalOp(op, now: now) }
         }
-        return found.count
     }
 
     // MARK: - Summaries
