@@ -195,15 +195,24 @@ extension ReplicaStore {
             .integer(Int64(op.type)), .integer(Int64(bitPattern: op.hlc.raw)), .blob(op.header), .blob(op.body),
             .integer(Int64(nowMillis)))
         let oid = database.lastInsertRowID
-        if firstOpRowIDSinceMark == nil {
-            firstOpRowIDSinceMark = oid
-            if opsSinceMark != nil { dataVersionAtFirstOpSinceMark = try dataVersion }
-        }
-        if opsSinceMark != nil {
-            opsSinceMark?.append(op)
-            lastOpRowIDSinceMark = oid
-        }
+        if firstOpRowIDSinceMark == nil { firstOpRowIDSinceMark = oid }
+        if opsSinceMark != nil { try watch(op, oid: oid) }
         return oid
+    }
+
+    /// Keeps `op`, just stored at row `oid`, for `takeOpsSinceMark()`, with the `data_version`
+    /// its transaction sees. A write whose transactions see different values had another
+    /// process commit between them, whose rows lie among the write's: the list then cannot
+    /// stand for every row up to its last.
+    private func watch(_ op: Operation, oid: Int64) throws {
+        let version = try dataVersion
+        if let first = dataVersionAtFirstOpSinceMark {
+            if version != first { opsSinceMarkAreExact = false }
+        } else {
+            dataVersionAtFirstOpSinceMark = version
+        }
+        opsSinceMark?.append(op)
+        lastOpRowIDSinceMark = oid
     }
 
     /// Makes `op` the author's head in the partition, with the start of its link-authenticated

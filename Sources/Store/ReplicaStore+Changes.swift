@@ -33,12 +33,13 @@ extension ReplicaStore {
     }
 
     /// The ops this connection stored since `markOpInserts()`, if that list is exact: no
-    /// rollback since the mark (which may have undone some of them) and no partition added
-    /// (which a node lists to its peers). Nil otherwise: read them from the store, after
-    /// `firstOpRowIDSinceMark`. Ends the watch either way.
+    /// rollback since the mark (which may have undone some of them), no partition added (which
+    /// a node lists to its peers), and no other process's commit between the write's
+    /// transactions (whose rows would lie among the write's). Nil otherwise: read them from the
+    /// store, after `firstOpRowIDSinceMark`. Ends the watch either way.
     ///
     /// A node's own write hands its ops to the links from here rather than reading them back:
-    /// four read transactions and the ops' decoding, about a tenth of an own write's
+    /// five read transactions and the ops' decoding, about a tenth of an own write's
     /// instructions besides the signature (docs/BENCHMARKS.md).
     public func takeOpsSinceMark() -> MarkedWrite? {
         defer { opsSinceMark = nil }

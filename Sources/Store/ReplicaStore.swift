@@ -44,8 +44,9 @@ public final class ReplicaStore {
     /// The ops this connection stored since `markOpInserts()`, in row order, while they are
     /// watched (nil: not watched, so an apply between writes keeps nothing).
     var opsSinceMark: [Operation]?
-    /// False once a rollback may have undone some of `opsSinceMark`, or a partition was added
-    /// since the mark (which the list alone does not show).
+    /// False once a rollback may have undone some of `opsSinceMark`, a partition was added
+    /// since the mark (which the list alone does not show), or another process committed
+    /// between two of the write's transactions.
     var opsSinceMarkAreExact = false
     /// `dataVersion` inside the transaction that stored the first of `opsSinceMark` (no lock
     /// of its own there): whether another process had written before this write.

@@ -89,7 +89,7 @@ import Wire
     /// reading the rows back gives; it says nothing when it cannot be sure (a rollback since the
     /// mark, a partition added), keeps nothing between writes, and carries the `data_version`
     /// that shows another process's commit.
-    @Test func opsSinceMark_areTheRowsTheWriteStored_orNilWhenARollbackOrANewPartitionCouldHideSome() throws {
+    @Test func opsSinceMark_areTheRowsTheWriteStored_orNilWhenARollbackANewPartitionOrAnotherProcessCouldHideSome() throws {
         try withTemporaryDirectory { dir in
             let path = dir + "/parley.db"
             let store = try ReplicaStore(path: path)
@@ -145,6 +145,14 @@ import Wire
             let afterOther = try #require(store.takeOpsSinceMark())
             #expect(afterOther.ops.count == 1)
             #expect(afterOther.dataVersion != versionBefore)
+
+            // Another process's commit between two of the write's transactions: its row lies
+            // among the write's, so the list cannot stand for every row up to its last.
+            store.markOpInserts()
+            try store.author(post("first half"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
+            try other.author(post("bob between"), in: lobby.id, by: bob, nowMillis: Fixtures.now())
+            try store.author(post("second half"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
+            #expect(store.takeOpsSinceMark() == nil)
         }
     }
 

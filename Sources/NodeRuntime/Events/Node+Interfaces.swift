@@ -32,7 +32,8 @@ extension Node {
     /// or `NodeError.store` when the node is not running.
     public func write<T: Sendable>(_ body: @Sendable (ReplicaStore) throws -> T) throws -> T {
         guard isRunning, let store else { throw NodeError.store("the node is not running") }
-        // Where this write's ops begin: the handler reads only those, and `author` counts them.
+        // From here the store keeps this write's ops: the handler hands over those, and
+        // `author` counts them.
         store.markOpInserts()
         let result: T
         do {
