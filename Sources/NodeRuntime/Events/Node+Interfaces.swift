@@ -35,15 +35,10 @@ extension Node {
         // From here the store keeps this write's ops: the handler hands over those, and
         // `author` counts them.
         store.markOpInserts()
-        let result: T
-        do {
-            result = try body(store)
-        } catch {
-            _ = store.takeOpsSinceMark()
-            throw error
-        }
+        // The watch ends when this returns or throws (by then the handler has taken the ops).
+        defer { _ = store.takeOpsSinceMark() }
+        let result = try body(store)
         handler.nodeWroteStore(node: self)
-        _ = store.takeOpsSinceMark()
         return result
     }
 
