@@ -13,7 +13,7 @@ PARLEY := .build/debug/parley
 ## toolchain's static Foundation; that is not a warning in Parley's code.
 RELEASE_FLAGS := -c release --static-swift-stdlib $(SWIFT_FLAGS)
 
-.PHONY: run test build release install deps test-deps bench-build bench bench-sweep bench-tail bench-edge bench-vcpus clean lint format fuzz
+.PHONY: run test build release install deps test-deps bench-build bench bench-sweep bench-tail bench-edge bench-ab bench-vcpus clean lint format fuzz
 
 deps:
 	@scripts/install-deps.sh
@@ -97,6 +97,13 @@ ROUNDS ?= 5
 EXTRA ?=
 bench-edge: bench-build
 	scripts/bench-edge.sh $(NODES) $(ROUNDS) $(EXTRA)
+
+## bench-ab: two parley binaries compared by CPU per write in the paced cluster, alternated
+## ROUNDS times: `make bench-ab A=/tmp/parley-before B=.build/release/parley NODES=3 ROUNDS=6`
+## (docs/BENCHMARKS.md, *How to check a change to the write path*). NODES defaults to 10, as
+## for bench-sweep; ROUNDS to 5.
+bench-ab: bench-build
+	scripts/bench-ab.sh "$(A)" "$(B)" $(NODES) $(ROUNDS)
 
 ## bench-vcpus: whether the host's slow episodes hit one vCPU or all of them at once: a probe
 ## thread pinned to each CPU for VCPU_SECONDS (docs/BENCHMARKS.md, *What the latency targets let
