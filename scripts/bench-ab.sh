@@ -11,6 +11,8 @@
 #   scripts/bench-ab.sh A B [NODES] [ROUNDS]     e.g. scripts/bench-ab.sh /tmp/parley-old .build/release/parley 3 6
 set -euo pipefail
 cd "$(dirname "$0")/.."
+SCRIPT=bench-ab
+source scripts/bench-args.sh
 usage="usage: scripts/bench-ab.sh A B [NODES] [ROUNDS] (A and B: parley binaries; or make bench-ab A=… B=…)"
 [ $# -ge 2 ] && [ -n "$1" ] && [ -n "$2" ] || { echo "bench-ab: two parley binaries to compare are needed; $usage" >&2; exit 2; }
 binaries=("$1" "$2")
@@ -23,12 +25,8 @@ case "$nodes" in
 3 | 10) ;;
 *) echo "bench-ab: NODES must be 3 or 10, not '$nodes'" >&2; exit 2 ;;
 esac
-if ! [[ "$rounds" =~ ^[0-9]+$ ]] || [ "$rounds" -lt 1 ] || [ "$rounds" -gt 50 ]; then
-    echo "bench-ab: ROUNDS must be a count from 1 to 50, not '$rounds'" >&2
-    exit 2
-fi
-bench=.build/release/parley-bench
-[ -x "$bench" ] || { echo "bench-ab: $bench is missing; run it through 'make bench-ab', which builds it" >&2; exit 1; }
+require_count ROUNDS "$rounds" 50
+require_bench
 
 rows=$(mktemp)
 trap 'rm -f "$rows"' EXIT

@@ -10,6 +10,8 @@
 #   scripts/bench-edge.sh [NODES] [ROUNDS] [EXTRA_MS...]     e.g. scripts/bench-edge.sh 3 5 0 0.1 0.2 0.3
 set -euo pipefail
 cd "$(dirname "$0")/.."
+SCRIPT=bench-edge
+source scripts/bench-args.sh
 nodes="${1:-3}"
 rounds="${2:-5}"
 shift 2 || shift $#
@@ -19,18 +21,14 @@ case "$nodes" in
 10) target=15; [ ${#levels[@]} -gt 0 ] || levels=(0 0.5 1 1.5) ;;
 *) echo "bench-edge: NODES must be 3 or 10, not '$nodes'" >&2; exit 2 ;;
 esac
-if ! [[ "$rounds" =~ ^[0-9]+$ ]] || [ "$rounds" -lt 1 ] || [ "$rounds" -gt 50 ]; then
-    echo "bench-edge: ROUNDS must be a count from 1 to 50, not '$rounds'" >&2
-    exit 2
-fi
+require_count ROUNDS "$rounds" 50
 for level in "${levels[@]}"; do
     if ! [[ "$level" =~ ^[0-9]+(\.[0-9]+)?$ ]] || awk -v x="$level" 'BEGIN { exit !(x > 20) }'; then
         echo "bench-edge: each EXTRA_MS must be milliseconds from 0 to 20, such as 0.25, not '$level'" >&2
         exit 2
     fi
 done
-bench=.build/release/parley-bench
-[ -x "$bench" ] || { echo "bench-edge: $bench is missing; run it through 'make bench-edge', which builds it" >&2; exit 1; }
+require_bench
 
 rows=$(mktemp)
 trap 'rm -f "$rows"' EXIT

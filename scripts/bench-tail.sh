@@ -13,6 +13,8 @@
 # Set BENCH_BINARY to measure another parley binary (parley-bench --binary).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+SCRIPT=bench-tail
+source scripts/bench-args.sh
 nodes="${1:-10}"
 runs="${2:-10}"
 case "$nodes" in
@@ -20,12 +22,8 @@ case "$nodes" in
 10) target=15 ;;
 *) echo "bench-tail: NODES must be 3 or 10, not '$nodes'" >&2; exit 2 ;;
 esac
-if ! [[ "$runs" =~ ^[0-9]+$ ]] || [ "$runs" -lt 1 ] || [ "$runs" -gt 200 ]; then
-    echo "bench-tail: RUNS must be a count from 1 to 200, not '$runs'" >&2
-    exit 2
-fi
-bench=.build/release/parley-bench
-[ -x "$bench" ] || { echo "bench-tail: $bench is missing; run it through 'make bench-tail', which builds it" >&2; exit 1; }
+require_count RUNS "$runs" 200
+require_bench
 binary=()
 [ -n "${BENCH_BINARY:-}" ] && binary=(--binary "$BENCH_BINARY")
 
