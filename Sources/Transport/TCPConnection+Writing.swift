@@ -53,7 +53,12 @@ extension TCPConnection {
         appending bytes: [UInt8], deadline: ContinuousClock.Instant?, operation: String
     ) async throws {
         let id = makeWaiterID()
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+        #if DEBUG
+            try await withCheckedThrowingContinuation { continuation in resolveOrPark(continuation) }
+        #else
+            try await withUnsafeThrowingContinuation { continuation in resolveOrPark(continuation) }
+        #endif
+        func resolveOrPark(_ continuation: WaiterContinuation<Void>) {
             state.withLock { state in
                 var wakeups = Wakeups()
                 if let refusal = writeRefusal(state) {

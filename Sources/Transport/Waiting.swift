@@ -1,5 +1,16 @@
 import Synchronization
 
+/// The continuation a parked task waits on. Checked in debug builds, where the tests run: a
+/// waiter resumed twice, or never, is reported there. Unsafe in release builds: every resolver
+/// removes its waiter under the socket's lock first (`Waiter`), so each is resumed exactly once,
+/// and a checked one cost every wait a generic metadata lookup in each copy of its waiter and
+/// an object of its own (about 1% of a 3-node write's instructions, docs/BENCHMARKS.md).
+#if DEBUG
+    typealias WaiterContinuation<Value: Sendable> = CheckedContinuation<Value, any Error>
+#else
+    typealias WaiterContinuation<Value: Sendable> = UnsafeContinuation<Value, any Error>
+#endif
+
 /// A task parked until its socket is ready, its deadline passes, or it is cancelled.
 ///
 /// Waiters live in their socket object's locked state. Whoever resolves one — the operation
@@ -9,7 +20,7 @@ struct Waiter<Value: Sendable, Payload> {
     let id: UInt64
     /// What the waiter needs: a byte count, an offset, a datagram to send…
     let payload: Payload
-    let continuation: CheckedContinuation<Value, any Error>
+    let continuation: WaiterContinuation<Value>
     var timer: EventLoop.TimerID?
 }
 
@@ -59,7 +70,7 @@ struct Wakeups: Sendable {
 
     /// Resumes a continuation that never became a parked waiter.
     mutating func resume<Value: Sendable>(
-        _ continuation: CheckedContinuation<Value, any Error>, with result: Result<Value, any Error>
+        _ continuation: WaiterContinuation<Value>, with result: Result<Value, any Error>
     ) {
         actions.append { continuation.resume(with: result) }
     }
@@ -81,11 +92,15 @@ private let nextWaiterID = Atomic<UInt64>(1)
 /// waiter with `CancellationError` if it is still parked.
 nonisolated(nonsending) func suspend<Value: Sendable>(
     withdraw: @escaping @Sendable (_ id: UInt64) -> Void,
-    _ park: (_ id: UInt64, _ continuation: CheckedContinuation<Value, any Error>) -> Void
+    _ park: (_ id: UInt64, _ continuation: WaiterContinuation<Value>) -> Void
 ) async throws -> Value {
     let id = nextWaiterID.wrappingAdd(1, ordering: .relaxed).oldValue
     return try await withTaskCancellationHandler {
-        try await withCheckedThrowingContinuation { continuation in park(id, continuation) }
+        #if DEBUG
+            try await withCheckedThrowingContinuation { continuation in park(id, continuation) }
+        #else
+            try await withUnsafeThrowingContinuation { continuation in park(id, continuation) }
+        #endif
     } onCancel: {
         withdraw(id)
     }

@@ -131,20 +131,50 @@ import Transport
             let viaCodable = try ControlProtocol.decoder.decode(ControlRequest.self, from: Data(bytes))
             #expect(try ControlProtocol.request(from: bytes) == viaCodable, "\(line)")
         }
-        #expect(ControlProtocol.authorRequest(from: Array(lines[0].utf8)) != nil)
-        // `on` (a Bool JSONSerialization cannot tell from a number), a null, a number where text
-        // goes, another top-level field, no kind, another request, a field it does not know: all
-        // left to `Codable`.
+        #expect(ControlProtocol.authorRequest(from: Array(lines[3].utf8)) != nil)
+        // An escape, `on`, a null, a number where text goes, another top-level field, no kind,
+        // another request, a field it does not know: all left to `Codable`.
         let leftToCodable = [
-            lines[2], #"{"request":"author","author":{"kind":"post","room":null,"text":"x"}}"#,
+            lines[0], lines[2], #"{"request":"author","author":{"kind":"post","room":null,"text":"x"}}"#,
             #"{"request":"author","author":{"kind":"post","room":"lobby","text":5}}"#,
             #"{"request":"author","author":{"kind":"post","room":"lobby","text":"x"},"partition":"p"}"#,
             #"{"request":"author","author":{"room":"lobby","text":"x"}}"#, #"{"request":"peers"}"#,
             #"{"request":"author","author":{"kind":"post","room":"lobby","text":"x","later":1}}"#,
         ]
         for line in leftToCodable { #expect(ControlProtocol.authorRequest(from: Array(line.utf8)) == nil, "\(line)") }
-        #expect(throws: (any Error).self) { try ControlProtocol.request(from: Array(leftToCodable[2].utf8)) }
-        #expect(throws: (any Error).self) { try ControlProtocol.request(from: Array(leftToCodable[4].utf8)) }
+        #expect(throws: (any Error).self) { try ControlProtocol.request(from: Array(leftToCodable[3].utf8)) }
+        #expect(throws: (any Error).self) { try ControlProtocol.request(from: Array(leftToCodable[5].utf8)) }
+    }
+
+    /// The plain shape is read without a JSON library, as `Codable` reads it; anything else it
+    /// leaves to `Codable`, which reads or refuses it.
+    @Test func plainAuthorLines_readWithoutALibrary_matchCodable() throws {
+        let plain = [
+            #"{"request":"author","author":{"kind":"post","room":"lobby","text":"héllo wörld 👍 / ok"}}"#,
+            " { \"author\" :\t{ \"kind\" : \"conversation-create\" , \"members\" : [ \"a\" , \"b\" ] , \"text\" : \"team\" } , \"request\" : \"author\" } ",
+            #"{"request":"author","author":{"kind":"conversation-create","members":[]}}"#,
+            #"{"request":"author","author":{"kind":"task-set","room":"r","target":"t","status":"complete","member":"m","emoji":"","conversation":"c"}}"#,
+        ]
+        for line in plain {
+            let bytes = Array(line.utf8)
+            let viaCodable = try ControlProtocol.decoder.decode(ControlRequest.self, from: Data(bytes))
+            #expect(PlainAuthorLine.request(in: bytes) == viaCodable, "\(line)")
+        }
+        let invalidUTF8 = Array(#"{"request":"author","author":{"kind":"post","text":""#.utf8) + [0xC3, 0x28] + Array(#""}}"#.utf8)
+        let notPlain =
+            [
+                #"{"request":"author","author":{"kind":"post","text":"an \"escape\""}}"#, #"{"request":"author","author":{"kind":"post","text":"a\nb"}}"#,
+                #"{"request":"author","author":{"kind":"post",}}"#,
+                #"{"request":"author","request":"author","author":{"kind":"post"}}"#, #"{"request":"author","author":{"kind":"post","kind":"edit"}}"#,
+                #"{"request":"author","author":{"kind":"post"}}x"#, #"{"request":"author","author":{"kind":"post","text":"a\#tb"}}"#,
+                #"{"request":"author","author":{"kind":"post","on":true}}"#, #"{"request":"author","author":{"kind":"post","members":["a",]}}"#,
+                #"{"request":"author","author":{"kind":"post"}"#, #"{"request":"peers","author":{"kind":"post"}}"#, #"{"author":{"kind":"post"}}"#,
+            ].map { Array($0.utf8) } + [invalidUTF8]
+        for bytes in notPlain {
+            #expect(PlainAuthorLine.request(in: bytes) == nil, "\(String(decoding: bytes, as: UTF8.self))")
+            let before = try? ControlProtocol.decoder.decode(ControlRequest.self, from: Data(bytes))
+            #expect((try? ControlProtocol.request(from: bytes)) == before, "\(String(decoding: bytes, as: UTF8.self))")
+        }
     }
 
     /// The `author` answer written without `Codable` is byte for byte `JSONEncoder`'s line.

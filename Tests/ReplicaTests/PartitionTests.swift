@@ -1,3 +1,4 @@
+import Foundation
 import Identity
 import Replica
 import TestSupport
@@ -15,6 +16,19 @@ import Wire
     func badRoomNames_areRefusedWithAReason(text: String) {
         #expect(RoomName(text) == nil)
         #expect(RoomName.problem(with: text) != nil)
+    }
+
+    /// Names already normal in printable ASCII skip the Unicode rule (`RoomName.isNormalASCII`):
+    /// every ASCII character, first, inside and last, gets what the rule gives.
+    @Test func asciiRoomNames_getWhatTheUnicodeRuleGives() {
+        for byte in UInt8(0)...UInt8(127) {
+            let c = String(UnicodeScalar(byte))
+            for text in [c, "a\(c)b", "\(c)x", "x\(c)", "\(c)\(c)", String(repeating: c, count: 64), String(repeating: c, count: 65)] {
+                let rule = text.trimmingCharacters(in: .whitespacesAndNewlines)
+                let expected = RoomName.problem(with: text) == nil ? (rule.hasPrefix("#") ? String(rule.dropFirst()) : rule).lowercased() : nil
+                #expect(RoomName(text)?.value == expected, "byte \(byte), \(text.debugDescription)")
+            }
+        }
     }
 
     @Test func unicodeRoomNames_areAllowed() {
