@@ -27,6 +27,19 @@ import Testing
         #expect(misses.count < 20, "\(misses.count) of 200 clocks missed the wall clock: \(misses.prefix(3))")
     }
 
+    /// A deadline in the clock's milliseconds is that far ahead on `ContinuousClock`, which reads
+    /// and sleeps wait on: between the readings around it, however far apart they are.
+    @Test func instantAt_isAsFarAheadAsTheMillisecondsSay() {
+        let clock = NodeClock()
+        for _ in 0..<100 {
+            let before = ContinuousClock.now
+            let deadline = clock.instant(at: clock.now() + 500)
+            let after = ContinuousClock.now
+            #expect(before + .milliseconds(498) <= deadline && deadline <= after + .milliseconds(500))
+            usleep(97)
+        }
+    }
+
     @Test func wallMillisAt_convertsMonotonicMillisFromTheStart() {
         let clock = NodeClock()
         let start = clock.wallMillis(at: 0)

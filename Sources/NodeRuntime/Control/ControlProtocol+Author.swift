@@ -162,12 +162,15 @@ struct PlainAuthorLine {
     private mutating func text() -> String? {
         guard take(UInt8(ascii: "\"")) else { return nil }
         let start = at
+        var ascii = true
         while at < bytes.count {
             switch bytes[at] {
             case UInt8(ascii: "\""):
                 defer { at += 1 }
-                return String(validating: bytes[start..<at], as: UTF8.self)
+                // ASCII needs no validation, and `String(validating:)` is a generic call.
+                return ascii ? String(decoding: bytes[start..<at], as: UTF8.self) : String(validating: bytes[start..<at], as: UTF8.self)
             case UInt8(ascii: "\\"), 0..<0x20, 0x7F: return nil
+            case 0x80...: (ascii, at) = (false, at + 1)
             default: at += 1
             }
         }
