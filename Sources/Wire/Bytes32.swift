@@ -39,6 +39,13 @@ public struct Bytes32: Hashable, Comparable, Sendable {
         return withUnsafeBytes(of: &words) { Array($0) }
     }
 
+    /// The base32 text of the 32 bytes, encoded from the words on the stack: no array of the
+    /// bytes is made (every `author` answer carries three ids).
+    public var base32: String {
+        var words = (w0.bigEndian, w1.bigEndian, w2.bigEndian, w3.bigEndian)
+        return withUnsafeBytes(of: &words) { Base32.encode($0) }
+    }
+
     public var isZero: Bool { self == .zero }
 
     /// One word of the four: ids and keys are hashes or public keys, evenly spread in every
@@ -88,7 +95,7 @@ extension Bytes32Identifier {
 
     public var bytes: [UInt8] { raw.bytes }
     /// The 52-character base32 text form.
-    public var text: String { Base32.encode(raw.bytes) }
+    public var text: String { raw.base32 }
     public var description: String { text }
     public static func < (a: Self, b: Self) -> Bool { a.raw < b.raw }
 }

@@ -63,6 +63,7 @@ private let rfc4648Vectors: [(String, String)] = [
             let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &random) }
             let value = try #require(Bytes32(bytes))
             #expect(value.bytes == bytes, "seed \(seed)")
+            #expect(value.base32 == Base32.encode(bytes), "seed \(seed)")
             var w = ByteWriter()
             w.bytes32(value)
             #expect(w.bytes == bytes, "seed \(seed)")
