@@ -63,8 +63,8 @@ extension ControlResponse {
 /// `request` ("author") and `author`, an object of the known text fields (and `members`, an
 /// array of texts), texts without escapes or control characters, JSON whitespace anywhere
 /// between. Anything else (an escape, a number, `null`, `true`, a key it does not know or twice)
-/// is not read here: `request(in:)` answers nil and `JSONSerialization`, then `Codable`, read the
-/// line as before. So what this reads, `Codable` reads the same (the test compares them).
+/// is not read here: `request(in:)` answers nil and `Codable` reads the line, or refuses it with
+/// its error. So what this reads, `Codable` reads the same (the test compares them).
 struct PlainAuthorLine {
     private let bytes: [UInt8]
     private var at = 0

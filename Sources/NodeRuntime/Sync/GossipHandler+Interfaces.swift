@@ -62,7 +62,7 @@ extension GossipHandler {
 
     /// Tells subscribers about ops that were applied, and whether the set of partitions changed.
     /// With nobody subscribed (a node without a terminal or web interface, the benchmark's) no
-    /// set of partitions is built: 3,000 instructions per delivery.
+    /// set of partitions is built: about 1,800 of the 3,200 instructions this took per delivery.
     func announce(applied ops: some Sequence<Operation>, partitionsChanged: Bool, node: isolated Node) {
         guard !node.eventHub.isEmpty else {
             var applied = ops.makeIterator()
