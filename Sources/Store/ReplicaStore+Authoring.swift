@@ -165,7 +165,8 @@ extension ReplicaStore {
         let hlc = clock.tick(nowMillis: nowMillis)
         let op = Operation.sign(
             type: type, flags: flags, partition: record.id, seq: head.maxSeq + 1, prev: head.headID, hlc: hlc, body: body, by: identity)
-        switch try applyChecked(op, signatureVerified: true, nowMillis: nowMillis) {
+        // The head read above, in this transaction: not read again.
+        switch try applyChecked(op, signatureVerified: true, nowMillis: nowMillis, knownHead: head) {
         case .applied:
             self.clock = clock
             try database.cachedStatement("INSERT OR REPLACE INTO settings(key, value) VALUES ('hlc', ?)")
