@@ -143,8 +143,6 @@ extension ReplicaStore {
             }
         }
         self.clock = clock
-        try database.cachedStatement("INSERT OR REPLACE INTO settings(key, value) VALUES ('hlc', ?)")
-            .run(.integer(Int64(bitPattern: clock.last.raw)))
         try flushPendingRebuilds()
         return ops
     }
@@ -169,8 +167,6 @@ extension ReplicaStore {
         switch try applyChecked(op, signatureVerified: true, nowMillis: nowMillis, knownHead: head) {
         case .applied:
             self.clock = clock
-            try database.cachedStatement("INSERT OR REPLACE INTO settings(key, value) VALUES ('hlc', ?)")
-                .run(.integer(Int64(bitPattern: hlc.raw)))
             return op
         case .rejected(let reason):
             throw StoreError.rejected(reason)

@@ -80,8 +80,10 @@ extension ReplicaStore {
         epochKeyCache.removeAll()
         carriedBytes.removeAll()
         membershipCache.removeAll()
+        // Older versions kept the clock in a setting; now the other process's ops carry it.
         let last: Int64? = try database.scalar("SELECT value FROM settings WHERE key = 'hlc'")
         let persisted = HLC(raw: UInt64(bitPattern: last ?? 0))
         if persisted > clock.last { clock = HybridClock(last: persisted) }
+        for user in localIdentities.keys { try catchUpClock(withOwnOpsOf: user) }
     }
 }

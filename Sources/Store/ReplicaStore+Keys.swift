@@ -22,6 +22,7 @@ extension ReplicaStore {
         guard localIdentities[identity.id] == nil else { return }
         let local = LocalIdentity(identity: identity, boxKeyPair: identity.boxKeyPair)
         localIdentities[identity.id] = local
+        try catchUpClock(withOwnOpsOf: identity.id)
         guard !isReadOnly else { return }
         // Read first: most calls find nothing to open and need no write transaction.
         let rows = try database.prepare("SELECT g.oid, g.pid, g.recipients, o.body FROM grants g JOIN ops o ON o.oid = g.oid WHERE g.for_me = 0")

@@ -68,6 +68,8 @@ public final class ReplicaStore {
         // few frames' copy that lets the WAL restart, a few milliseconds. 64 MiB measured worse.
         try database.checkpointInBackground(pages: 4_096, jitter: 0.5, backstopPages: 32_768)
         try database.migrate(Schema.migrations)
+        // The setting older versions kept the clock in; now each identity's own ops set it when
+        // the identity is first used (`catchUpClock(withOwnOpsOf:)`).
         let last: Int64? = try database.scalar("SELECT value FROM settings WHERE key = 'hlc'")
         clock = HybridClock(last: HLC(raw: UInt64(bitPattern: last ?? 0)))
         try forgetCachedRowsOnRollback()
@@ -81,6 +83,22 @@ public final class ReplicaStore {
         isReadOnly = true
         let last: Int64? = try database.scalar("SELECT value FROM settings WHERE key = 'hlc'")
         clock = HybridClock(last: HLC(raw: UInt64(bitPattern: last ?? 0)))
+    }
+
+    /// Moves the clock up to the highest HLC of `user`'s own ops in the store, if it is behind it:
+    /// after a restart, and after another process wrote as `user`, a new op of `user`'s comes
+    /// after all of theirs even if the wall clock went back meanwhile. Their HLCs only grow along
+    /// each chain (each was ticked from the one before), so the heads carry the highest; taken
+    /// whole, not capped like a peer's (`HybridClock.observe`), since they are this user's own.
+    /// Nothing is written per op for it: the ops carry their HLCs (a setting rewritten by every
+    /// own write cost it two pages of WAL).
+    func catchUpClock(withOwnOpsOf user: UserID) throws {
+        guard let aid = try existingAuthorID(user) else { return }
+        let statement = try database.cachedStatement(
+            "SELECT max(o.hlc) FROM heads h JOIN ops o ON o.pid = h.pid AND o.aid = h.aid AND o.seq = h.max_seq WHERE h.aid = ?")
+        guard let raw = try statement.firstRow(.integer(aid), map: { $0.isNull(0) ? nil : $0.int64(0) }) ?? nil else { return }
+        let highest = HLC(raw: UInt64(bitPattern: raw))
+        if highest > clock.last { clock = HybridClock(last: highest) }
     }
 
     /// Row ids cached from a transaction that rolls back would point at rows that no longer exist,

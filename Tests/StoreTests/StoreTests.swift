@@ -89,6 +89,36 @@ import Wire
     /// reading the rows back gives; it says nothing when it cannot be sure (a rollback since the
     /// mark, a partition added), keeps nothing between writes, and carries the `data_version`
     /// that shows another process's commit.
+    /// An own op follows every earlier op of its author in the store, even when the wall clock
+    /// went back: after a restart (the clock starts from the author's chains' heads), and after
+    /// another process wrote as the same author (`refreshAfterExternalWrite`). Nothing is written
+    /// per op to keep the clock: no `hlc` setting.
+    @Test func ownOps_followTheirAuthorsEarlierOps_acrossRestartsAndOtherProcesses_whenTheWallClockWentBack() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir + "/parley.db"
+            let later: UInt64 = 4_000_000_000_000
+            let first: Replica.Operation
+            do {
+                let store = try ReplicaStore(path: path)
+                try store.ensurePartition(lobby, joined: true)
+                first = try store.author(post("first"), in: lobby.id, by: alice, nowMillis: later)
+                try store.author(post("bob's, earlier"), in: lobby.id, by: bob, nowMillis: later - 10_000)
+                #expect(try store.setting("hlc") == nil)
+            }
+            // Restarted with the wall clock an hour back.
+            let store = try ReplicaStore(path: path)
+            let second = try store.author(post("second"), in: lobby.id, by: alice, nowMillis: later - 3_600_000)
+            #expect(second.hlc > first.hlc, "\(second.hlc) after \(first.hlc)")
+            // Another process writes as alice, later still; this one then writes, its wall clock behind.
+            let other = try ReplicaStore(path: path)
+            let third = try other.author(post("third"), in: lobby.id, by: alice, nowMillis: later + 60_000)
+            try store.refreshAfterExternalWrite()
+            let fourth = try store.author(post("fourth"), in: lobby.id, by: alice, nowMillis: later - 3_600_000)
+            #expect(fourth.hlc > third.hlc, "\(fourth.hlc) after \(third.hlc)")
+            #expect(fourth.seq == 4)
+        }
+    }
+
     @Test func opsSinceMark_areTheRowsTheWriteStored_orNilWhenARollbackANewPartitionOrAnotherProcessCouldHideSome() throws {
         try withTemporaryDirectory { dir in
             let path = dir + "/parley.db"
