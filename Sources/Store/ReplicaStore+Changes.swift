@@ -74,15 +74,9 @@ extension ReplicaStore {
     /// to the file (seen as a change of `dataVersion`): joined flags may have changed, and the
     /// other process's ops may carry later timestamps that local ops must follow.
     public func refreshAfterExternalWrite() throws {
-        partitionCache.removeAll()
-        partitionListCache = nil
-        authorCache.removeAll()
-        epochKeyCache.removeAll()
-        carriedBytes.removeAll()
-        membershipCache.removeAll()
+        forgetCachedRows()
         // Older versions kept the clock in a setting; now the other process's ops carry it.
-        let last: Int64? = try database.scalar("SELECT value FROM settings WHERE key = 'hlc'")
-        let persisted = HLC(raw: UInt64(bitPattern: last ?? 0))
+        let persisted = try Self.clockSetting(database)
         if persisted > clock.last { clock = HybridClock(last: persisted) }
         for user in localIdentities.keys { try catchUpClock(withOwnOpsOf: user) }
     }

@@ -68,10 +68,7 @@ public final class ReplicaStore {
         // few frames' copy that lets the WAL restart, a few milliseconds. 64 MiB measured worse.
         try database.checkpointInBackground(pages: 4_096, jitter: 0.5, backstopPages: 32_768)
         try database.migrate(Schema.migrations)
-        // The setting older versions kept the clock in; now each identity's own ops set it when
-        // the identity is first used (`catchUpClock(withOwnOpsOf:)`).
-        let last: Int64? = try database.scalar("SELECT value FROM settings WHERE key = 'hlc'")
-        clock = HybridClock(last: HLC(raw: UInt64(bitPattern: last ?? 0)))
+        clock = HybridClock(last: try Self.clockSetting(database))
         try forgetCachedRowsOnRollback()
         try fillAttachmentHashesIfNeeded()
         try ensurePartition(.directory, joined: true)
@@ -81,8 +78,14 @@ public final class ReplicaStore {
     public init(readOnlyPath path: String) throws {
         database = try Database(path: path, mode: .readOnly)
         isReadOnly = true
+        clock = HybridClock(last: try Self.clockSetting(database))
+    }
+
+    /// The clock older versions kept in a setting (rewritten by every own write; 0 when none). Now
+    /// each identity's own ops set it when the identity is first used (`catchUpClock(withOwnOpsOf:)`).
+    static func clockSetting(_ database: Database) throws -> HLC {
         let last: Int64? = try database.scalar("SELECT value FROM settings WHERE key = 'hlc'")
-        clock = HybridClock(last: HLC(raw: UInt64(bitPattern: last ?? 0)))
+        return HLC(raw: UInt64(bitPattern: last ?? 0))
     }
 
     /// Moves the clock up to the highest HLC of `user`'s own ops in the store, if it is behind it:
@@ -105,15 +108,21 @@ public final class ReplicaStore {
     /// and ops watched since a mark may no longer be stored.
     private func forgetCachedRowsOnRollback() throws {
         try database.onRollback { [unowned self] in
-            partitionCache.removeAll()
-            partitionListCache = nil
-            authorCache.removeAll()
-            epochKeyCache.removeAll()
+            forgetCachedRows()
             pendingRebuilds.removeAll()
-            carriedBytes.removeAll()
-            membershipCache.removeAll()
             opsSinceMarkAreExact = false
         }
+    }
+
+    /// Empties the caches of rows and what was read from them (after a rollback, or another
+    /// process's write).
+    func forgetCachedRows() {
+        partitionCache.removeAll()
+        partitionListCache = nil
+        authorCache.removeAll()
+        epochKeyCache.removeAll()
+        carriedBytes.removeAll()
+        membershipCache.removeAll()
     }
 
     // MARK: Partitions
