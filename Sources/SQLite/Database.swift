@@ -125,6 +125,17 @@ public final class Database {
         return statement
     }
 
+    /// The rows each cached statement stepped over in full scans of a table since it was
+    /// prepared (`SQLITE_STMTSTATUS_FULLSCAN_STEP`), by its SQL; statements that scanned nothing
+    /// are left out. A query that reads a whole table, where an index would find its rows,
+    /// shows here with the table's size: how a test catches a plan that grows with the store.
+    public var fullScanStepsByStatement: [String: Int] {
+        statementCache.reduce(into: [:]) { steps, entry in
+            let count = sqlite3_stmt_status(entry.value.handle, Int32(SQLITE_STMTSTATUS_FULLSCAN_STEP), 0)
+            if count > 0 { steps[entry.key] = Int(count) }
+        }
+    }
+
     /// Finalizes all cached statements (they are prepared again on next use).
     public func clearStatementCache() {
         statementCache.removeAll()

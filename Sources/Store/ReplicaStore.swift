@@ -97,8 +97,10 @@ public final class ReplicaStore {
     /// own write cost it two pages of WAL).
     func catchUpClock(withOwnOpsOf user: UserID) throws {
         guard let aid = try existingAuthorID(user) else { return }
+        // CROSS JOIN keeps the heads outside: with a plain JOIN SQLite chose to scan the whole op
+        // log for them (449 ms at start-up with 1,000,000 ops, against 40).
         let statement = try database.cachedStatement(
-            "SELECT max(o.hlc) FROM heads h JOIN ops o ON o.pid = h.pid AND o.aid = h.aid AND o.seq = h.max_seq WHERE h.aid = ?")
+            "SELECT max(o.hlc) FROM heads h CROSS JOIN ops o ON o.pid = h.pid AND o.aid = h.aid AND o.seq = h.max_seq WHERE h.aid = ?")
         guard let raw = try statement.firstRow(.integer(aid), map: { $0.isNull(0) ? nil : $0.int64(0) }) ?? nil else { return }
         let highest = HLC(raw: UInt64(bitPattern: raw))
         if highest > clock.last { clock = HybridClock(last: highest) }
