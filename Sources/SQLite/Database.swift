@@ -125,14 +125,29 @@ public final class Database {
         return statement
     }
 
-    /// The rows each cached statement stepped over in full scans of a table since it was
-    /// prepared (`SQLITE_STMTSTATUS_FULLSCAN_STEP`), by its SQL; statements that scanned nothing
-    /// are left out. A query that reads a whole table, where an index would find its rows,
-    /// shows here with the table's size: how a test catches a plan that grows with the store.
-    public var fullScanStepsByStatement: [String: Int] {
-        statementCache.reduce(into: [:]) { steps, entry in
-            let count = sqlite3_stmt_status(entry.value.handle, Int32(SQLITE_STMTSTATUS_FULLSCAN_STEP), 0)
-            if count > 0 { steps[entry.key] = Int(count) }
+    /// What a cached statement counts while it runs (`sqlite3_stmt_status`).
+    public enum StatementCounter {
+        /// Rows stepped over in full scans of a table: a query that reads a whole table where an
+        /// index would find its rows shows here with the table's size.
+        case fullScanSteps
+        /// Virtual-machine instructions: grows with every row a query reads, by an index or not.
+        case virtualMachineSteps
+
+        var code: Int32 {
+            switch self {
+            case .fullScanSteps: Int32(SQLITE_STMTSTATUS_FULLSCAN_STEP)
+            case .virtualMachineSteps: Int32(SQLITE_STMTSTATUS_VM_STEP)
+            }
+        }
+    }
+
+    /// `counter` of each cached statement since it was prepared, by its SQL; statements at 0 are
+    /// left out. How a test catches a query plan that grows with the store (speed itself belongs
+    /// in benchmarks).
+    public func statementCounts(_ counter: StatementCounter) -> [String: Int] {
+        statementCache.reduce(into: [:]) { counts, entry in
+            let count = sqlite3_stmt_status(entry.value.handle, counter.code, 0)
+            if count > 0 { counts[entry.key] = Int(count) }
         }
     }
 

@@ -184,9 +184,12 @@ extension ReplicaStore {
         default: return body
         }
         guard let record = try self.partition(partition), let aid = try existingAuthorID(author) else { return body }
+        // Through the author's own chain, newest first: an edit of a recent post reads a few rows,
+        // where the room's messages (all authors') were read to the end, on the node's thread.
         let seq =
-            try database.cachedStatement("SELECT seq FROM messages WHERE pid = ? AND aid = ? AND op_id = ?")
-            .rows(.integer(record.pid), .integer(aid), .blob(target.bytes)) { UInt64($0.int64(0)) }.first ?? 0
+            try database.cachedStatement(
+                "SELECT m.seq FROM ops o CROSS JOIN messages m ON m.oid = o.oid WHERE o.pid = ? AND o.aid = ? AND m.op_id = ? ORDER BY o.seq DESC LIMIT 1"
+            ).firstRow(.integer(record.pid), .integer(aid), .blob(target.bytes)) { UInt64($0.int64(0)) } ?? 0
         switch body {
         case .edit(_, _, let text): return .edit(target: target, targetSeq: seq, text: text)
         default: return .delete(target: target, targetSeq: seq)

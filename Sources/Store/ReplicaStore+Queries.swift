@@ -51,20 +51,13 @@ extension ReplicaStore {
         let statement = try database.prepare(
             """
             SELECT * FROM (
-                SELECT m.op_id, a.key, m.hlc, m.seq, m.text, m.edited, m.deleted, m.attachments, m.latitude, m.longitude, m.reply_to, p.nick
+                SELECT \(Self.messageColumns)
                 FROM messages m JOIN authors a ON a.aid = m.aid LEFT JOIN profiles p ON p.aid = m.aid
                 WHERE m.pid = ?
                 ORDER BY m.hlc DESC, a.key DESC, m.seq DESC LIMIT ?
             ) ORDER BY hlc, key, seq
             """)
-        var messages = try statement.rows(.integer(record.pid), .integer(Int64(limit ?? Int(Int64.max)))) { row in
-            MessageView(
-                id: OpID(bytes: row.blob(0))!, author: UserID(publicKey: row.blob(1))!, nick: row.isNull(11) ? nil : row.text(11),
-                hlc: HLC(raw: UInt64(bitPattern: row.int64(2))), seq: UInt64(row.int64(3)), text: row.text(4),
-                edited: row.int(5) != 0, deleted: row.int(6) != 0, reactions: [:], attachments: decodeAttachments(row.blob(7)),
-                location: row.isNull(8) ? nil : Location(latitude: row.double(8), longitude: row.double(9)),
-                replyTo: row.isNull(10) ? nil : OpID(bytes: row.blob(10)))
-        }
+        var messages = try statement.rows(.integer(record.pid), .integer(Int64(limit ?? Int(Int64.max))), map: Self.messageView)
         let reactions = try database.prepare(
             """
             SELECT r.target, r.emoji, a.key FROM reactions r JOIN authors a ON a.aid = r.reactor WHERE r.pid = ? AND r.on_ = 1 ORDER BY r.emoji, a.key
@@ -73,13 +66,31 @@ extension ReplicaStore {
         var byTarget: [OpID: [String: [UserID]]] = [:]
         for (target, emoji, reactor) in reactions { byTarget[target, default: [:]][emoji, default: []].append(reactor) }
         for i in messages.indices { messages[i].reactions = byTarget[messages[i].id] ?? [:] }
-        if record.descriptor.kind == .conversation {
-            let receipts = try readReceipts(partition)
-            for i in messages.indices {
-                messages[i].readBy = receipts.filter { $0.key != messages[i].author && $0.value >= messages[i].hlc }.keys.sorted()
-            }
-        }
+        try addReadBy(to: &messages, record: record, partition: partition)
         return messages
+    }
+
+    /// The columns `messageView` reads, in its order (`m`: messages, `a`: authors, `p`: profiles).
+    private static let messageColumns =
+        "m.op_id, a.key, m.hlc, m.seq, m.text, m.edited, m.deleted, m.attachments, m.latitude, m.longitude, m.reply_to, p.nick"
+
+    /// A message from a row of `messageColumns`, without its reactions and read receipts.
+    private static func messageView(_ row: Statement) throws -> MessageView {
+        MessageView(
+            id: OpID(bytes: row.blob(0))!, author: UserID(publicKey: row.blob(1))!, nick: row.isNull(11) ? nil : row.text(11),
+            hlc: HLC(raw: UInt64(bitPattern: row.int64(2))), seq: UInt64(row.int64(3)), text: row.text(4),
+            edited: row.int(5) != 0, deleted: row.int(6) != 0, reactions: [:], attachments: decodeAttachments(row.blob(7)),
+            location: row.isNull(8) ? nil : Location(latitude: row.double(8), longitude: row.double(9)),
+            replyTo: row.isNull(10) ? nil : OpID(bytes: row.blob(10)))
+    }
+
+    /// In a conversation, which other current members' read receipts cover each message.
+    private func addReadBy(to messages: inout [MessageView], record: PartitionRecord, partition: PartitionID) throws {
+        guard record.descriptor.kind == .conversation else { return }
+        let receipts = try readReceipts(partition)
+        for i in messages.indices {
+            messages[i].readBy = receipts.filter { $0.key != messages[i].author && $0.value >= messages[i].hlc }.keys.sorted()
+        }
     }
 
     /// Read receipts of a conversation: for each current member who sent one, the newest message
@@ -93,14 +104,34 @@ extension ReplicaStore {
         return receipts
     }
 
-    /// One message by id (for edit/delete/react commands), with the partition it lives in.
+    /// One message by id, with the partition it lives in: for commands given an id, and for the
+    /// web API's answer to a post, an edit or a reaction.
+    ///
+    /// There is no index on message ids (a hash-keyed index made every insert 2× slower), so the
+    /// messages are read newest first and the search stops at the id: a message just written is
+    /// found at once, an old one after the newer ones, and an unknown id costs one pass over the
+    /// table. Only the one message is read, with its own reactions.
     public func message(_ id: OpID) throws -> (partition: PartitionID, message: MessageView)? {
-        // No index on message ids (a hash-keyed index made every insert 2x slower); a scan is
-        // fine for a command given an id, and interactive UIs already hold the message.
-        let found = try database.cachedStatement("SELECT p.id FROM messages m JOIN partitions p ON p.pid = m.pid WHERE m.op_id = ?")
-            .rows(.blob(id.bytes)) { PartitionID(bytes: $0.blob(0))! }
-        guard let partition = found.first, let view = try history(partition).first(where: { $0.id == id }) else { return nil }
-        return (partition, view)
+        let found = try database.cachedStatement("SELECT oid, pid FROM messages WHERE op_id = ? ORDER BY oid DESC LIMIT 1")
+            .firstRow(.blob(id.bytes)) { ($0.int64(0), $0.int64(1)) }
+        guard let (oid, pid) = found, let descriptor = try descriptor(pid: pid), let record = try partition(descriptor.id) else { return nil }
+        var messages = try database.prepare(
+            """
+            SELECT \(Self.messageColumns)
+            FROM messages m JOIN authors a ON a.aid = m.aid LEFT JOIN profiles p ON p.aid = m.aid
+            WHERE m.oid = ?
+            """
+        ).rows(.integer(oid), map: Self.messageView)
+        guard !messages.isEmpty else { return nil }
+        let reactions = try database.cachedStatement(
+            """
+            SELECT r.emoji, a.key FROM reactions r JOIN authors a ON a.aid = r.reactor
+            WHERE r.pid = ? AND r.target = ? AND r.on_ = 1 ORDER BY r.emoji, a.key
+            """
+        ).rows(.integer(pid), .blob(id.bytes)) { ($0.text(0), UserID(publicKey: $0.blob(1))!) }
+        for (emoji, reactor) in reactions { messages[0].reactions[emoji, default: []].append(reactor) }
+        try addReadBy(to: &messages, record: record, partition: record.id)
+        return (record.id, messages[0])
     }
 
     /// Tasks of a partition, oldest first; deleted tasks and updates whose task never arrived are left out.
@@ -120,8 +151,11 @@ extension ReplicaStore {
 
     /// The task with this id and its partition, if it exists and is not deleted.
     public func task(_ id: OpID) throws -> (partition: PartitionID, task: TaskView)? {
-        let rows = try database.prepare("SELECT p.id FROM tasks t JOIN partitions p ON p.pid = t.pid WHERE t.task_id = ? AND t.created = 1 AND t.deleted = 0")
-            .rows(.blob(id.bytes)) { PartitionID(bytes: $0.blob(0))! }
+        // The partitions outside: each is one search of the tasks' key (pid, task_id), where a
+        // plain join scanned the whole tasks table.
+        let rows = try database.prepare(
+            "SELECT p.id FROM partitions p CROSS JOIN tasks t ON t.pid = p.pid AND t.task_id = ? WHERE t.created = 1 AND t.deleted = 0"
+        ).rows(.blob(id.bytes)) { PartitionID(bytes: $0.blob(0))! }
         guard let partition = rows.first, let task = try tasks(partition).first(where: { $0.id == id }) else { return nil }
         return (partition, task)
     }

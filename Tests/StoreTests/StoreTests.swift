@@ -143,9 +143,45 @@ import Wire
             try store.refreshAfterExternalWrite()
             try store.author(post("after the other process"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
 
-            let scans = store.database.fullScanStepsByStatement
+            let scans = store.database.statementCounts(.fullScanSteps)
             #expect(scans.values.allSatisfy { $0 < logged / 10 }, "rows stepped over in full scans, by statement: \(scans)")
         }
+    }
+
+    /// `message(_:)` answers every web post, edit and reaction, and an edit's target is found
+    /// on the node's thread: they read the whole room (its history, or all its messages) where
+    /// one row was wanted. Now one message is its history entry, and a recent one is found
+    /// without reading the room.
+    @Test func oneMessageByID_isItsHistoryEntry_andARecentOneIsFoundWithoutReadingTheRoom() throws {
+        let store = try Fixtures.store(partitions: [lobby])
+        let roomSize = 2_000
+        let older = try store.author((0..<roomSize).map { post("bob's \($0)") }, in: lobby.id, by: bob, nowMillis: Fixtures.now())
+        let mine = try store.author(post("alice's"), in: lobby.id, by: alice, nowMillis: Fixtures.now(1))
+        /// Virtual-machine steps of the store's cached statements while `body` runs.
+        func steps(_ body: () throws -> Void) throws -> Int {
+            let before = store.database.statementCounts(.virtualMachineSteps)
+            try body()
+            return store.database.statementCounts(.virtualMachineSteps).reduce(0) { $0 + $1.value - (before[$1.key] ?? 0) }
+        }
+        let editSteps = try steps {
+            try store.author(.edit(target: mine.id, text: "alice's, edited"), in: lobby.id, by: alice, nowMillis: Fixtures.now(2))
+        }
+        try store.author(.react(target: mine.id, emoji: "👍", on: true), in: lobby.id, by: bob, nowMillis: Fixtures.now(3))
+        try store.author(.react(target: older[0].id, emoji: "🎉", on: true), in: lobby.id, by: alice, nowMillis: Fixtures.now(4))
+        let task = try store.author(.taskCreate(title: "sweep the hall", owner: nil), in: lobby.id, by: alice, nowMillis: Fixtures.now(5))
+
+        var found: (partition: PartitionID, message: MessageView)?
+        let lookupSteps = try steps { found = try store.message(mine.id) }
+        let history = try store.history(lobby.id)
+        #expect(found?.partition == lobby.id)
+        #expect(found?.message == history.first { $0.id == mine.id })
+        #expect(found?.message.text == "alice's, edited" && found?.message.edited == true && found?.message.reactions == ["👍": [bob.id]])
+        #expect(try store.message(older[0].id)?.message == history.first { $0.id == older[0].id })
+        #expect(try store.message(OpID(Bytes32(w0: 1, w1: 2, w2: 3, w3: 4))) == nil)
+        #expect(try store.task(task.id)?.task == store.tasks(lobby.id).first)
+        #expect(try store.task(mine.id) == nil)
+        // Each a few rows' work (an edit also stores its op, head and view rows), not the room's.
+        #expect(lookupSteps < roomSize / 4 && editSteps < roomSize / 4, "steps: the lookup \(lookupSteps), the edit \(editSteps)")
     }
 
     @Test func opsSinceMark_areTheRowsTheWriteStored_orNilWhenARollbackANewPartitionOrAnotherProcessCouldHideSome() throws {
