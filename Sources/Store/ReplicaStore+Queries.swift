@@ -58,14 +58,19 @@ extension ReplicaStore {
             ) ORDER BY hlc, key, seq
             """)
         var messages = try statement.rows(.integer(record.pid), .integer(Int64(limit ?? Int(Int64.max))), map: Self.messageView)
-        let reactions = try database.prepare(
-            """
-            SELECT r.target, r.emoji, a.key FROM reactions r JOIN authors a ON a.aid = r.reactor WHERE r.pid = ? AND r.on_ = 1 ORDER BY r.emoji, a.key
-            """
-        ).rows(.integer(record.pid)) { (OpID(bytes: $0.blob(0))!, $0.text(1), UserID(publicKey: $0.blob(2))!) }
-        var byTarget: [OpID: [String: [UserID]]] = [:]
-        for (target, emoji, reactor) in reactions { byTarget[target, default: [:]][emoji, default: []].append(reactor) }
-        for i in messages.indices { messages[i].reactions = byTarget[messages[i].id] ?? [:] }
+        if messages.count <= Self.reactionsReadPerMessage {
+            // A page of a long room: its messages' own reactions, not every one the room holds.
+            for i in messages.indices { messages[i].reactions = try reactions(to: messages[i].id, pid: record.pid) }
+        } else {
+            let reactions = try database.prepare(
+                """
+                SELECT r.target, r.emoji, a.key FROM reactions r JOIN authors a ON a.aid = r.reactor WHERE r.pid = ? AND r.on_ = 1 ORDER BY r.emoji, a.key
+                """
+            ).rows(.integer(record.pid)) { (OpID(bytes: $0.blob(0))!, $0.text(1), UserID(publicKey: $0.blob(2))!) }
+            var byTarget: [OpID: [String: [UserID]]] = [:]
+            for (target, emoji, reactor) in reactions { byTarget[target, default: [:]][emoji, default: []].append(reactor) }
+            for i in messages.indices { messages[i].reactions = byTarget[messages[i].id] ?? [:] }
+        }
         try addReadBy(to: &messages, record: record, partition: partition)
         return messages
     }
@@ -82,6 +87,24 @@ extension ReplicaStore {
             edited: row.int(5) != 0, deleted: row.int(6) != 0, reactions: [:], attachments: decodeAttachments(row.blob(7)),
             location: row.isNull(8) ? nil : Location(latitude: row.double(8), longitude: row.double(9)),
             replyTo: row.isNull(10) ? nil : OpID(bytes: row.blob(10)))
+    }
+
+    /// Up to this many messages (a page: the web UI asks for 200, the terminal chat 500) have
+    /// their reactions read one message at a time; more read the partition's all at once.
+    private static let reactionsReadPerMessage = 1_000
+
+    /// The reactions that are on for one message: emoji → reactors, in the order of `history`.
+    private func reactions(to target: OpID, pid: Int64) throws -> [String: [UserID]] {
+        var reactions: [String: [UserID]] = [:]
+        for (emoji, reactor) in try database.cachedStatement(
+            """
+            SELECT r.emoji, a.key FROM reactions r JOIN authors a ON a.aid = r.reactor
+            WHERE r.pid = ? AND r.target = ? AND r.on_ = 1 ORDER BY r.emoji, a.key
+            """
+        ).rows(.integer(pid), .blob(target.bytes), map: { ($0.text(0), UserID(publicKey: $0.blob(1))!) }) {
+            reactions[emoji, default: []].append(reactor)
+        }
+        return reactions
     }
 
     /// In a conversation, which other current members' read receipts cover each message.
@@ -123,13 +146,7 @@ extension ReplicaStore {
             """
         ).rows(.integer(oid), map: Self.messageView)
         guard !messages.isEmpty else { return nil }
-        let reactions = try database.cachedStatement(
-            """
-            SELECT r.emoji, a.key FROM reactions r JOIN authors a ON a.aid = r.reactor
-            WHERE r.pid = ? AND r.target = ? AND r.on_ = 1 ORDER BY r.emoji, a.key
-            """
-        ).rows(.integer(pid), .blob(id.bytes)) { ($0.text(0), UserID(publicKey: $0.blob(1))!) }
-        for (emoji, reactor) in reactions { messages[0].reactions[emoji, default: []].append(reactor) }
+        messages[0].reactions = try reactions(to: id, pid: pid)
         try addReadBy(to: &messages, record: record, partition: record.id)
         return (record.id, messages[0])
     }

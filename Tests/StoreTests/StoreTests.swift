@@ -150,8 +150,8 @@ import Wire
 
     /// `message(_:)` answers every web post, edit and reaction, and an edit's target is found
     /// on the node's thread: they read the whole room (its history, or all its messages) where
-    /// one row was wanted. Now one message is its history entry, and a recent one is found
-    /// without reading the room.
+    /// one row was wanted. Now one message is its history entry, a recent one is found without
+    /// reading the room, and a page of history has the reactions the whole history gives it.
     @Test func oneMessageByID_isItsHistoryEntry_andARecentOneIsFoundWithoutReadingTheRoom() throws {
         let store = try Fixtures.store(partitions: [lobby])
         let roomSize = 2_000
@@ -168,6 +168,8 @@ import Wire
         }
         try store.author(.react(target: mine.id, emoji: "👍", on: true), in: lobby.id, by: bob, nowMillis: Fixtures.now(3))
         try store.author(.react(target: older[0].id, emoji: "🎉", on: true), in: lobby.id, by: alice, nowMillis: Fixtures.now(4))
+        try store.author(.react(target: older[roomSize - 1].id, emoji: "🎉", on: true), in: lobby.id, by: alice, nowMillis: Fixtures.now(4))
+        try store.author(.react(target: older[roomSize - 1].id, emoji: "👍", on: true), in: lobby.id, by: bob, nowMillis: Fixtures.now(4))
         let task = try store.author(.taskCreate(title: "sweep the hall", owner: nil), in: lobby.id, by: alice, nowMillis: Fixtures.now(5))
 
         var found: (partition: PartitionID, message: MessageView)?
@@ -177,6 +179,9 @@ import Wire
         #expect(found?.message == history.first { $0.id == mine.id })
         #expect(found?.message.text == "alice's, edited" && found?.message.edited == true && found?.message.reactions == ["👍": [bob.id]])
         #expect(try store.message(older[0].id)?.message == history.first { $0.id == older[0].id })
+        // A page reads its messages' reactions one by one, the whole history the room's at once.
+        #expect(try store.history(lobby.id, limit: 3) == Array(history.suffix(3)))
+        #expect(history.last { $0.id == older[roomSize - 1].id }?.reactions == ["🎉": [alice.id], "👍": [bob.id]])
         #expect(try store.message(OpID(Bytes32(w0: 1, w1: 2, w2: 3, w3: 4))) == nil)
         #expect(try store.task(task.id)?.task == store.tasks(lobby.id).first)
         #expect(try store.task(mine.id) == nil)
