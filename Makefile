@@ -13,7 +13,7 @@ PARLEY := .build/debug/parley
 ## toolchain's static Foundation; that is not a warning in Parley's code.
 RELEASE_FLAGS := -c release --static-swift-stdlib $(SWIFT_FLAGS)
 
-.PHONY: run test build release install deps test-deps bench-build bench bench-sweep bench-tail bench-edge bench-ab bench-vcpus clean lint format fuzz
+.PHONY: run test build release install deps test-deps bench-build bench bench-sweep bench-tail bench-edge bench-ab bench-room bench-vcpus clean lint format fuzz
 
 deps:
 	@scripts/install-deps.sh
@@ -104,6 +104,13 @@ bench-edge: bench-build
 ## for bench-sweep; ROUNDS to 5.
 bench-ab: bench-build
 	scripts/bench-ab.sh "$(A)" "$(B)" $(NODES) $(ROUNDS)
+
+## bench-room: what a person feels in a long room: the web API's post, edit and page of history,
+## an edit on the control socket, `parley react` and `parley edit`, timed in a room of MESSAGES
+## posts: `make bench-room MESSAGES=100000` (python3; docs/BENCHMARKS.md, *One message by id*).
+MESSAGES ?= 100000
+bench-room: release
+	scripts/big-room.py --messages $(MESSAGES)
 
 ## bench-vcpus: whether the host's slow episodes hit one vCPU or all of them at once: a probe
 ## thread pinned to each CPU for VCPU_SECONDS (docs/BENCHMARKS.md, *What the latency targets let
