@@ -107,7 +107,8 @@ bench-ab: bench-build
 
 ## bench-room: what a person feels in a long room: the web API's post, edit and page of history,
 ## an edit on the control socket, `parley react` and `parley edit`, timed in a room of MESSAGES
-## posts: `make bench-room MESSAGES=100000` (python3; docs/BENCHMARKS.md, *One message by id*).
+## posts: `make bench-room MESSAGES=100000` (python3; docs/BENCHMARKS.md, *A start that read
+## the op log, and one message by id*).
 MESSAGES ?= 100000
 bench-room: release
 	scripts/big-room.py --messages $(MESSAGES)

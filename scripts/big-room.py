@@ -2,15 +2,15 @@
 """What a person feels in a long room: fills #lobby of a fresh node with MESSAGES posts through
 the control socket, then times, five times each, what the web UI and the command line do to one
 message: the web API's post, edit and page of history (200 messages, as the page asks), an `author`
-edit on the control socket, and `parley react` and `parley edit` given a full id and an 8-letter
-prefix. Prints one line per action with the five times in ms. Never part of the tests.
+edit on the control socket, `parley react` given a full id and an 8-letter prefix, and `parley
+edit`. Prints one line per action with the five times in ms. Never part of the tests.
 
     scripts/big-room.py [--binary PARLEY] [--messages N] [--keep DIR]
 
 The node runs with --no-discovery (it beacons nowhere), links nothing, and serves its web UI on a
 free loopback port; the data directory is a temporary one (or DIR, kept, and reused when it
-already holds a node: then no posts are added). Needs python3 (docs/BENCHMARKS.md, *One message
-by id*).
+already holds a node: then no posts are added). Needs python3 (docs/BENCHMARKS.md, *A start that
+read the op log, and one message by id*).
 """
 import argparse, json, os, re, shutil, socket, subprocess, sys, tempfile, time, urllib.request
 

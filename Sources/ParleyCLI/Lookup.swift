@@ -2,6 +2,7 @@ import Identity
 import Presentation
 import Replica
 import Store
+import Wire
 
 /// Turning what a person typed into the things the store knows: message and task ids (full or a
 /// unique prefix), user ids, and option values. Malformed input is a usage error (exit 2);
@@ -24,8 +25,10 @@ enum Lookup {
                 : "list them with `parley tasks (--room NAME | --conversation ID)`"
         }
 
-        func candidates(_ store: ReplicaStore) throws -> [OpID] {
-            self == .message ? try store.messageIDs() : try store.taskIDs()
+        /// The ids whose text starts with `prefix` (base32, checked by the caller).
+        func ids(startingWith prefix: String, in store: ReplicaStore) throws -> [OpID] {
+            guard let (low, high) = Base32.prefixRange(prefix, byteCount: 32) else { return [] }
+            return self == .message ? try store.messageIDs(from: low, through: high) : try store.taskIDs(from: low, through: high)
         }
     }
 
@@ -52,7 +55,7 @@ enum Lookup {
             return id
         }
         let store = try context.store()
-        let matches = try context.storeCall { try kind.candidates(store).filter { $0.text.hasPrefix(typed) } }
+        let matches = try context.storeCall { try kind.ids(startingWith: typed, in: store) }
         switch matches.count {
         case 0: throw .failure("no \(kind.noun) id starts with \(typed); \(kind.listHint)")
         case 1: return matches[0]

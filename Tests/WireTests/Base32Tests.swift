@@ -53,6 +53,41 @@ private let rfc4648Vectors: [(String, String)] = [
             #expect(Base32.decode(text.uppercased()) == bytes, "seed \(seed), bytes \(bytes)")
         }
     }
+
+    /// A typed prefix is matched as a range of bytes: its ends' texts start with the prefix, and
+    /// the bytes one step outside either end do not, so exactly the ids with that prefix lie in it.
+    @Test func prefixRange_holdsExactlyTheBytesWhoseTextStartsWithThePrefix() throws {
+        let seed = SeededRandom.announce("prefixRange_holdsExactlyTheBytesWhoseTextStartsWithThePrefix")
+        var random = SeededRandom(seed: seed)
+        func text(_ bytes: [UInt8]) -> String { Base32.encode(bytes) }
+        /// The next or previous 32 bytes in byte order, nil past either end.
+        func step(_ bytes: [UInt8], by delta: Int) -> [UInt8]? {
+            var bytes = bytes
+            for i in bytes.indices.reversed() {
+                let (value, carried) = delta > 0 ? bytes[i].addingReportingOverflow(1) : bytes[i].subtractingReportingOverflow(1)
+                bytes[i] = value
+                if !carried { return bytes }
+            }
+            return nil
+        }
+        for _ in 0..<200 {
+            let id = (0..<32).map { _ in UInt8.random(in: 0...255, using: &random) }
+            let length = Int.random(in: 1...51, using: &random)
+            let prefix = String(text(id).prefix(length))
+            let (low, high) = try #require(Base32.prefixRange(prefix, byteCount: 32), "seed \(seed)")
+            #expect(low.lexicographicallyPrecedes(id) || low == id, "seed \(seed), \(prefix)")
+            #expect(id.lexicographicallyPrecedes(high) || id == high, "seed \(seed), \(prefix)")
+            #expect(text(low).hasPrefix(prefix) && text(high).hasPrefix(prefix), "seed \(seed), \(prefix)")
+            if let below = step(low, by: -1) { #expect(!text(below).hasPrefix(prefix), "seed \(seed), \(prefix)") }
+            if let above = step(high, by: 1) { #expect(!text(above).hasPrefix(prefix), "seed \(seed), \(prefix)") }
+            #expect(Base32.prefixRange(prefix.uppercased(), byteCount: 32)! == (low, high), "seed \(seed), \(prefix)")
+        }
+        #expect(Base32.prefixRange("", byteCount: 2)! == ([0, 0], [0xFF, 0xFF]))
+        #expect(Base32.prefixRange("ab1", byteCount: 32) == nil, "1 is outside the alphabet")
+        // 2 bytes are 16 bits: a fourth character's last four bits are padding, which must be zero.
+        #expect(Base32.prefixRange("aaaq", byteCount: 2)! == ([0, 1], [0, 1]))
+        #expect(Base32.prefixRange("aaar", byteCount: 2) == nil)
+    }
 }
 
 @Suite struct Bytes32Tests {
