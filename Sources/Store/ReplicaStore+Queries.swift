@@ -43,21 +43,39 @@ public struct ProfileView: Hashable, Sendable {
 }
 
 extension ReplicaStore {
-    /// Messages of a partition in display order `(hlc, author, seq)`; the newest `limit` if given.
-    /// In a conversation, only messages this node can open are there at all, and only those by
-    /// members (see `isShown`).
-    public func history(_ partition: PartitionID, limit: Int? = nil) throws -> [MessageView] {
+    /// Messages of a partition in display order `(hlc, author, seq)`; the newest `limit` if given,
+    /// and with `before`, only those that come before that message (a page of older history;
+    /// `StoreError.notFound` if it is not a message of the partition). In a conversation, only
+    /// messages this node can open are there at all, and only those by members (see `isShown`).
+    public func history(_ partition: PartitionID, limit: Int? = nil, before: OpID? = nil) throws -> [MessageView] {
         guard let record = try self.partition(partition) else { throw StoreError.unknownPartition(partition) }
+        // The order's key of `before` (or past the end), compared as a row value; its HLC alone
+        // lets SQLite start walking `messages_in_order` back from it.
+        var end: (hlc: Int64, key: [UInt8], seq: Int64) = (.max, [UInt8](repeating: 0xFF, count: 33), .max)
+        if let before {
+            guard
+                let found = try database.cachedStatement(
+                    """
+                    SELECT m.hlc, a.key, m.seq FROM messages m JOIN authors a ON a.aid = m.aid
+                    WHERE m.oid = (SELECT oid FROM messages WHERE op_id = ? ORDER BY oid DESC LIMIT 1) AND m.pid = ?
+                    """
+                ).firstRow(.blob(before.bytes), .integer(record.pid), map: { ($0.int64(0), $0.blob(1), $0.int64(2)) })
+            else { throw StoreError.notFound("no message \(before.text) in this \(record.descriptor.kind == .room ? "room" : "conversation")") }
+            end = found
+        }
         let statement = try database.prepare(
             """
             SELECT * FROM (
                 SELECT \(Self.messageColumns)
                 FROM messages m JOIN authors a ON a.aid = m.aid LEFT JOIN profiles p ON p.aid = m.aid
-                WHERE m.pid = ?
+                WHERE m.pid = ? AND m.hlc <= ? AND (m.hlc, a.key, m.seq) < (?, ?, ?)
                 ORDER BY m.hlc DESC, a.key DESC, m.seq DESC LIMIT ?
             ) ORDER BY hlc, key, seq
             """)
-        var messages = try statement.rows(.integer(record.pid), .integer(Int64(limit ?? Int(Int64.max))), map: Self.messageView)
+        var messages = try statement.rows(
+            .integer(record.pid), .integer(end.hlc), .integer(end.hlc), .blob(end.key), .integer(end.seq),
+            .integer(Int64(limit ?? Int(Int64.max))),
+            map: Self.messageView)
         if messages.count <= Self.reactionsReadPerMessage {
             // A page of a long room: its messages' own reactions, not every one the room holds.
             for i in messages.indices { messages[i].reactions = try reactions(to: messages[i].id, pid: record.pid) }

@@ -189,6 +189,36 @@ import Wire
         #expect(lookupSteps < roomSize / 4 && editSteps < roomSize / 4, "steps: the lookup \(lookupSteps), the edit \(editSteps)")
     }
 
+    /// Pages of history walk back through the whole of it in display order, ties of HLC broken by
+    /// author and seq as in one read; `before` must be a message of the partition.
+    @Test func historyPages_walkBackThroughTheWholeHistory_inItsOrder() throws {
+        let store = try Fixtures.store(partitions: [lobby])
+        let authors = (2..<5).map { Fixtures.identity(UInt8($0)) }
+        var factory = OpFactory()
+        for round in 0..<12 {
+            // Three authors at one HLC (each op ticks the factory's clock; the offsets take it back).
+            for (index, author) in authors.enumerated() {
+                let op = factory.make(post("\(round).\(index)"), in: lobby.id, by: author, hlcOffset: -Int64(index))
+                #expect(try store.apply(op, nowMillis: Fixtures.now()) == .applied)
+            }
+        }
+        let whole = try store.history(lobby.id)
+        #expect(whole.count == 36)
+        var walked: [MessageView] = []
+        var before: OpID?
+        while true {
+            let page = try store.history(lobby.id, limit: 5, before: before)
+            walked.insert(contentsOf: page, at: 0)
+            guard page.count == 5, let oldest = page.first else { break }
+            before = oldest.id
+        }
+        #expect(walked.map(\.id) == whole.map(\.id))
+        #expect(throws: StoreError.self) { try store.history(lobby.id, limit: 5, before: OpID(Bytes32(w0: 1, w1: 2, w2: 3, w3: 4))) }
+        let elsewhere = PartitionDescriptor.room(RoomName("#elsewhere")!)
+        try store.ensurePartition(elsewhere, joined: true)
+        #expect(throws: StoreError.self) { try store.history(elsewhere.id, limit: 5, before: whole[0].id) }
+    }
+
     @Test func opsSinceMark_areTheRowsTheWriteStored_orNilWhenARollbackANewPartitionOrAnotherProcessCouldHideSome() throws {
         try withTemporaryDirectory { dir in
             let path = dir + "/parley.db"

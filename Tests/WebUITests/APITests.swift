@@ -143,6 +143,17 @@ final class APIClient: @unchecked Sendable {
             json: ["attachments": [["name": "big.bin", "data": huge]]], expect: 413)
         try api.call("PUT", "/api/profile/avatar", json: ["name": "big.png", "mime": "image/png", "data": huge], expect: 413)
         try api.call("GET", "/api/partitions/{partition}/messages", ["partition": lobby], query: "?limit=0", expect: 400)
+        // A page holds at most 1,000 messages; older ones come page by page, before the oldest shown.
+        try api.call("GET", "/api/partitions/{partition}/messages", ["partition": lobby], query: "?limit=1001", expect: 400)
+        let newest = try api.call("GET", "/api/partitions/{partition}/messages", ["partition": lobby], query: "?limit=1", expect: 200).array ?? []
+        let newestID = try #require(newest.first?["id"] as? String)
+        let older =
+            try api.call(
+                "GET", "/api/partitions/{partition}/messages", ["partition": lobby], query: "?limit=10&before=\(newestID)", expect: 200
+            ).array ?? []
+        #expect(older.suffix(history.count - 1).compactMap { $0["id"] as? String } == history.dropLast().compactMap { $0["id"] as? String })
+        try api.call("GET", "/api/partitions/{partition}/messages", ["partition": lobby], query: "?before=nonsense", expect: 400)
+        try api.call("GET", "/api/partitions/{partition}/messages", ["partition": lobby], query: "?before=\(missing)", expect: 404)
         try api.call("GET", "/api/partitions/{partition}/messages", ["partition": "bad/name"], expect: 404)
 
         let attachment = try api.call(

@@ -41,7 +41,10 @@ extension Route {
 
         Route(
             method: "GET", path: "/api/partitions/{partition}/messages", summary: "A room's or conversation's messages, oldest first",
-            query: [("limit", "only the newest N")], success: 200, response: .list(Schema.message), errors: [400, 404], handle: API.history),
+            query: [
+                ("limit", "the newest N, 1 to 1000 (default 1000)"),
+                ("before", "a message id: only the messages before it (the next page back: the oldest id of the last answer)"),
+            ], success: 200, response: .list(Schema.message), errors: [400, 404], handle: API.history),
         Route(
             method: "POST", path: "/api/partitions/{partition}/messages", summary: "Post a message (attachments in base64)",
             requestBody: Schema.body(
