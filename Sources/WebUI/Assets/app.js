@@ -708,15 +708,28 @@ function closeSidebar() {
 
 // ---------- live events ----------
 
+// One refresh at most every 80 ms, for everything that changed meanwhile. (Restarting the timer
+// at each event starved the page while messages kept coming faster than that, and dropped the
+// partitions of all but the last event.)
 let refreshTimer = null;
+let refreshAll = false;
+let refreshPartitions = new Set();
 function scheduleRefresh(partitions) {
-  clearTimeout(refreshTimer);
-  refreshTimer = setTimeout(async () => {
-    try {
-      await loadSidebar();
-      if (state.current && (partitions.length === 0 || partitions.includes(state.current.id))) await refreshCurrent(false);
-    } catch (error) { if (error.status === 401) location.reload(); }
-  }, 80);
+  if (partitions.length === 0) refreshAll = true;
+  for (const partition of partitions) refreshPartitions.add(partition);
+  if (refreshTimer === null) refreshTimer = setTimeout(refreshChanged, 80);
+}
+
+async function refreshChanged() {
+  const all = refreshAll, changed = refreshPartitions;
+  refreshAll = false;
+  refreshPartitions = new Set();
+  try {
+    await loadSidebar();
+    if (state.current && (all || changed.has(state.current.id))) await refreshCurrent(false);
+  } catch (error) { if (error.status === 401) location.reload(); }
+  // What changed during this refresh gets the next one.
+  refreshTimer = refreshAll || refreshPartitions.size > 0 ? setTimeout(refreshChanged, 80) : null;
 }
 
 function connectEvents() {

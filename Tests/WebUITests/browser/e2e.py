@@ -83,6 +83,29 @@ def main():
         bob.wait_for("[...document.querySelectorAll('#messages .author')].some(e => e.textContent.startsWith('alice#'))", "alice's name on the bubble")
         shot("bob", "02-bob-sees-alice-live")
 
+        step("a stream of messages faster than the page's refresh shows on bob's page while it lasts")
+        # Alice's page posts one message every 25 ms for 4 s through the API (160 or so: the page
+        # shows the newest 200, so alice's first message stays in view for the steps below). Bob's
+        # node sends his page a change for each; the page must still refresh meanwhile (a timer
+        # restarted at every change showed nothing until the stream stopped).
+        alice.evaluate("""(() => {
+            const lobby = state.current.id, end = Date.now() + 4000;
+            let k = 0;
+            const tick = async () => {
+                if (Date.now() > end) { window.streamLast = k - 1; return; }
+                const text = `stream ${k++}`;
+                setTimeout(tick, 25);
+                await api("POST", `/api/partitions/${lobby}/messages`, { text }).catch(() => {});
+            };
+            tick();
+            return true;
+        })()""")
+        bob.wait_for("[...document.querySelectorAll('#messages .text')].some(e => e.textContent.startsWith('stream '))",
+                     "a message of the stream on bob's page before the stream ends", timeout=3)
+        last = alice.wait_for("window.streamLast === undefined ? null : String(window.streamLast)", "the end of the stream", timeout=20)
+        bob.wait_for(f"[...document.querySelectorAll('#messages .text')].some(e => e.textContent === {js(f'stream {last}')})",
+                     "the stream's last message on bob's page")
+
         step("bob types; alice's page says bob is typing")
         bob.focus("#composer-text")
         bob.type("hm")
