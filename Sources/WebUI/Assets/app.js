@@ -10,6 +10,8 @@ const state = {
   current: null,        // { id, kind: "room" | "conversation", name }
   view: "messages",
   messages: [],
+  older: 0,             // messages asked for before the newest page ("Show older messages")
+  hasOlder: false,      // whether the room holds messages before those shown
   tasks: [],
   pending: [],          // files to send: { name, mime, data, thumb? }
   location: null,
@@ -186,6 +188,7 @@ async function openChat(id) {
   if (!chat) return;
   state.current = chat;
   state.editing = null;
+  state.older = 0;
   state.typing.clear();
   localStorage.setItem("parley.chat", id);
   $("chat-title").textContent = chat.name;
@@ -196,16 +199,18 @@ async function openChat(id) {
   await refreshCurrent(true);
 }
 
-async function refreshCurrent(scroll) {
+// `scroll`: to the newest message (a chat just opened). `announceNew`: tell a screen reader
+// about messages from others that were not shown before (not for older ones asked for).
+async function refreshCurrent(scroll, announceNew = true) {
   if (!state.current) return;
   const id = state.current.id;
   if (state.view === "messages") {
     const list = $("messages");
     const nearBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 80;
-    const messages = await api("GET", `/api/partitions/${id}/messages?limit=200`);
+    const messages = await loadMessages(id);
     if (!state.current || state.current.id !== id) return;
     const known = new Set(state.messages.map((m) => m.id));
-    const fresh = state.messages.length && !scroll ? messages.filter((m) => !known.has(m.id) && state.me && m.author !== state.me.id) : [];
+    const fresh = state.messages.length && !scroll && announceNew ? messages.filter((m) => !known.has(m.id) && state.me && m.author !== state.me.id) : [];
     state.messages = messages;
     if (fresh.length) announce(fresh.map((m) => `${personLabel(m.author, m.nick)}: ${m.text}`).join(". "));
     renderMessages();
@@ -223,6 +228,29 @@ async function refreshCurrent(scroll) {
 
 // ---------- messages ----------
 
+const PAGE = 200;          // the newest messages shown; "Show older messages" adds as many again
+const MOST_OLDER = 1000;   // older messages the page holds at most (the API's largest page)
+
+// The newest page, and before it the older messages asked for, read again at every refresh so
+// that their edits and reactions show too.
+async function loadMessages(id) {
+  const newest = await api("GET", `/api/partitions/${id}/messages?limit=${PAGE}`);
+  let older = [];
+  if (state.older > 0 && newest.length === PAGE) {
+    older = await api("GET", `/api/partitions/${id}/messages?limit=${state.older}&before=${encodeURIComponent(newest[0].id)}`);
+  }
+  state.hasOlder = newest.length === PAGE && older.length === state.older;
+  return [...older, ...newest];
+}
+
+async function showOlder() {
+  const list = $("messages");
+  const fromBottom = list.scrollHeight - list.scrollTop;
+  state.older = Math.min(MOST_OLDER, state.older + PAGE);
+  await refreshCurrent(false, false);
+  list.scrollTop = list.scrollHeight - fromBottom;  // the messages read stay where they were
+}
+
 function renderMessages() {
   const list = $("messages");
   if (state.messages.length === 0) {
@@ -230,7 +258,10 @@ function renderMessages() {
     return;
   }
   const focused = focusKey();
-  list.replaceChildren(...state.messages.map(renderMessage));
+  const top = !state.hasOlder ? null
+    : state.older < MOST_OLDER ? el("li", { class: "older" }, el("button", { type: "button", id: "show-older", onclick: () => showOlder().catch(showError), text: "Show older messages" }))
+    : el("li", { class: "muted older", text: `The page shows the newest ${PAGE + MOST_OLDER}; older ones: parley history --limit N` });
+  list.replaceChildren(...(top ? [top] : []), ...state.messages.map(renderMessage));
   restoreFocus(focused);
 }
 

@@ -106,6 +106,26 @@ def main():
         bob.wait_for(f"[...document.querySelectorAll('#messages .text')].some(e => e.textContent === {js(f'stream {last}')})",
                      "the stream's last message on bob's page")
 
+        step("past the newest 200 messages, the pages show older ones on request")
+        # More messages take #lobby to 230, past the 200 newest a page shows: alice's first one
+        # (the room's oldest) drops out of view.
+        alice.evaluate("""(async () => {
+            const lobby = state.current.id;
+            const held = (await api("GET", `/api/partitions/${lobby}/messages?limit=1000`)).length;
+            for (let k = held; k < 230; k++) await api("POST", `/api/partitions/${lobby}/messages`, { text: `more ${k}` });
+            window.moreDone = true;
+        })(), true""")
+        alice.wait_for("window.moreDone === true", "the room at 230 messages", timeout=30)
+        bob.wait_for("[...document.querySelectorAll('#messages .text')].some(e => e.textContent === 'more 229')", "the last of them on bob's page")
+        first = "[...document.querySelectorAll('#messages .text')].some(e => e.textContent === 'hello from alice 👋')"
+        bob.wait_for(f"!{first}", "alice's first message out of bob's view")
+        bob.click("#show-older")
+        bob.wait_for(first, "alice's first message back on bob's page")
+        bob.wait_for("document.getElementById('show-older') === null", "no more older messages to ask for on bob's page")
+        bob.wait_for("[...document.querySelectorAll('#messages .text')].some(e => e.textContent === 'more 229')", "the newest still there")
+        alice.click("#show-older")
+        alice.wait_for(first, "alice's first message back on her page")
+
         step("bob types; alice's page says bob is typing")
         bob.focus("#composer-text")
         bob.type("hm")
