@@ -119,6 +119,8 @@ def main():
         bob.wait_for("[...document.querySelectorAll('#messages .text')].some(e => e.textContent === 'more 229')", "the last of them on bob's page")
         first = "[...document.querySelectorAll('#messages .text')].some(e => e.textContent === 'hello from alice 👋')"
         bob.wait_for(f"!{first}", "alice's first message out of bob's view")
+        bob.evaluate("document.getElementById('messages').scrollTop = 0")
+        shot("bob", "02a-show-older-messages")
         bob.click("#show-older")
         bob.wait_for(first, "alice's first message back on bob's page")
         bob.wait_for("document.getElementById('show-older') === null", "no more older messages to ask for on bob's page")
