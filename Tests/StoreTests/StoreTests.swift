@@ -122,7 +122,8 @@ import Wire
     /// Speed belongs in `make bench`, but a plan that reads a whole table grows with the store and
     /// shows in SQLite's count of full-scan steps: the clock's catch-up once scanned the op log at
     /// every start (449 ms with 1,000,000 ops, against 40). A start, an identity's first use, own
-    /// writes, an apply and another process's write must each find their rows by an index.
+    /// writes, an apply, another process's write and what sessions read (heads, a run of a chain,
+    /// the newest ops) must each find their rows by an index.
     @Test func aStartAndTheWritePaths_findTheirRowsByIndex_notByReadingATableThatGrowsWithTheOpLog() throws {
         try withTemporaryDirectory { dir in
             let path = dir + "/parley.db"
@@ -142,6 +143,10 @@ import Wire
             try ReplicaStore(path: path).author(post("from another process"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
             try store.refreshAfterExternalWrite()
             try store.author(post("after the other process"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
+            // What sessions read for a summary, a WANT and the newest ops.
+            #expect(try store.heads(lobby.id).count == 3 && store.digest(lobby.id) == PartitionDigest(heads: store.heads(lobby.id)))
+            #expect(try store.ops(in: lobby.id, author: bob.id, fromSeq: UInt64(logged) - 9, limit: 10).count == 10)
+            #expect(try store.ops(afterRowID: store.latestOpRowID() - 3).ops.count == 3)
 
             let scans = store.database.statementCounts(.fullScanSteps)
             #expect(scans.values.allSatisfy { $0 < logged / 10 }, "rows stepped over in full scans, by statement: \(scans)")
