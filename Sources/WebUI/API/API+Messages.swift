@@ -23,13 +23,8 @@ extension API {
         }
         let before = try call.request.query["before"].map { try opID($0, what: "message") }
         let newest = limit
-        let messages = try await call.access.read { store in
-            do {
-                return try store.history(partition, limit: newest, before: before)
-            } catch StoreError.notFound(let what) {
-                throw WebError.notFound(what)
-            }
-        }
+        // A `before` that is not a message here is `StoreError.notFound`: a 404 (`API.webError`).
+        let messages = try await call.access.read { try $0.history(partition, limit: newest, before: before) }
         return json(.array(messages.map(ViewJSON.message)))
     }
 

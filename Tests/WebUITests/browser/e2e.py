@@ -84,8 +84,7 @@ def main():
         shot("bob", "02-bob-sees-alice-live")
 
         step("a stream of messages faster than the page's refresh shows on bob's page while it lasts")
-        # Alice's page posts one message every 25 ms for 4 s through the API (160 or so: the page
-        # shows the newest 200, so alice's first message stays in view for the steps below). Bob's
+        # Alice's page posts one message every 25 ms for 4 s through the API (160 or fewer). Bob's
         # node sends his page a change for each; the page must still refresh meanwhile (a timer
         # restarted at every change showed nothing until the stream stopped).
         alice.evaluate("""(() => {
