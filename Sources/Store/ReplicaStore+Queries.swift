@@ -53,13 +53,9 @@ extension ReplicaStore {
         // lets SQLite start walking `messages_in_order` back from it.
         var end: (hlc: Int64, key: [UInt8], seq: Int64) = (.max, [UInt8](repeating: 0xFF, count: 33), .max)
         if let before {
-            guard
-                let found = try database.cachedStatement(
-                    """
-                    SELECT m.hlc, a.key, m.seq FROM messages m JOIN authors a ON a.aid = m.aid
-                    WHERE m.oid = (SELECT oid FROM messages WHERE op_id = ? ORDER BY oid DESC LIMIT 1) AND m.pid = ?
-                    """
-                ).firstRow(.blob(before.bytes), .integer(record.pid), map: { ($0.int64(0), $0.blob(1), $0.int64(2)) })
+            guard let row = try messageRow(before), row.pid == record.pid,
+                let found = try database.cachedStatement("SELECT m.hlc, a.key, m.seq FROM messages m JOIN authors a ON a.aid = m.aid WHERE m.oid = ?")
+                    .firstRow(.integer(row.oid), map: { ($0.int64(0), $0.blob(1), $0.int64(2)) })
             else { throw StoreError.notFound("no message \(before.text) in this \(record.descriptor.kind == .room ? "room" : "conversation")") }
             end = found
         }
@@ -153,9 +149,7 @@ extension ReplicaStore {
     /// found at once, an old one after the newer ones, and an unknown id costs one pass over the
     /// table. Only the one message is read, with its own reactions.
     public func message(_ id: OpID) throws -> (partition: PartitionID, message: MessageView)? {
-        let found = try database.cachedStatement("SELECT oid, pid FROM messages WHERE op_id = ? ORDER BY oid DESC LIMIT 1")
-            .firstRow(.blob(id.bytes)) { ($0.int64(0), $0.int64(1)) }
-        guard let (oid, pid) = found, let descriptor = try descriptor(pid: pid), let record = try partition(descriptor.id) else { return nil }
+        guard let (oid, pid) = try messageRow(id), let descriptor = try descriptor(pid: pid), let record = try partition(descriptor.id) else { return nil }
         var messages = try database.prepare(
             """
             SELECT \(Self.messageColumns)
@@ -167,6 +161,13 @@ extension ReplicaStore {
         messages[0].reactions = try reactions(to: id, pid: pid)
         try addReadBy(to: &messages, record: record, partition: record.id)
         return (record.id, messages[0])
+    }
+
+    /// The row and partition of the message with this id, searched newest first (no index is
+    /// keyed by ids): what `message(_:)` and a page of history `before` a message start from.
+    private func messageRow(_ id: OpID) throws -> (oid: Int64, pid: Int64)? {
+        try database.cachedStatement("SELECT oid, pid FROM messages WHERE op_id = ? ORDER BY oid DESC LIMIT 1")
+            .firstRow(.blob(id.bytes)) { ($0.int64(0), $0.int64(1)) }
     }
 
     /// Tasks of a partition, oldest first; deleted tasks and updates whose task never arrived are left out.
