@@ -78,6 +78,26 @@ import Wire
             #expect(try LinkMessage(decoding: [type, 0xEE]) == .sync(SyncFrame(type: type, payload: [0xEE])))
         }
     }
+
+    /// A link closed for a flood names what the peer sent, so a log says whether it was a
+    /// hostile stream or an honest protocol's burst.
+    @Test func aFlood_isReportedWithTheMessagesThePeerSent() {
+        var configuration = RateLimitConfiguration()
+        (configuration.framesPerSecond, configuration.frameBurst) = (10, 20)
+        var limit = RateLimit(configuration: configuration, now: 1_000)
+        var verdicts: [String?] = []
+        for _ in 0..<3 { verdicts.append(limit.admit(LinkMessage.ping(nonce: 1).encoded, now: 1_000)) }
+        for _ in 0..<2 { verdicts.append(limit.admit([SyncMessageType.vector.rawValue, 0], now: 1_200)) }
+        for _ in 0..<17 { verdicts.append(limit.admit([SyncMessageType.want.rawValue], now: 2_500)) }
+        // A burst of 20 and 10 a second: 5 frames spent, 2 refilled, then 13 more (the bucket
+        // is full again at 20) before 17 frames spend all but 3.
+        #expect(verdicts.allSatisfy { $0 == nil }, "\(verdicts)")
+        let flood = limit.admit([0xEE], now: 2_500)
+        #expect(flood == nil)
+        var last: String?
+        for _ in 0..<20 where last == nil { last = limit.admit([SyncMessageType.want.rawValue], now: 2_500) }
+        #expect(last == "more than 10 frames a second (burst 20); 26 frames in 1.5 s: 20 want, 3 ping, 2 vector, 1 type 238")
+    }
 }
 
 extension LinkMessage: CustomTestStringConvertible {

@@ -242,7 +242,7 @@ public final class Link: Sendable {
                     return await ending(.goodbye(reason.map { ByeReason(rawValue: $0) }))
                 case .frame(let plaintext):
                     counters.withLock { $0.framesReceived += 1 }
-                    if let flood = rateLimit.admit(bytes: plaintext.count, now: now) { return await ending(.violation("flood: \(flood)")) }
+                    if let flood = rateLimit.admit(plaintext, now: now) { return await ending(.violation("flood: \(flood)")) }
                     let message: LinkMessage
                     do {
                         message = try LinkMessage(decoding: plaintext)

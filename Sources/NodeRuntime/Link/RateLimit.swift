@@ -1,3 +1,5 @@
+import Gossip
+
 /// Per-link limits on what a peer may send (DESIGN §4.2: "per-link rate limits; repeated
 /// violations → temporary ban").
 ///
@@ -28,30 +30,71 @@ struct RateLimit: Sendable {
     private var frameTokens: UInt64
     private var byteTokens: UInt64
     private var last: UInt64
+    private let start: UInt64
+    /// What the peer sent, for the line that says why its link was closed.
+    private var tally = FrameTally()
 
     init(configuration: RateLimitConfiguration, now: UInt64) {
         self.configuration = configuration
         frameTokens = configuration.frameBurst * 1_000
         byteTokens = configuration.byteBurst * 1_000
         last = now
+        start = now
     }
 
-    /// Counts one frame of `bytes` received at `now`. Returns why the peer is over a limit, or nil.
-    mutating func admit(bytes: Int, now: UInt64) -> String? {
+    /// Counts one frame (its plaintext) received at `now`. Returns why the peer is over a limit,
+    /// with what it sent on the link, or nil.
+    mutating func admit(_ frame: [UInt8], now: UInt64) -> String? {
         let elapsed = min(now > last ? now - last : 0, 3_600_000)
         last = max(last, now)
+        tally.count(frame.first)
         frameTokens = min(configuration.frameBurst * 1_000, frameTokens + elapsed * configuration.framesPerSecond)
         byteTokens = min(configuration.byteBurst * 1_000, byteTokens + elapsed * configuration.bytesPerSecond)
-        let frameCost: UInt64 = 1_000, byteCost = UInt64(bytes) * 1_000
+        let frameCost: UInt64 = 1_000, byteCost = UInt64(frame.count) * 1_000
         guard frameTokens >= frameCost else {
-            return "more than \(configuration.framesPerSecond) frames a second (burst \(configuration.frameBurst))"
+            return "more than \(configuration.framesPerSecond) frames a second (burst \(configuration.frameBurst)); \(sent)"
         }
         guard byteTokens >= byteCost else {
-            return "more than \(configuration.bytesPerSecond) bytes a second (burst \(configuration.byteBurst))"
+            return "more than \(configuration.bytesPerSecond) bytes a second (burst \(configuration.byteBurst)); \(sent)"
         }
         frameTokens -= frameCost
         byteTokens -= byteCost
         return nil
+    }
+
+    /// "612 frames in 14.2 s: 300 want, 200 vector, 12 ping".
+    private var sent: String {
+        let age = Double(last - start) / 1_000
+        return "\(tally.total) frames in \((age * 10).rounded() / 10) s: \(tally)"
+    }
+}
+
+/// Frames received on one link, counted by message type: which messages a flood was made of.
+struct FrameTally: Sendable, CustomStringConvertible {
+    private var counts: [UInt8: UInt64] = [:]
+    private(set) var total: UInt64 = 0
+
+    /// Counts a frame of type `type` (nil: an empty frame).
+    mutating func count(_ type: UInt8?) {
+        counts[type ?? 0, default: 0] += 1
+        total += 1
+    }
+
+    /// The types sent most, most first (at most five).
+    var description: String {
+        counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(5)
+            .map { "\($0.value) \(Self.name($0.key))" }.joined(separator: ", ")
+    }
+
+    static func name(_ type: UInt8) -> String {
+        switch type {
+        case LinkMessage.LinkType.hello: "hello"
+        case LinkMessage.LinkType.ping: "ping"
+        case LinkMessage.LinkType.pong: "pong"
+        case LinkMessage.LinkType.bye: "bye"
+        case LinkMessage.LinkType.addresses: "addresses"
+        default: SyncMessageType(rawValue: type).map { "\($0)" } ?? "type \(type)"
+        }
     }
 }
 
