@@ -101,7 +101,9 @@ let package = Package(
                 "NodeRuntime", "Gossip", "Store", "Replica", "SQLite", "TestSupport", "SecureLink", "Discovery", "Transport", "Identity", "Sodium", "Wire",
             ]),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "TestSupport", "Store", "Replica", "Identity"]),
-        .testTarget(name: "WebUITests", dependencies: ["WebUI", "Presentation", "TestSupport"], exclude: ["browser"]),
+        .testTarget(
+            name: "WebUITests", dependencies: ["WebUI", "Presentation", "NodeRuntime", "Store", "Replica", "Identity", "TestSupport"],
+            exclude: ["browser"]),
         .testTarget(name: "CLITests", dependencies: ["ParleyCLI", "Presentation", "Store", "Replica", "Identity", "TestSupport"]),
         .testTarget(name: "LabTests", dependencies: ["Lab", "TestSupport"]),
     ]

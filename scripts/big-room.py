@@ -3,7 +3,9 @@
 the control socket, then times, five times each, what the web UI and the command line do to one
 message: the web API's post, edit and page of history (200 messages, as the page asks), an `author`
 edit on the control socket, `parley react` given a full id and an 8-letter prefix, and `parley
-edit`. Prints one line per action with the five times in ms. Never part of the tests.
+edit`; then twenty `author` posts while another client reads pages of 1,000 back to back (do the
+web UI's reads hold up the node's writes?). Prints one line per action with its times in ms.
+Never part of the tests.
 
     scripts/big-room.py [--binary PARLEY] [--messages N] [--keep DIR]
 
@@ -12,7 +14,7 @@ free loopback port; the data directory is a temporary one (or DIR, kept, and reu
 already holds a node: then no posts are added). Needs python3 (docs/BENCHMARKS.md, *A start that
 read the op log, and one message by id*).
 """
-import argparse, json, os, re, shutil, socket, subprocess, sys, tempfile, time, urllib.request
+import argparse, json, os, re, shutil, socket, subprocess, sys, tempfile, threading, time, urllib.request
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -105,6 +107,24 @@ def run(binary, data, messages):
             times["parley react ID"].append(timed(lambda: cli("react", mine, "👍")))
             times["parley react PREFIX"].append(timed(lambda: cli("react", mine[:8], "🎉")))
             times["parley edit ID"].append(timed(lambda: cli("edit", mine, "edited again")))
+        # Posts while another client reads pages of 1,000 back to back (tabs open on the room, or
+        # "Show older messages"); the pages are read whole but not decoded here.
+        stop, pages = threading.Event(), [0]
+        def read_pages():
+            page = urllib.request.Request(url + f"/api/partitions/{room}/messages?limit=1000", headers={"Authorization": "Bearer " + token})
+            while not stop.is_set():
+                urllib.request.urlopen(page).read()
+                pages[0] += 1
+        reader = threading.Thread(target=read_pages)
+        reader.start()
+        while pages[0] == 0:
+            time.sleep(0.01)
+        during = times["control post, pages read"] = []
+        for i in range(20):
+            during.append(timed(lambda: post(f"post while pages are read {i}")))
+            time.sleep(0.02)
+        stop.set()
+        reader.join()
         print(f"a room of {messages if fresh else 'the kept'} messages, {binary}")
         for name, values in times.items():
             print(f"  {name:20} ms: " + ", ".join(f"{v:.1f}" for v in values))

@@ -70,6 +70,14 @@ extension ReplicaStore {
         return (ops, last)
     }
 
+    /// Runs `body` over one committed state of the file (a read transaction), with nothing cached
+    /// from before: for a connection that only reads beside another that writes (the web UI's
+    /// reads beside its node), where any commit may have changed any cached row.
+    public func readingOneState<T>(_ body: () throws -> T) throws -> T {
+        forgetCachedRows()
+        return try database.transaction(.deferred, body)
+    }
+
     /// Forgets what this connection cached and reloads the clock, after another process wrote
     /// to the file (seen as a change of `dataVersion`): joined flags may have changed, and the
     /// other process's ops may carry later timestamps that local ops must follow.

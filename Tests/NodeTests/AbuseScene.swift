@@ -2,7 +2,6 @@ import Foundation
 import Identity
 import Replica
 import Store
-import Synchronization
 import TestSupport
 import Testing
 
@@ -175,11 +174,4 @@ final class AbuseScene: @unchecked Sendable {
         #expect(growth < memoryBound, "the victim grew by \(growth) MiB", sourceLocation: sourceLocation)
         return doctor
     }
-}
-
-/// A flag one task sets and another polls (the attack is over).
-final class Flag: Sendable {
-    private let value = Atomic<Bool>(false)
-    func set() { value.store(true, ordering: .sequentiallyConsistent) }
-    var isSet: Bool { value.load(ordering: .sequentiallyConsistent) }
 }

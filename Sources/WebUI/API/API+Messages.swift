@@ -6,9 +6,9 @@ import Store
 extension API {
     // MARK: Messages
 
-    /// The most messages one answer holds, and how many come without `limit`: a page is read on
-    /// the node's thread (a whole room of 100,000 took 4 s there), and an answer's size is bounded
-    /// like every other. Older messages come page by page with `before`.
+    /// The most messages one answer holds, and how many come without `limit`: an answer's size
+    /// and time are bounded like every other (a whole room of 100,000 took 4 s to read). Older
+    /// messages come page by page with `before`.
     static let historyPage = 1_000
 
     static func history(_ call: Call) async throws -> HTTPReply {

@@ -4,23 +4,28 @@ import NodeRuntime
 import Replica
 import Store
 
-/// How the web API reaches the node: store reads and writes on the node's executor
-/// (`Node.read`/`Node.write`: a write goes to the linked peers at once), typing frames, live
-/// presence, and the node's events, forwarded to the open event streams with a heartbeat.
+/// How the web API reaches the node: store reads on a connection of their own
+/// (`ReadConnection`), writes on the node's executor (`Node.write`: a write goes to the linked
+/// peers at once), typing frames, live presence, and the node's events, forwarded to the open
+/// event streams with a heartbeat.
 public final class NodeAccess: Sendable {
     public let identity: Identity
     let node: Node
     let hub = EventHub()
     private let tasks = TaskBox()
+    private let reads: ReadConnection
 
     public init(node: Node, identity: Identity) {
         self.node = node
         self.identity = identity
+        reads = ReadConnection(path: node.configuration.databasePath, identity: identity)
     }
 
-    /// Runs `body` against the node's store (for reads).
+    /// Runs `body` against the node's store, for reads: on the read connection, so the node's
+    /// executor goes on with its links meanwhile.
     func read<T: Sendable>(_ body: @escaping @Sendable (ReplicaStore) throws -> T) async throws -> T {
-        try await node.read(body)
+        if let result = try await reads.read(body) { return result }
+        return try await node.read(body)
     }
 
     /// Runs `body` against the node's store; the node pushes what it wrote to its peers at once
@@ -45,7 +50,7 @@ public final class NodeAccess: Sendable {
     /// Forwards the node's events to the event streams (a typing user's nick looked up on the
     /// way) and sends every stream a heartbeat every 15 s.
     func startWatching() {
-        let events = Task { [node, hub] in
+        let events = Task { [self, node, hub] in
             for await event in await node.events() {
                 switch event {
                 case .changed(let partitions): hub.publish(.changed(partitions))
@@ -53,7 +58,7 @@ public final class NodeAccess: Sendable {
                 case .presence: hub.publish(.presence)
                 case .peers: hub.publish(.peers)
                 case .typing(let partition, let user):
-                    let nick = try? await node.read { try $0.profile(user)?.nick }
+                    let nick = try? await read { try $0.profile(user)?.nick }
                     hub.publish(.typing(partition: partition, user: user.text, nick: nick ?? nil))
                 }
             }
@@ -70,6 +75,7 @@ public final class NodeAccess: Sendable {
     func stopWatching() {
         tasks.cancelAll()
         hub.closeAll()
+        reads.close()
     }
 }
 
