@@ -128,6 +128,14 @@ public final class Statement {
         }
     }
 
+    /// Binds `values` and calls `body` for each row until it returns false, then resets: a result
+    /// read only as far as it is needed.
+    public func readRows(_ values: [SQLValue] = [], while body: (Statement) throws -> Bool) throws {
+        try bind(values)
+        defer { sqlite3_reset(handle) }
+        while try step(), try body(self) {}
+    }
+
     // MARK: Columns of the current row (0-based)
 
     /// The number of columns in each row (0 for statements that return none).

@@ -91,19 +91,19 @@ extension ReplicaStore {
     public func missingBlobs(limit: Int = 64) throws -> [(partition: PartitionID, hash: Bytes32)] {
         var found: [(partition: PartitionID, hash: Bytes32)] = []
         var seen: Set<Bytes32> = []
-        // Only the attachments whose blob is not here, newest message first.
+        // Only the attachments whose blob is not here, newest message first, read until `limit`
+        // blobs are found (a carrier may lack thousands).
         let attachments = try database.cachedStatement(
             """
             SELECT p.id, h.hash FROM attachment_hashes h JOIN partitions p ON p.pid = h.pid
             WHERE NOT EXISTS (SELECT 1 FROM blobs b WHERE b.hash = h.hash) ORDER BY h.oid DESC
             """)
-        let rows = try attachments.rows { row -> (PartitionID, Bytes32)? in
-            guard let id = PartitionID(bytes: row.blob(0)), let hash = Bytes32(row.blob(1)) else { return nil }
-            return (id, hash)
-        }
-        for case let (id, hash)? in rows where found.count < limit && !seen.contains(hash) {
-            seen.insert(hash)
-            found.append((id, hash))
+        try attachments.readRows { row in
+            guard found.count < limit else { return false }
+            if let id = PartitionID(bytes: row.blob(0)), let hash = Bytes32(row.blob(1)), seen.insert(hash).inserted {
+                found.append((id, hash))
+            }
+            return found.count < limit
         }
         let avatars = try database.cachedStatement("SELECT avatar FROM profiles WHERE avatar IS NOT NULL")
         for encoded in try avatars.rows(map: { $0.blob(0) }) where found.count < limit {

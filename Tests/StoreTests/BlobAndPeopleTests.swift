@@ -1,6 +1,7 @@
 import Foundation
 import Identity
 import Replica
+import SQLite
 import Store
 import TestSupport
 import Testing
@@ -94,6 +95,42 @@ import Wire
         let chunk = try #require(try a.blobChunk(attachment.hash, offset: 990, length: 100))
         #expect(chunk.total == 1_000 && chunk.data == [UInt8](repeating: 42, count: 10))
         #expect(try b.blobChunk(attachment.hash, offset: 0, length: 10) == nil)
+    }
+
+    /// A node short of many blobs asks for the newest first, each once, and its store reads no
+    /// further than the blobs it returns.
+    @Test func missingBlobs_areTheNewestFirst_andReadOnlyAsFarAsTheLimit() throws {
+        let a = try Nodes.store(alice), b = try Nodes.store(bob)
+        let lobby = PartitionDescriptor.room(RoomName("lobby")!)
+        try a.ensurePartition(lobby, joined: true)
+        try b.ensurePartition(lobby, joined: true)
+        var hashes: [Bytes32] = []
+        for k in 0..<200 {
+            let attachment = try a.attach(
+                [UInt8(k % 256), UInt8(k / 256), 1], name: "\(k).bin", mime: "application/octet-stream", in: lobby.id, by: alice, nowMillis: now)
+            hashes.append(attachment.hash)
+            // Every tenth post carries the one before's file again: asked for once.
+            let again =
+                k % 10 == 9
+                ? try a.attach(
+                    [UInt8((k - 1) % 256), UInt8((k - 1) / 256), 1], name: "again.bin", mime: "application/octet-stream", in: lobby.id, by: alice,
+                    nowMillis: now) : nil
+            try a.author(
+                .post(text: "", attachments: [attachment] + (again.map { [$0] } ?? []), location: nil, replyTo: nil), in: lobby.id, by: alice,
+                nowMillis: now + UInt64(k))
+        }
+        try Nodes.sync([a, b])
+        func steps(_ limit: Int) throws -> (blobs: [Bytes32], steps: Int) {
+            let before = b.database.statementCounts(.virtualMachineSteps)
+            let blobs = try b.missingBlobs(limit: limit).map(\.hash)
+            let after = b.database.statementCounts(.virtualMachineSteps)
+            return (blobs, after.reduce(0) { $0 + $1.value - (before[$1.key] ?? 0) })
+        }
+        let newest = try steps(10), all = try steps(500)
+        #expect(newest.blobs == Array(hashes.suffix(10).reversed()))
+        #expect(all.blobs.count == 200 && Set(all.blobs) == Set(hashes))
+        #expect(try b.missingBlobs(limit: 0).isEmpty)
+        #expect(newest.steps * 4 < all.steps, "10 blobs took \(newest.steps) steps, 200 took \(all.steps): the store read past the limit")
     }
 
     @Test func aDeletedPostsAttachment_isNeitherNamedNorMissing() throws {
