@@ -10,15 +10,15 @@ import Store
 /// WAL lets this connection read beside the node's writes: each read sees one committed state,
 /// including every write the node finished before it began (a post, then its page).
 ///
-/// Opened at the first read (the node has made the file by then); where the file cannot be
-/// opened so (an in-memory store) reads go to the node's executor as before.
+/// Opened at the first read that finds the node's file; where there is none to open (an
+/// in-memory store) reads go to the node's executor as before.
 final class ReadConnection: @unchecked Sendable {
-    // @unchecked: `store` and `opened` are touched only on `queue`.
+    // @unchecked: `store` and `closed` are touched only on `queue`.
     private let queue = DispatchQueue(label: "parley.web.reads")
     private let path: String
     private let identity: Identity
     private var store: ReplicaStore?
-    private var opened = false
+    private var closed = false
 
     init(path: String, identity: Identity) {
         self.path = path
@@ -39,22 +39,27 @@ final class ReadConnection: @unchecked Sendable {
         }
     }
 
-    /// The connection, opened on first use (on `queue`).
+    /// The connection, opened at the first read that finds the file (on `queue`); nil for an
+    /// in-memory store, and after `close`.
     private func openedStore() -> ReplicaStore? {
-        if !opened {
-            opened = true
-            if path != ":memory:", FileManager.default.fileExists(atPath: path), let store = try? ReplicaStore(readOnlyPath: path) {
-                // The node's identity opens what the node's own store opened: keys of private
-                // conversations, for their attachments.
-                if (try? store.useIdentity(identity)) != nil { self.store = store } else { store.database.close() }
-            }
+        guard store == nil, !closed, path != ":memory:", FileManager.default.fileExists(atPath: path),
+            let opened = try? ReplicaStore(readOnlyPath: path)
+        else { return store }
+        // The node's identity opens what the node's own store opened: keys of private
+        // conversations, for their attachments.
+        guard (try? opened.useIdentity(identity)) != nil else {
+            opened.database.close()
+            return nil
         }
-        return store
+        store = opened
+        return opened
     }
 
-    /// Closes the connection (on `queue`, after every read queued before).
+    /// Closes the connection (on `queue`, after every read queued before); later reads go to the
+    /// node's executor.
     func close() {
         queue.async {
+            self.closed = true
             self.store?.database.close()
             self.store = nil
         }
