@@ -52,28 +52,29 @@ extension TransportTests {
         }
 
         @Test func idleLoop_sleepsWhileAReadWaits() async throws {
-            let (client, server, listener) = try await connectedPair()
+            let loop = EventLoop()
+            let (client, server, listener) = try await connectedPair(loop: loop)
             defer { listener.close() }
             let reader = Task { try await server.read() }
             #expect(await eventually { server.waitingReaderCount == 1 })
-            let windows = try await sharedLoopWakeUps()
+            let windows = try await wakeUps(of: loop)
             #expect(windows.contains { $0 <= 2 }, "the event loop woke \(windows) times in 500 ms windows of idleness")
             client.close()
             #expect(try await reader.value == [])
             server.close()
         }
 
-        /// The shared loop's wake-ups in up to three windows of 500 ms, ending at the first with
-        /// at most two. Idleness is the absence of events, which only elapsed time can show. The
-        /// loop is shared with every test running in parallel in this process (NodeTests run
-        /// nodes in process), so a window may catch their traffic: a spinning loop fails every
-        /// window, another test's burst only some.
-        private func sharedLoopWakeUps() async throws -> [UInt64] {
+        /// `loop`'s wake-ups in up to three windows of 500 ms, ending at the first with at most
+        /// two. Idleness is the absence of events, which only elapsed time can show. The tests
+        /// give their sockets a loop of their own: the shared one also carries the traffic of
+        /// every test running in parallel in this process (NodeTests run nodes in process). A
+        /// spinning loop fails every window; a stray wake-up (a timer of the pair's) only some.
+        private func wakeUps(of loop: EventLoop) async throws -> [UInt64] {
             var windows: [UInt64] = []
             for _ in 0..<3 {
-                let before = EventLoop.shared.iterationCount
+                let before = loop.iterationCount
                 try await Task.sleep(for: .milliseconds(500))
-                windows.append(EventLoop.shared.iterationCount - before)
+                windows.append(loop.iterationCount - before)
                 if windows.last! <= 2 { break }
             }
             return windows
@@ -83,12 +84,13 @@ extension TransportTests {
         /// that they are not wanted, stops reporting them (the epoll set is level-triggered, and
         /// a narrowed interest reaches it only then). A read that starts later still gets them.
         @Test func unreadBytes_withNoReadWaiting_letTheLoopSleep_andTheNextReadGetsThem() async throws {
-            let (client, server, listener) = try await connectedPair()
+            let loop = EventLoop()
+            let (client, server, listener) = try await connectedPair(loop: loop)
             defer { listener.close() }
             try await client.write([1])
             #expect(try await server.read() == [1])
             try await client.write([2])
-            let windows = try await sharedLoopWakeUps()
+            let windows = try await wakeUps(of: loop)
             #expect(windows.contains { $0 <= 2 }, "the event loop woke \(windows) times in 500 ms windows with unread bytes")
             #expect(try await server.read(deadline: deadline()) == [2])
             client.close()

@@ -39,15 +39,16 @@ func eventually(timeout: Duration = .seconds(5), _ condition: () async throws ->
     return try await condition()
 }
 
-/// A listener on an ephemeral loopback port and one connection to it, from both ends.
+/// A listener on an ephemeral loopback port and one connection to it, from both ends, all on
+/// `loop`.
 func connectedPair(
-    sourceLocation: SourceLocation = #_sourceLocation
+    loop: EventLoop = .shared, sourceLocation: SourceLocation = #_sourceLocation
 ) async throws
     -> (client: TCPConnection, server: TCPConnection, listener: TCPListener)
 {
-    let listener = try TCPListener(host: "127.0.0.1", port: 0)
+    let listener = try TCPListener(host: "127.0.0.1", port: 0, loop: loop)
     async let accepted = listener.accept(deadline: deadline())
-    let client = try await TCPConnection.connect(host: "127.0.0.1", port: listener.port, timeout: .seconds(5))
+    let client = try await TCPConnection.connect(host: "127.0.0.1", port: listener.port, timeout: .seconds(5), loop: loop)
     return (client, try await accepted, listener)
 }
 
