@@ -96,7 +96,7 @@ import Wire
         #expect(flood == nil)
         var last: String?
         for _ in 0..<20 where last == nil { last = limit.admit([SyncMessageType.want.rawValue], now: 2_500) }
-        #expect(last == "more than 10 frames a second (burst 20); 26 frames in 1.5 s: 20 want, 3 ping, 2 vector, 1 type 238")
+        #expect(last == "more than 10 frames a second (burst 20); 26 frames in 1.5 s: 20 want, 3 ping, 2 vector, 1 other")
     }
 }
 

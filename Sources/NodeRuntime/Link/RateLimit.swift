@@ -70,24 +70,31 @@ struct RateLimit: Sendable {
 }
 
 /// Frames received on one link, counted by message type: which messages a flood was made of.
+/// One counter per type below `other` (every type in use), one for the rest: counted for every
+/// frame, so an array, not a dictionary.
 struct FrameTally: Sendable, CustomStringConvertible {
-    private var counts: [UInt8: UInt64] = [:]
+    /// The counter of empty frames and of types from 32 on.
+    static let other = 0
+    private var counts = [UInt64](repeating: 0, count: 32)
     private(set) var total: UInt64 = 0
 
     /// Counts a frame of type `type` (nil: an empty frame).
     mutating func count(_ type: UInt8?) {
-        counts[type ?? 0, default: 0] += 1
+        let index = type.map { Int($0) } ?? Self.other
+        counts[index < counts.count ? index : Self.other] += 1
         total += 1
     }
 
     /// The types sent most, most first (at most five).
     var description: String {
-        counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(5)
-            .map { "\($0.value) \(Self.name($0.key))" }.joined(separator: ", ")
+        counts.indices.filter { counts[$0] > 0 }.sorted { (counts[$0], $1) > (counts[$1], $0) }.prefix(5)
+            .map { "\(counts[$0]) \(Self.name($0))" }.joined(separator: ", ")
     }
 
-    static func name(_ type: UInt8) -> String {
-        switch type {
+    static func name(_ index: Int) -> String {
+        guard index != other else { return "other" }
+        let type = UInt8(index)
+        return switch type {
         case LinkMessage.LinkType.hello: "hello"
         case LinkMessage.LinkType.ping: "ping"
         case LinkMessage.LinkType.pong: "pong"
