@@ -15,7 +15,8 @@ import Store
 /// the pushes an author sends over its own link: the link vouches for the rest) and stores the
 /// message with its receive time, one commit per wake-up (as Parley's drain). No
 /// handshake, no JSON, no views, no gossip state: what is left is the floor of a replica that
-/// checks and keeps what it receives.
+/// checks and keeps what it receives. With `FloorRows.design` it keeps the rows DESIGN.md §5
+/// asks of each op as well (`FloorStore`), still in this structure.
 ///
 /// Its writes follow `Pacer`'s schedule: write `k` is node `k % count`'s, due at
 /// `start + k × interval` (`start` given by the parent on CLOCK_MONOTONIC, which all processes
@@ -23,10 +24,11 @@ import Store
 /// figures take them from `received_at`.
 enum FloorNode {
     /// What the parent asks of one floor node: `--floor-node INDEX COUNT PACE SECONDS WARMUP
-    /// EXTRA_NANOS DIRECTORY` (`WARMUP` writes at the pace come first and are not measured;
+    /// EXTRA_NANOS ROWS DIRECTORY` (`WARMUP` writes at the pace come first and are not measured;
     /// the work of `EXTRA_NANOS` of CPU at full speed is spent at each wake-up that received
     /// deliveries, besides the floor's work: 0 for the floor itself, Parley's surplus per
-    /// delivery for `floor_at_parley_cpu_*`).
+    /// delivery for `floor_at_parley_cpu_*`; `ROWS` is a `FloorRows`: `plain` for the floor,
+    /// `design` for `floor_design_*`).
     struct Spec {
         let index: Int
         let count: Int
@@ -34,26 +36,32 @@ enum FloorNode {
         let seconds: Double
         let warmup: Int
         let extraNanosPerDelivery: UInt64
+        let rows: FloorRows
         let directory: String
 
-        init(index: Int, count: Int, pace: Int, seconds: Double, warmup: Int, extraNanosPerDelivery: UInt64, directory: String) {
+        init(
+            index: Int, count: Int, pace: Int, seconds: Double, warmup: Int, extraNanosPerDelivery: UInt64, rows: FloorRows,
+            directory: String
+        ) {
             (self.index, self.count, self.pace, self.seconds, self.warmup) = (index, count, pace, seconds, warmup)
-            (self.extraNanosPerDelivery, self.directory) = (extraNanosPerDelivery, directory)
+            (self.extraNanosPerDelivery, self.rows, self.directory) = (extraNanosPerDelivery, rows, directory)
         }
 
         init?(_ arguments: [String]) {
-            guard arguments.count == 7, let index = Int(arguments[0]), let count = Int(arguments[1]), (2...64).contains(count),
+            guard arguments.count == 8, let index = Int(arguments[0]), let count = Int(arguments[1]), (2...64).contains(count),
                 (0..<count).contains(index), let pace = Int(arguments[2]), pace > 0, let seconds = Double(arguments[3]), seconds > 0,
-                let warmup = Int(arguments[4]), warmup >= 0, let extra = UInt64(arguments[5]), extra <= 1_000_000_000
+                let warmup = Int(arguments[4]), warmup >= 0, let extra = UInt64(arguments[5]), extra <= 1_000_000_000,
+                let rows = FloorRows(rawValue: arguments[6])
             else { return nil }
             self.init(
-                index: index, count: count, pace: pace, seconds: seconds, warmup: warmup, extraNanosPerDelivery: extra, directory: arguments[6])
+                index: index, count: count, pace: pace, seconds: seconds, warmup: warmup, extraNanosPerDelivery: extra, rows: rows,
+                directory: arguments[7])
         }
 
         var arguments: [String] {
             [
                 "--floor-node", String(index), String(count), String(pace), String(seconds), String(warmup), String(extraNanosPerDelivery),
-                directory,
+                rows.rawValue, directory,
             ]
         }
     }
@@ -72,7 +80,7 @@ enum FloorNode {
     /// error.
     static func main(_ arguments: [String]) -> Never {
         guard let spec = Spec(arguments) else {
-            FileHandle.standardError.write(Data("parley-bench: --floor-node takes INDEX COUNT PACE SECONDS WARMUP EXTRA_NANOS DIRECTORY\n".utf8))
+            FileHandle.standardError.write(Data("parley-bench: --floor-node takes INDEX COUNT PACE SECONDS WARMUP EXTRA_NANOS ROWS DIRECTORY\n".utf8))
             exit(2)
         }
         do {
@@ -86,16 +94,7 @@ enum FloorNode {
 
     private static func run(_ spec: Spec) throws {
         let keys = (0..<spec.count).map(keyPair)
-        let me = keys[spec.index]
-        let database = try Database(path: "\(spec.directory)/node-\(spec.index).db")
-        try database.checkpointInBackground(pages: 4_096, jitter: 0.5, backstopPages: 32_768)  // as ReplicaStore
-        try database.execute(
-            """
-            CREATE TABLE ops(oid INTEGER PRIMARY KEY, author INTEGER NOT NULL, seq INTEGER NOT NULL,
-                body BLOB NOT NULL, received_at INTEGER NOT NULL) STRICT;
-            CREATE UNIQUE INDEX ops_chain ON ops(author, seq);
-            """)
-        let insert = try database.cachedStatement("INSERT INTO ops(author, seq, body, received_at) VALUES (?, ?, ?, ?)")
+        let store = try FloorStore(path: "\(spec.directory)/node-\(spec.index).db", rows: spec.rows, keys: keys, me: spec.index)
 
         // Calibrated before the links and the start: on a quiet machine, the fastest of its runs.
         let spinRate = spec.extraNanosPerDelivery > 0 ? SpinWork.iterationsPerNano() : 0
@@ -126,15 +125,8 @@ enum FloorNode {
             let due = nextOwn < own.count ? start + UInt64(Double(own[nextOwn]) * interval) : now + 100_000_000
             if now >= due {
                 seq += 1
-                let written = wallMicros()
-                var content = [UInt8(spec.index)]
-                withUnsafeBytes(of: seq.littleEndian) { content += $0 }
-                withUnsafeBytes(of: written.littleEndian) { content += $0 }
-                content += Array("paced message \(own[nextOwn]) of the latency benchmark".utf8)
-                let signed = content + me.sign(content)
-                try database.transaction {
-                    try insert.run(.integer(Int64(spec.index)), .integer(seq), .blob(signed), .integer(Int64(written / 1_000)))
-                }
+                let signed = try store.writeOwn(
+                    seq: seq, writtenMicros: wallMicros(), text: "paced message \(own[nextOwn]) of the latency benchmark")
                 try peers.sendToAll(signed)
                 nextOwn += 1
                 continue
@@ -142,43 +134,21 @@ enum FloorNode {
             // One wake-up: every message that arrived, checked, then stored in one transaction.
             let arrived = try peers.receive(timeoutNanos: due - now)
             guard !arrived.isEmpty else { continue }
-            let checked = try arrived.map { try check($0, keys: keys) }
+            let checked = try arrived.map { try store.check($0) }
             // Once per wake-up, not per message: Parley's surplus is mostly per wake-up (its poll, its
             // commit, its WAL frames), and shrinks per message when a backlog is handled in one go.
             if spec.extraNanosPerDelivery > 0 { spendWork(nanos: spec.extraNanosPerDelivery, rate: spinRate) }
-            try database.transaction {
-                for message in checked {
-                    let received = wallMicros()
-                    try insert.run(.integer(Int64(message.author)), .integer(message.seq), .blob(message.body), .integer(Int64(received / 1_000)))
-                    // The author's seq-th write is write (seq − 1) × count + author of the schedule.
-                    guard (Int(message.seq) - 1) * spec.count + message.author >= spec.warmup else { continue }
-                    let written = Int(UInt64(bitPattern: Self.int64(message.body, at: 9)) / 1_000)
-                    latencies.append((written, message.author, Int(received / 1_000) - written))
-                }
+            try store.storeReceived(checked, stamp: wallMicros) { message, received in
+                // The author's seq-th write is write (seq − 1) × count + author of the schedule.
+                guard (Int(message.seq) - 1) * spec.count + message.author >= spec.warmup else { return }
+                let written = Int(message.writtenMicros / 1_000)
+                latencies.append((written, message.author, Int(received / 1_000) - written))
             }
         }
         let cpu = cpuSeconds() - (cpuBefore ?? cpuSeconds())
         try writeFile(
             "\(spec.directory)/result-\(spec.index)",
             "\(cpu) \(measuredOwn)\n" + latencies.map { "\($0.written),\($0.author),\(spec.index),\($0.latency)" }.joined(separator: "\n") + "\n")
-    }
-
-    /// A received message (author index, seq, written time, text, signature) whose signature
-    /// holds if it is one to check, as the row to store.
-    private static func check(_ message: [UInt8], keys: [Signing.KeyPair]) throws -> (author: Int, seq: Int64, body: [UInt8]) {
-        let contentCount = message.count - Signing.signatureBytes
-        guard contentCount > 17, Int(message[0]) < keys.count else { throw BenchError("a message is too short or from no floor node") }
-        let seq = int64(message, at: 1)
-        guard UInt64(seq) % (ReplicaStore.maxLinkAuthenticatedTail + 1) == 0 else { return (Int(message[0]), seq, message) }
-        let valid = message.withUnsafeBytes { bytes in
-            keys[Int(message[0])].publicKey.withUnsafeBytes { key in
-                Signing.isValidSignature(
-                    UnsafeRawBufferPointer(rebasing: bytes[contentCount...]), for: UnsafeRawBufferPointer(rebasing: bytes[..<contentCount]),
-                    publicKey: key)
-            }
-        }
-        guard valid else { throw BenchError("a message failed its signature check") }
-        return (Int(message[0]), seq, message)
     }
 
     /// Spends the work `nanos` of CPU stand for at full speed: a fixed count of loop iterations,
@@ -188,12 +158,6 @@ enum FloorNode {
     /// deadline would finish early exactly when the host is slow.
     private static func spendWork(nanos: UInt64, rate: Double) {
         SpinWork.run(iterations: Int(Double(nanos) * rate))
-    }
-
-    private static func int64(_ bytes: [UInt8], at offset: Int) -> Int64 {
-        var value: Int64 = 0
-        withUnsafeMutableBytes(of: &value) { $0.copyBytes(from: bytes[offset..<offset + 8]) }
-        return Int64(littleEndian: value)
     }
 
     /// The parent's start time (CLOCK_MONOTONIC nanoseconds), once it wrote it: after every
@@ -394,9 +358,15 @@ func floorKeys(prefix: String, nodes count: Int) -> [String] {
 ///
 /// `plainExtraNanosPerDelivery` is `--floor-extra-ms` on the plain floor: the figures keep their
 /// `floor_*` names (a sweep's experiment, not the reference of a default run).
-func floorCluster(nodes count: Int, extraNanosPerDelivery: UInt64 = 0, plainExtraNanosPerDelivery: UInt64 = 0) async throws -> [BenchResult?] {
+///
+/// With `rows: .design` the floor nodes keep DESIGN.md §5's rows of each op (`FloorRows`), and
+/// the figures are `floor_design_*`: what this design's storage costs a replica of the floor's
+/// structure, and the tail the host gives it.
+func floorCluster(
+    nodes count: Int, extraNanosPerDelivery: UInt64 = 0, plainExtraNanosPerDelivery: UInt64 = 0, rows: FloorRows = .plain
+) async throws -> [BenchResult?] {
     let atParleyCPU = extraNanosPerDelivery > 0
-    let prefix = atParleyCPU ? "floor_at_parley_cpu" : "floor"
+    let prefix = atParleyCPU ? "floor_at_parley_cpu" : rows == .design ? "floor_design" : "floor"
     let extraNanosPerDelivery = atParleyCPU ? extraNanosPerDelivery : plainExtraNanosPerDelivery
     let keys = floorKeys(prefix: prefix, nodes: count)
     guard keys.contains(where: { wants($0) }) else { return [] }
@@ -409,7 +379,7 @@ func floorCluster(nodes count: Int, extraNanosPerDelivery: UInt64 = 0, plainExtr
     for index in 0..<count {
         let spec = FloorNode.Spec(
             index: index, count: count, pace: options.pace, seconds: options.latencySeconds, warmup: options.warmupWrites,
-            extraNanosPerDelivery: extraNanosPerDelivery, directory: directory)
+            extraNanosPerDelivery: extraNanosPerDelivery, rows: rows, directory: directory)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = spec.arguments
@@ -451,7 +421,7 @@ func floorCluster(nodes count: Int, extraNanosPerDelivery: UInt64 = 0, plainExtr
         }
     }
     if let file = options.deliveries { try csv.write(toFile: "\(file)_\(prefix)_\(count)_nodes.csv", atomically: true, encoding: .utf8) }
-    let name = atParleyCPU ? "floor at Parley's CPU" : "floor"
+    let name = atParleyCPU ? "floor at Parley's CPU" : rows == .design ? "floor with the design's rows" : "floor"
     progress("\(count)-node \(name): \(writes) writes, \(latencies.count) deliveries, " + String(format: "%.2f cores", cpu / options.latencySeconds))
     // The floor at Parley's CPU is compared with Parley's own figures: same CPU, its latency.
     let parley = atParleyCPU

@@ -93,7 +93,8 @@ struct BenchOptions: Sendable {
                       --warmup: writes at the pace before each latency cluster's measured window
                       (default 100; their latencies are reported apart, as latency_warmup_p99_ms_N_nodes).
                       The latency figures stand next to a floor cluster of as many processes of this
-                      program (--floor-node, started by the bench itself; --only floor runs them alone).
+                      program (--floor-node, started by the bench itself; --only floor runs them alone),
+                      and the same floor keeping the rows DESIGN.md asks of each op (floor_design_*).
                       --floor-extra-ms: the floor cluster also spends MS of fixed work per write, spread
                       over its deliveries (default 0): `--only floor_latency --floor-extra-ms 1.5` shows
                       the tail of a replica that costs 1.5 ms more per write than the floor.
@@ -256,8 +257,9 @@ func report(_ results: [BenchResult], jsonPath: String) {
 }
 
 /// A line under the table for each latency target missed, with how often the host slowed the
-/// vCPUs in that window: on these machines the tail follows the host, so one run's miss says
-/// little without it (docs/BENCHMARKS.md, *Where the latency targets stand*).
+/// vCPUs in that window (on these machines the tail follows the host, so one run's miss says
+/// little without it) and the floor with the design's rows beside Parley's CPU per write (the
+/// tail also follows the CPU a write costs: docs/BENCHMARKS.md, *Where the latency targets stand*).
 func hostNotes(_ results: [BenchResult]) -> [String] {
     results.compactMap { result in
         guard result.key.hasPrefix("latency_p99_ms_"), let target = result.target, !target.met(by: result.value) else { return nil }
@@ -272,8 +274,17 @@ func hostNotes(_ results: [BenchResult]) -> [String] {
                 " Away from the host's slowed runs (\(formatFigure(share.value))% of the deliveries) its p99 was \(formatFigure(p99.value)) ms"
                 + " (quiet_latency_p99_ms_\(cluster))."
         }
+        var design = ""
+        if let p99 = results.first(where: { $0.key == "floor_design_latency_p99_ms_\(cluster)" }),
+            let cpu = results.first(where: { $0.key == "floor_design_cpu_ms_per_write_\(cluster)" }),
+            let parley = results.first(where: { $0.key == "paced_cpu_ms_per_write_\(cluster)" })
+        {
+            design =
+                " The floor with this design's rows had \(formatFigure(p99.value)) ms at \(formatFigure(cpu.value)) ms of CPU per write,"
+                + " Parley \(formatFigure(parley.value)) ms per write (floor_design_*: what Parley's code adds to the design's storage)."
+        }
         return "\nnote: \(result.key) missed its target while the host slowed \(formatFigure(slowed.value))% of the probe's runs "
-            + "(paced_host_slowed_percent_\(cluster)); the tail follows the host.\(quiet) "
+            + "(paced_host_slowed_percent_\(cluster)); the tail follows the host and the CPU a write costs.\(quiet)\(design) "
             + "`make bench-tail NODES=\(nodes)` repeats the cluster and groups its p99 by that share."
     }
 }

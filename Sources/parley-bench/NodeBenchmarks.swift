@@ -102,7 +102,7 @@ func clusterBenchmark(nodes count: Int, idle: Bool, binary: String) async throws
     let wantsLatency = latencyKeys.contains { wants($0) }
     let wantsDiscovery = count == 10 && wants(discoveryKey)
     let wantsIdle = idle && idleKeys.contains { wants($0) }
-    let wantsFloor = floorKeys(prefix: "floor", nodes: count).contains { wants($0) }
+    let wantsFloor = (floorKeys(prefix: "floor", nodes: count) + floorKeys(prefix: "floor_design", nodes: count)).contains { wants($0) }
     guard wantsLatency || wantsDiscovery || wantsIdle || wantsFloor else { return [] }
     var results: [BenchResult?] = []
     // The earlier figures leave hundreds of MB of the bench's own stores dirty in the page cache;
@@ -111,6 +111,8 @@ func clusterBenchmark(nodes count: Int, idle: Bool, binary: String) async throws
     sync()
     // The latency figures' reference first, on the same quiet disk: the floor cluster.
     results += try await floorCluster(nodes: count, plainExtraNanosPerDelivery: UInt64(options.floorExtraMillis * 1e6 / Double(count - 1)))
+    // And with the rows this design asks of every replica: where the tail of its storage alone lies.
+    results += try await floorCluster(nodes: count, rows: .design)
     guard wantsLatency || wantsDiscovery || wantsIdle else { return results }
     sync()
 
