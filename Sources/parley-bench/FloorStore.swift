@@ -1,7 +1,6 @@
 // What a floor node keeps of each message (`FloorCluster.swift`): the plain floor's one row, or
 // the rows DESIGN.md §5 asks of every replica of this design, in the same single-threaded
 // structure.
-import Glibc
 import SQLite
 import Sodium
 import Store
