@@ -81,10 +81,7 @@ final class FloorStore {
         case .plain:
             content += Array(text.utf8)
             let signed = content + keys[me].sign(content)
-            try database.transaction {
-                try database.cachedStatement("INSERT INTO ops(author, seq, body, received_at) VALUES (?, ?, ?, ?)")
-                    .run(.integer(Int64(me)), .integer(seq), .blob(signed), .integer(Int64(writtenMicros / 1_000)))
-            }
+            try database.transaction { try storePlain(FloorMessage(author: me, seq: seq, writtenMicros: writtenMicros, signed: signed), at: writtenMicros) }
             return signed
         case .design:
             let body = Array(text.utf8)
@@ -119,7 +116,9 @@ final class FloorStore {
             author: Int(message[0]), seq: Self.int64(message, at: 1), writtenMicros: UInt64(bitPattern: Self.int64(message, at: 9)),
             signed: message)
         if rows == .design {
-            let bodyHash = GenericHash.hash(Array(message[(Self.headerBytes + Signing.signatureBytes)...]))
+            let bodyHash = message.withUnsafeBytes {
+                GenericHash.hash(UnsafeRawBufferPointer(rebasing: $0[(Self.headerBytes + Signing.signatureBytes)...]))
+            }
             guard bodyHash[...] == message[Self.headerBytes - 32..<Self.headerBytes] else {
                 throw BenchError("a message's body is not the one its header hashes")
             }
@@ -144,8 +143,7 @@ final class FloorStore {
                 let received = receivedMicros()
                 switch rows {
                 case .plain:
-                    try database.cachedStatement("INSERT INTO ops(author, seq, body, received_at) VALUES (?, ?, ?, ?)")
-                        .run(.integer(Int64(message.author)), .integer(message.seq), .blob(message.signed), .integer(Int64(received / 1_000)))
+                    try storePlain(message, at: received)
                 case .design:
                     try store(message, head: try head(of: message.author), at: received)
                 }
@@ -155,6 +153,12 @@ final class FloorStore {
     }
 
     private static let noOp = [UInt8](repeating: 0, count: 32)
+
+    /// The plain floor's one row of a message.
+    private func storePlain(_ message: FloorMessage, at receivedMicros: UInt64) throws {
+        try database.cachedStatement("INSERT INTO ops(author, seq, body, received_at) VALUES (?, ?, ?, ?)")
+            .run(.integer(Int64(message.author)), .integer(message.seq), .blob(message.signed), .integer(Int64(receivedMicros / 1_000)))
+    }
 
     private func head(of author: Int) throws -> (seq: Int64, id: [UInt8])? {
         try database.cachedStatement("SELECT max_seq, head_id FROM heads WHERE pid = 1 AND aid = ?")

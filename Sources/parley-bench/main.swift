@@ -33,8 +33,7 @@ let wantsNodes = wants(
     "idle_cpu_percent", "rss_idle_mb", "rss_idle_cluster_mb",
     "rss_1m_ops_mb", "startup_1m_ops_ms", "startup_empty_ms", "discovery_10_nodes_s", "floor_latency_p50_ms_3_nodes",
     "floor_latency_p99_ms_3_nodes", "floor_cpu_ms_per_write_3_nodes", "floor_latency_p50_ms_10_nodes", "floor_latency_p99_ms_10_nodes",
-    "floor_cpu_ms_per_write_10_nodes", "floor_design_latency_p99_ms_3_nodes", "floor_design_latency_p99_ms_10_nodes",
-    "paced_host_steal_percent_3_nodes", "paced_host_steal_percent_10_nodes",
+    "floor_cpu_ms_per_write_10_nodes", "paced_host_steal_percent_3_nodes", "paced_host_steal_percent_10_nodes",
     "latency_warmup_p99_ms_3_nodes", "latency_warmup_p99_ms_10_nodes", "paced_host_slowed_percent_3_nodes",
     "paced_host_slowed_percent_10_nodes", "quiet_latency_p99_ms_3_nodes", "quiet_latency_p99_ms_10_nodes",
     "quiet_deliveries_percent_3_nodes", "quiet_deliveries_percent_10_nodes")
