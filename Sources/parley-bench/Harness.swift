@@ -95,6 +95,7 @@ struct BenchOptions: Sendable {
                       The latency figures stand next to a floor cluster of as many processes of this
                       program (--floor-node, started by the bench itself; --only floor runs them alone),
                       and the same floor keeping the rows DESIGN.md asks of each op (floor_design_*).
+                      --only floor_at_parley_cpu runs Parley's clusters too: that floor spends their CPU.
                       --floor-extra-ms: the floor cluster also spends MS of fixed work per write, spread
                       over its deliveries (default 0): `--only floor_latency --floor-extra-ms 1.5` shows
                       the tail of a replica that costs 1.5 ms more per write than the floor.
@@ -180,10 +181,24 @@ func wants(_ keys: String...) -> Bool {
     keys.contains(where: isWanted)
 }
 
-/// Whether `key` is wanted: no `--only`, or `key` contains one of its comma-separated texts.
+/// Whether `key` is wanted: no `--only`, or `key` contains one of its comma-separated texts. The
+/// CPU per write of Parley and of the floor are wanted with the floor at Parley's CPU of the same
+/// size, which spends their difference.
 func isWanted(_ key: String) -> Bool {
     guard let only = options.only else { return true }
-    return only.split(separator: ",").contains { key.contains($0) }
+    if only.split(separator: ",").contains(where: { key.contains($0) }) { return true }
+    return [3, 10].contains { count in
+        (key == "paced_cpu_ms_per_write_\(count)_nodes" || key == "floor_cpu_ms_per_write_\(count)_nodes")
+            && wantsFloorAtParleyCPU(nodes: count)
+    }
+}
+
+/// Whether `--only` asks for the floor at Parley's CPU of `count` nodes by its name (a text with
+/// `at_parley` in it, so `--only floor` still runs the floors alone): it needs Parley's cluster.
+func wantsFloorAtParleyCPU(nodes count: Int) -> Bool {
+    guard let only = options.only else { return true }
+    let keys = floorKeys(prefix: "floor_at_parley_cpu", nodes: count)
+    return only.split(separator: ",").contains { text in text.contains("at_parley") && keys.contains { $0.contains(text) } }
 }
 
 /// A figure measured some other way than `measure` (latencies, sizes, times); printed at once.

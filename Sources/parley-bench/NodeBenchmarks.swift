@@ -99,7 +99,8 @@ func clusterBenchmark(nodes count: Int, idle: Bool, binary: String) async throws
     ]
     let discoveryKey = "discovery_\(count)_nodes_s"
     let idleKeys = ["idle_bytes_per_min_per_link", "idle_cpu_percent", "rss_idle_cluster_mb"]
-    let wantsLatency = latencyKeys.contains { wants($0) }
+    // The floor at Parley's CPU runs after Parley's cluster and from its CPU per write.
+    let wantsLatency = latencyKeys.contains(where: isWanted) || wantsFloorAtParleyCPU(nodes: count)
     let wantsDiscovery = count == 10 && wants(discoveryKey)
     let wantsIdle = idle && idleKeys.contains { wants($0) }
     let wantsFloor = (floorKeys(prefix: "floor", nodes: count) + floorKeys(prefix: "floor_design", nodes: count)).contains { wants($0) }
