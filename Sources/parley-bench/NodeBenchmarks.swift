@@ -85,22 +85,27 @@ func catchUpBenchmark(binary: String) async throws -> [BenchResult?] {
     }
 }
 
+/// Whether `--only` asks for a figure of the paced latency run of Parley's `count` nodes (the floor
+/// at Parley's CPU among them, which spends their CPU).
+func wantsParleyLatency(nodes count: Int) -> Bool {
+    let keys = [
+        "latency_p50_ms_\(count)_nodes", "latency_p99_ms_\(count)_nodes", "push_copies_per_op_\(count)_nodes",
+        "paced_writes_per_s_\(count)_nodes", "paced_cpu_cores_\(count)_nodes", "paced_cpu_ms_per_write_\(count)_nodes",
+        "paced_host_steal_percent_\(count)_nodes", "latency_warmup_p99_ms_\(count)_nodes", "paced_host_slowed_percent_\(count)_nodes",
+        "paced_host_slow_episodes_per_min_\(count)_nodes", "quiet_latency_p99_ms_\(count)_nodes", "quiet_deliveries_percent_\(count)_nodes",
+    ]
+    return keys.contains(where: isWanted) || wantsFloorAtParleyCPU(nodes: count)
+}
+
 /// 4 (and 6, 8). A cluster of `count` nodes: with 10, the time until all are linked; then
 /// writes paced at 500/s in total (`--pace`; round robin, through the `author` control request), and
 /// from each op's `received_at` on its author to its `received_at` on every other node, p50 and
 /// p99. With `idle`, every node joins 50 rooms and, once linked and in sync (before the paced
 /// writes), the bytes its links send and the CPU it uses over the idle window are measured.
 func clusterBenchmark(nodes count: Int, idle: Bool, binary: String) async throws -> [BenchResult?] {
-    let latencyKeys = [
-        "latency_p50_ms_\(count)_nodes", "latency_p99_ms_\(count)_nodes", "push_copies_per_op_\(count)_nodes",
-        "paced_writes_per_s_\(count)_nodes", "paced_cpu_cores_\(count)_nodes", "paced_cpu_ms_per_write_\(count)_nodes",
-        "paced_host_steal_percent_\(count)_nodes", "latency_warmup_p99_ms_\(count)_nodes", "paced_host_slowed_percent_\(count)_nodes",
-        "paced_host_slow_episodes_per_min_\(count)_nodes", "quiet_latency_p99_ms_\(count)_nodes", "quiet_deliveries_percent_\(count)_nodes",
-    ]
     let discoveryKey = "discovery_\(count)_nodes_s"
     let idleKeys = ["idle_bytes_per_min_per_link", "idle_cpu_percent", "rss_idle_cluster_mb"]
-    // The floor at Parley's CPU runs after Parley's cluster and from its CPU per write.
-    let wantsLatency = latencyKeys.contains(where: isWanted) || wantsFloorAtParleyCPU(nodes: count)
+    let wantsLatency = wantsParleyLatency(nodes: count)
     let wantsDiscovery = count == 10 && wants(discoveryKey)
     let wantsIdle = idle && idleKeys.contains { wants($0) }
     let wantsFloor = (floorKeys(prefix: "floor", nodes: count) + floorKeys(prefix: "floor_design", nodes: count)).contains { wants($0) }

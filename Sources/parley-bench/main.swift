@@ -28,18 +28,9 @@ let parleyBinary =
     } ?? "parley")
 let wantsNodes =
     wants(
-        "replication_ops_per_s", "replication_mb_per_s", "replication_wire_bytes_per_op", "catchup_100k_s", "latency_p50_ms_3_nodes",
-        "latency_p99_ms_3_nodes", "latency_p50_ms_10_nodes", "latency_p99_ms_10_nodes", "push_copies_per_op_3_nodes",
-        "push_copies_per_op_10_nodes", "paced_writes_per_s_3_nodes", "paced_writes_per_s_10_nodes", "paced_cpu_cores_3_nodes",
-        "paced_cpu_cores_10_nodes", "paced_cpu_ms_per_write_3_nodes", "paced_cpu_ms_per_write_10_nodes", "idle_bytes_per_min_per_link",
-        "idle_cpu_percent", "rss_idle_mb", "rss_idle_cluster_mb",
-        "rss_1m_ops_mb", "startup_1m_ops_ms", "startup_empty_ms", "discovery_10_nodes_s", "paced_host_steal_percent_3_nodes",
-        "paced_host_steal_percent_10_nodes",
-        "latency_warmup_p99_ms_3_nodes", "latency_warmup_p99_ms_10_nodes", "paced_host_slowed_percent_3_nodes",
-        "paced_host_slowed_percent_10_nodes", "quiet_latency_p99_ms_3_nodes", "quiet_latency_p99_ms_10_nodes",
-        "quiet_deliveries_percent_3_nodes", "quiet_deliveries_percent_10_nodes", "paced_host_slow_episodes_per_min_3_nodes",
-        "paced_host_slow_episodes_per_min_10_nodes")
-    || [3, 10].contains { wantsFloorAtParleyCPU(nodes: $0) }
+        "replication_ops_per_s", "replication_mb_per_s", "replication_wire_bytes_per_op", "catchup_100k_s", "idle_bytes_per_min_per_link",
+        "idle_cpu_percent", "rss_idle_mb", "rss_idle_cluster_mb", "rss_1m_ops_mb", "startup_1m_ops_ms", "startup_empty_ms",
+        "discovery_10_nodes_s") || [3, 10].contains { wantsParleyLatency(nodes: $0) }
 if wantsNodes, !FileManager.default.isExecutableFile(atPath: parleyBinary) {
     FileHandle.standardError.write(
         Data("parley-bench: no parley binary at \(parleyBinary); build it (make release) or pass --binary\n".utf8))
