@@ -5,9 +5,9 @@
 # write, the floor's p99, the p99 of the floor with the design's rows and that of the floor at
 # Parley's CPU (docs/BENCHMARKS.md, "Where the latency targets stand"). Then the runs grouped
 # by that share, with the median p99 and how many met the target, in all and away from the
-# slowed runs. On this machine the
-# host runs the vCPUs slowly in episodes, and the tail follows them: one run says little, a
-# dozen grouped this way say what the code does. Never part of the tests.
+# slowed runs. On this machine the host runs the vCPUs slowly in episodes, and the tail follows
+# them: one run says little, a dozen grouped this way say what the code does. Never part of the
+# tests.
 #
 #   scripts/bench-tail.sh [NODES] [RUNS]     e.g. scripts/bench-tail.sh 3 12
 #
