@@ -64,8 +64,12 @@ public enum GossipError: Error, Hashable, Sendable, CustomStringConvertible {
     case creditExceeded(PartitionID, author: UserID)
     /// More WANTs waiting than the session serves at once.
     case tooManyWants
-    /// More ops from this peer failed validation (signatures, chains, rules) than allowed.
+    /// More ops from this peer failed validation (chains, rules) than allowed.
     case tooManyInvalidOps(Int)
+    /// The peer sent an op whose signature does not verify. An honest node verifies every op's
+    /// signature before it sends it (`ReplicaStore.sendable`), so one bad signature is the
+    /// sender's doing.
+    case badSignature(PartitionID, author: UserID, seq: UInt64)
     /// The peer pushed one author's ops faster than `GossipConfiguration.authorPushRate`
     /// allows (an honest node paces its pushes below it and leaves the rest to WANTs).
     case pushFlood(author: UserID, rate: OpRate)
@@ -79,6 +83,7 @@ public enum GossipError: Error, Hashable, Sendable, CustomStringConvertible {
         case .creditExceeded(let id, let author): "more ops of \(author.short) in \(id.text) than asked for"
         case .tooManyWants: "too many WANTs outstanding"
         case .tooManyInvalidOps(let count): "\(count) invalid ops"
+        case .badSignature(let id, let author, let seq): "op \(seq) of \(author.short) in \(id.text) has a signature that does not verify"
         case .pushFlood(let author, let rate):
             "push flood: more than \(rate.perSecond) ops a second (burst \(rate.burst)) by \(author.short)"
         }

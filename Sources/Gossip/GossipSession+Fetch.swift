@@ -270,6 +270,7 @@ extension GossipSession {
         if probe != nil { chain.probe = nil }
         var proofsMissing = false
         var forkFound = false
+        var badSignature: Operation?
         for (op, outcome) in zip(ops, outcomes) {
             switch outcome {
             case .applied:
@@ -290,6 +291,9 @@ extension GossipSession {
                 chain.localSeq = op.seq - 1
                 chain.probe = Probe(seq: op.seq - 1, reason: .brokenChain)
                 chain.blocked = true
+            case .rejected(.invalid(.badSignature)):
+                badSignature = badSignature ?? op
+                chain.blocked = true
             case .rejected(.invalid):
                 invalidOps += 1
                 chain.blocked = true
@@ -306,6 +310,10 @@ extension GossipSession {
         if chain.frozen { chain.pending = [] }
         if chain.blocked { chain.pending = [] }
         setChain(key, chain)
+        if let badSignature {
+            close(.badSignature(badSignature.partition, author: badSignature.author, seq: badSignature.seq))
+            return finish()
+        }
         if invalidOps > configuration.maxInvalidOps {
             close(.tooManyInvalidOps(invalidOps))
             return finish()
@@ -314,6 +322,24 @@ extension GossipSession {
         advance(key)
         if forkFound { startExchange(key.partition) }
         pumpWants()
+        return finish()
+    }
+
+    /// This node's store removed a chain's ops from `seq` on without a fork (an op whose
+    /// signature did not verify, and what followed it). What the session remembers of the
+    /// chain goes back with it, so the ops are fetched again from the peer if it holds them:
+    /// a copy that fails again there is refused, as that peer's violation.
+    public mutating func onLocalChainCut(_ id: PartitionID, author: UserID, from seq: UInt64, now: UInt64) -> [GossipDirective] {
+        guard begin(now) else { return [] }
+        let key = ChainKey(partition: id, author: author)
+        if var chain = chain(key), (chain.localSeq ?? 0) >= seq {
+            chain.localSeq = seq - 1
+            chain.pending = []
+            chain.blocked = false
+            setChain(key, chain)
+            advance(key)
+            pumpWants()
+        }
         return finish()
     }
 

@@ -1,3 +1,4 @@
+import Dispatch
 import Identity
 import Sodium
 import Wire
@@ -170,6 +171,25 @@ public struct Operation: Hashable, Sendable {
                 }
             }
         }
+    }
+
+    /// Whether each op's own signature verifies, in order; the checks run on every core when
+    /// there are enough of them to share (an import file's batch, a run about to be served).
+    public static func signaturesAreValid(_ ops: some Collection<Operation>) -> [Bool] {
+        let ops = Array(ops)
+        var valid = [Bool](repeating: false, count: ops.count)
+        guard ops.count >= 16 else {
+            for index in ops.indices { valid[index] = ops[index].hasValidSignature }
+            return valid
+        }
+        valid.withUnsafeMutableBufferPointer { results in
+            // Each iteration writes only its own element, so the threads never share one.
+            nonisolated(unsafe) let results = results
+            DispatchQueue.concurrentPerform(iterations: ops.count) { index in
+                results[index] = ops[index].hasValidSignature
+            }
+        }
+        return valid
     }
 
     /// Checks body hash, then signature (cheapest first).

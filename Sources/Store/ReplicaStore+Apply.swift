@@ -39,7 +39,7 @@ extension ReplicaStore {
     /// `.applied` (or `.forkDetected`, which stores the proof).
     public func apply(_ op: Operation, nowMillis: UInt64) throws -> ApplyOutcome {
         try database.transaction(.immediate) {
-            let outcome = try applyChecked(op, signatureVerified: false, nowMillis: nowMillis)
+            let outcome = try applyChecked(op, signature: .none, nowMillis: nowMillis)
             try flushPendingRebuilds()
             return outcome
         }
@@ -49,8 +49,9 @@ extension ReplicaStore {
     /// partition costs a single signature check (chain-batched verification); ops that fail are
     /// retried one by one so each gets its own outcome. `linkAuthor`: the peer whose link
     /// delivered the batch; an op it pushed alone as its own author may be stored before its
-    /// signature is checked (`maxLinkAuthenticatedTail`).
-    public func apply(_ ops: [Operation], nowMillis: UInt64, linkAuthor: UserID? = nil) throws -> [ApplyOutcome] {
+    /// signature is checked (`maxLinkAuthenticatedTail`). `signaturesChecked`: the caller
+    /// verified every op's own signature (`Operation.signaturesAreValid`), as an import does.
+    public func apply(_ ops: [Operation], nowMillis: UInt64, linkAuthor: UserID? = nil, signaturesChecked: Bool = false) throws -> [ApplyOutcome] {
         try database.transaction(.immediate) {
             var outcomes: [ApplyOutcome] = []
             outcomes.reserveCapacity(ops.count)
@@ -60,7 +61,7 @@ extension ReplicaStore {
                 while end < ops.count, ops[end].partition == ops[start].partition, ops[end].author == ops[start].author,
                     ops[end].seq == ops[end - 1].seq + 1
                 { end += 1 }
-                outcomes += try applyRun(ops[start..<end], nowMillis: nowMillis, linkAuthor: linkAuthor)
+                outcomes += try applyRun(ops[start..<end], nowMillis: nowMillis, linkAuthor: linkAuthor, signaturesChecked: signaturesChecked)
                 start = end
             }
             try flushPendingRebuilds()
@@ -68,21 +69,24 @@ extension ReplicaStore {
         }
     }
 
-    private func applyRun(_ run: ArraySlice<Operation>, nowMillis: UInt64, linkAuthor: UserID?) throws -> [ApplyOutcome] {
+    private func applyRun(
+        _ run: ArraySlice<Operation>, nowMillis: UInt64, linkAuthor: UserID?, signaturesChecked: Bool
+    ) throws -> [ApplyOutcome] {
+        let alone: SignatureEvidence = signaturesChecked ? .checked : .none
         guard run.count > 1, let record = try partition(run.first!.partition) else {
-            return try run.map { try applyChecked($0, signatureVerified: false, nowMillis: nowMillis, linkAuthor: linkAuthor) }
+            return try run.map { try applyChecked($0, signature: alone, nowMillis: nowMillis, linkAuthor: linkAuthor) }
         }
         let head = try existingAuthorID(run.first!.author).map { try self.head(pid: record.pid, aid: $0) } ?? .none
         // Only the part of the run that extends the head can be chain-verified as a whole.
         guard let firstNew = run.firstIndex(where: { $0.seq == head.maxSeq + 1 }) else {
-            return try run.map { try applyChecked($0, signatureVerified: false, nowMillis: nowMillis) }
+            return try run.map { try applyChecked($0, signature: alone, nowMillis: nowMillis) }
         }
-        var outcomes = try run[run.startIndex..<firstNew].map { try applyChecked($0, signatureVerified: false, nowMillis: nowMillis) }
+        var outcomes = try run[run.startIndex..<firstNew].map { try applyChecked($0, signature: alone, nowMillis: nowMillis) }
         let newOps = run[firstNew...]
         // The ops below the head may have revealed a fork (a second branch), which freezes the
         // author: then each new op takes the full path, reading the head afresh.
         if firstNew > run.startIndex, try existingAuthorID(run.first!.author).map({ try self.head(pid: record.pid, aid: $0) })?.frozenAt != head.frozenAt {
-            return outcomes + (try newOps.map { try applyChecked($0, signatureVerified: false, nowMillis: nowMillis) })
+            return outcomes + (try newOps.map { try applyChecked($0, signature: alone, nowMillis: nowMillis) })
         }
         let chainValid: Bool
         do { try verifyChain(newOps, after: head.headID); chainValid = true } catch { chainValid = false }
@@ -91,7 +95,9 @@ extension ReplicaStore {
         var current = head
         var lastApplied: Operation?
         for op in newOps {
-            let outcome = try applyChecked(op, signatureVerified: chainValid, nowMillis: nowMillis, knownHead: current, writesHead: false)
+            // The last op's own signature was checked; it authenticates the others through the chain.
+            let evidence: SignatureEvidence = signaturesChecked || (chainValid && op.seq == newOps.last!.seq) ? .checked : chainValid ? .chain : .none
+            let outcome = try applyChecked(op, signature: evidence, nowMillis: nowMillis, knownHead: current, writesHead: false)
             if outcome == .applied {
                 current = ChainHead(maxSeq: op.seq, headID: op.id, frozenAt: current.frozenAt, uncheckedFrom: nil)
                 lastApplied = op
@@ -113,7 +119,7 @@ extension ReplicaStore {
     /// caller follows it (a chain run); `writesHead: false` leaves writing the head to the
     /// caller, which must do it before the transaction ends.
     func applyChecked(
-        _ op: Operation, signatureVerified: Bool, nowMillis: UInt64, linkAuthor: UserID? = nil, knownHead: ChainHead? = nil,
+        _ op: Operation, signature: SignatureEvidence, nowMillis: UInt64, linkAuthor: UserID? = nil, knownHead: ChainHead? = nil,
         writesHead: Bool = true
     ) throws -> ApplyOutcome {
         guard let record = try partition(op.partition) else { return .rejected(.unknownPartition) }
@@ -132,11 +138,11 @@ extension ReplicaStore {
                 throw StoreError.damaged("missing op \(op.seq) below head \(head.maxSeq)")
             }
             if stored.id == op.id { return .duplicate }
-            guard op.hasValidSignature else { return .rejected(.invalid(.badSignature)) }
-            // A stored op held on its author's link's word, with a bad signature of its own, is
-            // no branch of a fork: it goes, with the chain after it, and this op takes its place.
-            if knownHead == nil, try discardIfUnverifiable(stored, seq: op.seq, head: head, record: record, aid: aid) {
-                return try applyChecked(op, signatureVerified: true, nowMillis: nowMillis)
+            guard signature == .checked || op.hasValidSignature else { return .rejected(.invalid(.badSignature)) }
+            // A stored op held on another op's word, with a bad signature of its own, is no
+            // branch of a fork: it goes, with the chain after it, and this op takes its place.
+            if knownHead == nil, try discardIfUnverifiable(stored, seq: op.seq, record: record, aid: aid, nowMillis: nowMillis) {
+                return try applyChecked(op, signature: .checked, nowMillis: nowMillis)
             }
             let proof = try ForkProof(stored.header, op.header)
             try recordFork(proof, record: record, aid: aid)
@@ -144,13 +150,20 @@ extension ReplicaStore {
         }
         if op.seq > head.maxSeq + 1 { return .pending(missingFrom: head.maxSeq + 1) }
         guard op.prev == head.headID else { return .rejected(.invalid(.brokenChain)) }
-        let deferred = !signatureVerified && Self.mayDeferSignature(of: op, linkAuthor: linkAuthor, head: head)
-        if !signatureVerified, !deferred, !op.hasValidSignature { return .rejected(.invalid(.badSignature)) }
+        // A position whose op was refused for its signature takes no op on another's word again.
+        let refused = try existingAID.map { try isRefusedSignature(ChainPosition(pid: record.pid, aid: $0, seq: op.seq)) } ?? false
+        let deferred = signature == .none && !refused && Self.mayDeferSignature(of: op, linkAuthor: linkAuthor, head: head)
+        var signatureChecked = signature == .checked
+        if !signatureChecked, !deferred, signature == .none || refused {
+            guard op.hasValidSignature else { return .rejected(.invalid(.badSignature)) }
+            signatureChecked = true
+        }
         if let violation = try crossAuthorViolation(op, checked: checked, record: record) { return .rejected(.rule(violation)) }
         if try exceedsCarrierQuota(op, record: record) { return .rejected(.rule(.quotaExceeded)) }
 
         let aid = try existingAID ?? authorID(op.author)
-        let oid = try insert(op, pid: record.pid, aid: aid, nowMillis: nowMillis)
+        let oid = try insert(op, pid: record.pid, aid: aid, signatureChecked: signatureChecked, nowMillis: nowMillis)
+        if refused { try forgetRefusedSignature(ChainPosition(pid: record.pid, aid: aid, seq: op.seq)) }
         if writesHead { try writeHead(of: op, pid: record.pid, aid: aid, uncheckedFrom: Self.uncheckedFrom(after: op, deferred: deferred, head: head)) }
         noteStored(op, pid: record.pid)
         try applyViews(op, checked: checked, oid: oid, record: record, aid: aid, rebuilding: false)
@@ -185,15 +198,16 @@ extension ReplicaStore {
         return try statement.firstRow(.integer(pid), .blob(user.publicKey)) { _ in true } ?? false
     }
 
-    private func insert(_ op: Operation, pid: Int64, aid: Int64, nowMillis: UInt64) throws -> Int64 {
+    private func insert(_ op: Operation, pid: Int64, aid: Int64, signatureChecked: Bool, nowMillis: UInt64) throws -> Int64 {
         try database.cachedStatement(
             """
-            INSERT INTO ops(pid, aid, seq, type, hlc, header, body, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO ops(pid, aid, seq, type, hlc, header, body, received_at, signature_checked) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """
         ).run(
             .integer(pid), .integer(aid), .integer(Int64(op.seq)),
             .integer(Int64(op.type)), .integer(Int64(bitPattern: op.hlc.raw)), .blob(op.header), .blob(op.body),
-            .integer(Int64(nowMillis)))
+            .integer(Int64(nowMillis)), .integer(signatureChecked ? 1 : 0))
+        if signatureChecked { noteSignatureChecked(op) }
         let oid = database.lastInsertRowID
         if firstOpRowIDSinceMark == nil { firstOpRowIDSinceMark = oid }
         if opsSinceMark != nil { try watch(op, oid: oid) }
@@ -234,15 +248,19 @@ extension ReplicaStore {
         let body: [UInt8]
         let author: UserID
         let type: UInt8
+        /// Whether the op's own signature was verified (else it is held on another op's word).
+        let signatureChecked: Bool
         var id: OpID { header.withUnsafeBytes { OpID(bytes: GenericHash.hash(UnsafeRawBufferPointer(rebasing: $0[0..<Operation.signedBytes])))! } }
         func operation() throws -> Operation { try Operation(header: header, body: body) }
     }
 
     func storedOp(pid: Int64, aid: Int64, seq: UInt64) throws -> StoredOp? {
-        let statement = try database.cachedStatement("SELECT oid, header, body, type FROM ops WHERE pid = ? AND aid = ? AND seq = ?")
+        let statement = try database.cachedStatement("SELECT oid, header, body, type, signature_checked FROM ops WHERE pid = ? AND aid = ? AND seq = ?")
         return try statement.firstRow(.integer(pid), .integer(aid), .integer(Int64(seq))) { row in
             let header = row.blob(1)
-            return StoredOp(oid: row.int64(0), header: header, body: row.blob(2), author: UserID(publicKey: header[40..<72])!, type: UInt8(row.int(3)))
+            return StoredOp(
+                oid: row.int64(0), header: header, body: row.blob(2), author: UserID(publicKey: header[40..<72])!, type: UInt8(row.int(3)),
+                signatureChecked: row.int(4) != 0)
         }
     }
 

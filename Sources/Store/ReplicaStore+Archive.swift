@@ -16,25 +16,66 @@ extension ReplicaStore {
         public init() {}
     }
 
+    /// What an export wrote.
+    public struct ExportSummary: Equatable, Sendable {
+        public var ops = 0
+        /// Ops not written because an op of their chain at or below them has a signature that
+        /// does not verify (`sendable`: a writable store removes them, to be fetched again).
+        public var withheld = 0
+
+        public init(ops: Int = 0, withheld: Int = 0) {
+            (self.ops, self.withheld) = (ops, withheld)
+        }
+    }
+
     /// Writes the given partitions (all known ones when nil): each descriptor, then its ops in
-    /// chain order per author, then its fork proofs. Returns the number of ops written.
+    /// chain order per author, then its fork proofs. Like every op that leaves the node, each
+    /// has a signature this store verified (`sendable`).
     @discardableResult
-    public func export(_ partitions: [PartitionID]? = nil, to writer: OpArchive.Writer) throws -> Int {
+    public func export(_ partitions: [PartitionID]? = nil, to writer: OpArchive.Writer, nowMillis: UInt64) throws -> ExportSummary {
         let records = try self.partitions().filter { partitions?.contains($0.id) ?? true }
-        var count = 0
+        var summary = ExportSummary()
         for record in records {
             try writer.write(.partition(record.descriptor))
-            for op in try allOps(in: record.id) {
-                try writer.write(.operation(op))
-                count += 1
+            let ops = try allOps(in: record.id)
+            var start = 0
+            while start < ops.count {
+                var end = start + 1
+                while end < ops.count, ops[end].author == ops[start].author, end - start < Self.exportCheckChunk { end += 1 }
+                let sendable = try sendable(Array(ops[start..<end]), nowMillis: nowMillis).ops
+                for op in sendable { try writer.write(.operation(op)) }
+                summary.ops += sendable.count
+                guard sendable.count < end - start else {
+                    start = end
+                    continue
+                }
+                // The rest of this author's chain cannot be written without the op it lost.
+                let author = ops[start].author
+                var next = start + sendable.count
+                while next < ops.count, ops[next].author == author { next += 1 }
+                summary.withheld += next - (start + sendable.count)
+                start = next
             }
             for proof in try forkProofs(record.id) { try writer.write(.forkProof(proof)) }
         }
         try writer.finish()
-        return count
+        return summary
     }
 
-    /// Applies everything in an archive, verifying each op as if it came from a peer. Ops that
+    /// Ops of one chain whose signatures an export checks together (`sendable`).
+    static let exportCheckChunk = 4_096
+
+    /// Applies `ops` with every op's own signature verified first (on every core), not a run's
+    /// last alone: a file carries no link that could be blamed, so an op with a bad signature is
+    /// refused here, by name, and never stored on its chain's word.
+    func applyVerifyingEach(_ ops: [Operation], nowMillis: UInt64) throws -> [ApplyOutcome] {
+        let valid = Operation.signaturesAreValid(ops)
+        let good = zip(ops, valid).filter(\.1).map(\.0)
+        var outcomes = try apply(good, nowMillis: nowMillis, signaturesChecked: true).makeIterator()
+        return valid.map { $0 ? outcomes.next()! : .rejected(.invalid(.badSignature)) }
+    }
+
+    /// Applies everything in an archive, verifying each op's signature. Ops that
     /// wait for others (a gap, a membership not yet known) are retried until nothing changes.
     /// Rooms, the directory and `me`'s own partitions (self, inbox) are joined; conversations
     /// and others' inboxes are carried until `processInbox` finds an invite to them.
@@ -44,7 +85,7 @@ extension ReplicaStore {
         var batch: [Operation] = []
         func flush() throws {
             guard !batch.isEmpty else { return }
-            for (op, outcome) in zip(batch, try apply(batch, nowMillis: nowMillis)) {
+            for (op, outcome) in zip(batch, try applyVerifyingEach(batch, nowMillis: nowMillis)) {
                 switch outcome {
                 case .applied: summary.applied += 1
                 case .duplicate: summary.alreadyPresent += 1

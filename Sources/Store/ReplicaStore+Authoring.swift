@@ -135,7 +135,7 @@ extension ReplicaStore {
         ops.reserveCapacity(bodies.count)
         while ops.count < bodies.count {
             for op in signer.take(from: ops.count) {
-                switch try applyChecked(op, signatureVerified: true, nowMillis: nowMillis) {
+                switch try applyChecked(op, signature: .checked, nowMillis: nowMillis) {
                 case .applied: ops.append(op)
                 case .rejected(let reason): throw StoreError.rejected(reason)
                 case let other: throw StoreError.damaged("a local op was not applied: \(other)")
@@ -164,7 +164,7 @@ extension ReplicaStore {
         let op = Operation.sign(
             type: type, flags: flags, partition: record.id, seq: head.maxSeq + 1, prev: head.headID, hlc: hlc, body: body, by: identity)
         // The head read above, in this transaction: not read again.
-        switch try applyChecked(op, signatureVerified: true, nowMillis: nowMillis, knownHead: head) {
+        switch try applyChecked(op, signature: .checked, nowMillis: nowMillis, knownHead: head) {
         case .applied:
             self.clock = clock
             return op

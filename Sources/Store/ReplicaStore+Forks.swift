@@ -19,8 +19,9 @@ extension ReplicaStore {
     }
 
     /// Removes an author's ops from `seq` on without freezing the chain (good ops may take the
-    /// places again): a link-authenticated op whose signature turned out bad, and what follows it.
-    func discardLinkAuthenticated(record: PartitionRecord, aid: Int64, from seq: UInt64) throws {
+    /// places again): an op held on another op's word whose signature turned out bad, and what
+    /// follows it.
+    func discardChain(record: PartitionRecord, aid: Int64, from seq: UInt64) throws {
         try truncate(pid: record.pid, aid: aid, from: seq, frozen: false)
         try settleAfterTruncation(record)
     }

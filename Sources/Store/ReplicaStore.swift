@@ -39,6 +39,10 @@ public final class ReplicaStore {
     var carriedBytes: [Int64: Int] = [:]
     /// Conversations' resolved membership, by partition row id (dropped whenever it is resolved again).
     var membershipCache: [Int64: Membership.State] = [:]
+    /// Ops whose signatures this process verified (`noteSignatureChecked`).
+    var checkedSignatures: Set<SignedOpKey> = []
+    /// The `refused_signatures` table's positions (loaded on first use).
+    var refusedSignaturesCache: Set<ChainPosition>?
     /// The row id of the first op this connection stored since `markOpInserts()` (nil: none).
     public internal(set) var firstOpRowIDSinceMark: Int64?
     /// The ops this connection stored since `markOpInserts()`, in row order, while they are
@@ -125,6 +129,7 @@ public final class ReplicaStore {
         epochKeyCache.removeAll()
         carriedBytes.removeAll()
         membershipCache.removeAll()
+        refusedSignaturesCache = nil
     }
 
     // MARK: Partitions

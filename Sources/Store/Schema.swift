@@ -209,6 +209,26 @@ enum Schema {
             """
             ALTER TABLE heads ADD COLUMN unchecked_from INTEGER;
             """),
+        // Every op that leaves a node carries a signature that node checked (docs/ARCHITECTURE.md,
+        // *Every op that leaves a node has a checked signature*). `signature_checked` is 1 once the op's own signature was verified;
+        // 0 while the op is held on the word of a later op of its chain (chain-batched
+        // verification) or of its author's link, and for every op stored before this
+        // migration: those are checked the first time they are about to leave
+        // (`ReplicaStore.sendable`). A position whose op was removed there for a bad signature
+        // is kept in `refused_signatures`: the next op to arrive for it has its own signature
+        // checked, so the same bad copy cannot come back on a chain's word.
+        Migration(
+            "007-checked-signatures",
+            """
+            ALTER TABLE ops ADD COLUMN signature_checked INTEGER NOT NULL DEFAULT 0;
+            CREATE TABLE refused_signatures(
+                pid INTEGER NOT NULL,
+                aid INTEGER NOT NULL,
+                seq INTEGER NOT NULL,
+                refused_at INTEGER NOT NULL,
+                PRIMARY KEY(pid, aid, seq)
+            ) STRICT, WITHOUT ROWID;
+            """),
     ]
 
     /// View tables, emptied before a rebuild from the log.

@@ -32,14 +32,21 @@ import Wire
         return try! Operation(header: header, body: op.body)
     }
 
-    @Test func forgedOps_countAgainstThePeer_untilItIsClosed() throws {
+    /// `op` with its body changed: the header no longer matches it.
+    func mismatched(_ op: Operation) -> Operation {
+        var body = op.body
+        body[0] ^= 0x01
+        return try! Operation(header: op.header, body: body)
+    }
+
+    @Test func invalidOps_countAgainstThePeer_untilItIsClosed() throws {
         var configuration = GossipConfiguration()
         configuration.maxInvalidOps = 3
         let node = try node(configuration: configuration)
         try listLobby(node, digest: try node.store.digest(lobby.id))
         var factory = OpFactory()
         for index in 0..<4 {
-            let op = forged(factory.make(post("forged"), in: lobby.id, by: Fixtures.identity(UInt8(40 + index))))
+            let op = mismatched(factory.make(post("changed"), in: lobby.id, by: Fixtures.identity(UInt8(40 + index))))
             try node.receive(SyncMessage.newOp(op).encode())
             #expect(node.closedWith == (index < 3 ? nil : .tooManyInvalidOps(4)))
         }
@@ -47,7 +54,20 @@ import Wire
         #expect(node.closedWith?.isViolation == true)
     }
 
-    @Test func forgedOpsInAnAnswer_areRejected_andCounted() throws {
+    /// An honest node checks every signature before it sends an op, so the first forged one
+    /// closes the link.
+    @Test func aForgedOp_closesTheLinkAtOnce() throws {
+        let node = try node()
+        try listLobby(node, digest: try node.store.digest(lobby.id))
+        var factory = OpFactory()
+        let op = forged(factory.make(post("forged"), in: lobby.id, by: Fixtures.identity(40)))
+        try node.receive(SyncMessage.newOp(op).encode())
+        #expect(node.closedWith == .badSignature(lobby.id, author: Fixtures.identity(40).id, seq: 1))
+        #expect(node.closedWith?.isViolation == true)
+        #expect(try node.store.opCount(lobby.id) == 0)
+    }
+
+    @Test func forgedOpsInAnAnswer_areRejected_andCloseTheLink() throws {
         let node = try node()
         var factory = OpFactory()
         let ops = (0..<3).map { factory.make(post("\($0)"), in: lobby.id, by: mallory) }
@@ -58,8 +78,7 @@ import Wire
         try node.receive(SyncMessage.ops(OpBatch(partition: lobby.id, author: mallory.id, ops: Array(bad), isLast: true)).encode())
         // The chain's one signature check fails, so each op is checked alone: two are good.
         #expect(try node.store.opCount(lobby.id) == 2)
-        #expect(node.session.invalidOps == 1)
-        #expect(node.closedWith == nil)
+        #expect(node.closedWith == .badSignature(lobby.id, author: mallory.id, seq: 3))
     }
 
     @Test func opsBeyondTheCredit_closeTheLink() throws {

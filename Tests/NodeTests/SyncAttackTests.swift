@@ -32,7 +32,8 @@ import Wire
         var reason: String {
             switch self {
             case .malformedFrame: "malformed message"
-            case .forgedOps, .notItsToWrite: "invalid ops"
+            case .forgedOps: "has a signature that does not verify"
+            case .notItsToWrite: "invalid ops"
             case .unofferedPartition: "which was not offered to it"
             case .flood: "flood: more than 500 frames a second"
             case .opFlood: "push flood: more than 2 ops a second"
@@ -215,18 +216,112 @@ import Wire
         _ = try await nodes.start(authorConfiguration, identity: author, handler: OwnBadSignaturePusher(try Operation(header: header, body: good.body)))
 
         #expect(
-            await eventually { relayLog.all.contains { $0.contains("with a bad signature over its own link") } },
+            await eventually { relayLog.all.contains { $0.contains("has a signature that does not verify; removed it") } },
             "the relay did not check the op before passing it on: \(relayLog.all)")
         #expect(await eventually { nodes.opCount("relay", lobby.id) == 0 })
         #expect(nodes.opCount("honest", lobby.id) == 0)
         #expect(await honestNode.linkedPeers.contains(relay.id), "\(honestLog.all)")
-        #expect(!honestLog.all.contains { $0.contains("invalid op") }, "\(honestLog.all)")
+        #expect(!honestLog.all.contains { $0.contains("invalid op") || $0.contains("does not verify") }, "\(honestLog.all)")
 
         // The place is free: the good op, written into the honest node's store, replaces it.
         #expect(try nodes.withStore("honest") { try $0.apply(good, nowMillis: Fixtures.now()) } == .applied)
         _ = await honestNode.respond(to: ControlRequest(.poke))
         #expect(await eventually { nodes.opCount("relay", lobby.id) == 1 }, "the good op did not reach the relay")
         #expect(try nodes.withStore("relay") { try $0.history(lobby.id).map(\.text) } == ["signed badly"])
+        await nodes.stopAll()
+    }
+
+    /// Serves its own chain with every signature zeroed but the run's last, to whoever asks:
+    /// the chain proves the ops, so a node that checks only a run's last signature takes them.
+    final class ZeroedSignatureServer: LinkMessageHandler {
+        let ops: [Replica.Operation]
+
+        init(_ ops: [Replica.Operation]) { self.ops = ops }
+
+        var syncHello: SyncHello? { GossipConfiguration().hello }
+
+        static func zeroed(_ op: Replica.Operation) -> Replica.Operation {
+            var header = op.header
+            for index in Operation.signedBytes..<Operation.headerBytes { header[index] = 0 }
+            return try! Operation(header: header, body: op.body)
+        }
+
+        func send(_ message: SyncMessage, to peer: LinkPeer, node: isolated Node) {
+            let bytes = message.encode()
+            node.send(SyncFrame(type: bytes[0], payload: Array(bytes[1...])), to: peer.id)
+        }
+
+        /// Lists the lobby with the chain's head, and offers the head.
+        func offer(to peer: LinkPeer, node: isolated Node) {
+            let head = Head(author: ops[0].author, maxSeq: ops.last!.seq, headID: ops.last!.id)
+            send(.summary(more: false, entries: [SummaryEntry(lobby, digest: PartitionDigest(heads: [head]), revealDescriptor: true)]), to: peer, node: node)
+            send(.vector(partition: lobby.id, more: false, heads: [head]), to: peer, node: node)
+        }
+
+        func linkOpened(_ peer: LinkPeer, node: isolated Node) { offer(to: peer, node: node) }
+
+        func received(_ frame: SyncFrame, from peer: LinkPeer, node: isolated Node) throws(LinkViolation) {
+            switch try? SyncMessage.decode([frame.type] + frame.payload) {
+            case .want(_, _, let fromSeq, let count):
+                let run = ops.filter { $0.seq >= fromSeq }.prefix(Int(count))
+                let served = run.map { $0.seq == run.last!.seq ? $0 : Self.zeroed($0) }
+                send(.ops(OpBatch(partition: lobby.id, author: ops[0].author, ops: served, isLast: true)), to: peer, node: node)
+            case .summary:
+                offer(to: peer, node: node)
+            default:
+                break
+            }
+        }
+
+        func linkClosed(_ peer: LinkPeer, node: isolated Node) {}
+    }
+
+    /// The poisoned link: a peer serves a chain whose signatures are zeroed but the run's
+    /// last. The relay takes the run on its chain's word, but checks every op before passing
+    /// one on: it finds the bad ones, removes them, and refuses the same copies when they come
+    /// back (the peer loses its link and is banned). The honest node behind the relay never
+    /// gets an op it would refuse, and its link to the relay stays up.
+    @Test func aPeerServingZeroedSignatures_isRefused_andNothingItSentReachesTheNodesBehind() async throws {
+        let nodes = InProcessNodes()
+        defer { nodes.removeFiles() }
+        let relay = Fixtures.identity(67), honest = Fixtures.identity(68), poisoner = Fixtures.identity(69)
+        try nodes.prepare(["relay", "honest"], joining: lobby)
+        var relayConfiguration = nodes.configuration("relay")
+        relayConfiguration.admission.violationsBeforeBan = 1
+        let relayLog = LogLines()
+        let (relayNode, relayAddress) = try await nodes.start(relayConfiguration, identity: relay, log: relayLog.log(.warn))
+        var honestConfiguration = nodes.configuration("honest")
+        honestConfiguration.staticPeers = [InProcessNodes.peer(relay, at: relayAddress)]
+        honestConfiguration.gossip.maxInvalidOps = 0
+        let honestLog = LogLines()
+        let (honestNode, _) = try await nodes.start(honestConfiguration, identity: honest, log: honestLog.log(.warn))
+        #expect(await eventually { await relayNode.linkedPeers.contains(honest.id) })
+
+        // More ops than the relay serves in one batch (`GossipConfiguration.loadBatch`).
+        var factory = OpFactory()
+        let ops = (1...100).map { factory.make(post("p\($0)"), in: lobby.id, by: poisoner) }
+        var poisonerConfiguration = nodes.configuration("poisoner")
+        poisonerConfiguration.staticPeers = [InProcessNodes.peer(relay, at: relayAddress)]
+        _ = try await nodes.start(poisonerConfiguration, identity: poisoner, handler: ZeroedSignatureServer(ops))
+
+        #expect(
+            await eventually { relayLog.all.contains { $0.contains("has a signature that does not verify; removed it") } },
+            "the relay did not check the ops before passing them on: \(relayLog.all)")
+        #expect(
+            await eventually { await relayNode.doctor().admission.bannedPeers.contains(poisoner.id.text) },
+            "the poisoner was not banned: \(relayLog.all)")
+        #expect(await eventually { nodes.opCount("relay", lobby.id) == 0 })
+        #expect(nodes.opCount("honest", lobby.id) == 0)
+        #expect(await honestNode.linkedPeers.contains(relay.id), "\(honestLog.all)")
+        #expect(!honestLog.all.contains { $0.contains("invalid op") || $0.contains("does not verify") }, "\(honestLog.all)")
+        #expect(try nodes.withStore("relay") { try $0.refusedSignatureCount() } == 1)
+
+        // The good ops, written into the honest node's store, reach the relay: the refused place
+        // takes an op whose own signature verifies.
+        #expect(try nodes.withStore("honest") { try $0.apply(ops, nowMillis: Fixtures.now()) }.allSatisfy { $0 == .applied })
+        _ = await honestNode.respond(to: ControlRequest(.poke))
+        #expect(await eventually { nodes.opCount("relay", lobby.id) == 100 }, "the good ops did not reach the relay")
+        #expect(try nodes.withStore("relay") { try $0.refusedSignatureCount() } == 0)
         await nodes.stopAll()
     }
 }

@@ -121,21 +121,24 @@ extension GossipHandler {
         }
     }
 
-    /// The leading ops of `ops` that may leave for `peer`: an op held on its author's link's
-    /// word has its signature checked first (`ReplicaStore.sendable`). One that fails is not
-    /// sent, nor what follows it; the store has dropped them, so the views changed. Nil when the
-    /// store failed (the link is closing).
+    /// The leading ops of `ops` that may leave for `peer`: each has a signature this node
+    /// verified (`ReplicaStore.sendable`). One that fails is not sent, nor what follows it; the
+    /// store has dropped them, so the views changed. Nil when the store failed (the link is
+    /// closing).
     private func sendable(_ ops: [Operation], to peer: UserID, node: isolated Node) -> [Operation]? {
         let store = node.store!
-        guard let (sendable, discarded) = storeCall(node, peer, "checking ops before sending them", { try store.sendable(ops, me: node.identity.id) })
+        guard let (sendable, discarded) = storeCall(node, peer, "checking ops before sending them", { try store.sendable(ops, nowMillis: node.wallMillis) })
         else { return nil }
         if let discarded {
             node.log.warn(
-                "\(node.displayName(of: discarded.author)) pushed op \(discarded.seq) in \(discarded.partition.text) with a bad signature "
-                    + "over its own link; removed it and what followed it, to be fetched again")
+                "op \(discarded.seq) of \(node.displayName(of: discarded.author)) in \(discarded.partition.text) has a signature that does not verify; "
+                    + "removed it and what followed it, to be fetched again")
             node.emit(.changed([discarded.partition]))
-            // The sessions still think those ops are here: what they know is read again and
-            // the changed partition re-announced, so a round fetches good ones from whoever has them.
+            // The sessions still think those ops are here: each is told the chain went back, and
+            // the changed partition is re-announced, so good ones are fetched from whoever has them.
+            feedAll(node: node) { _, session, now in
+                session.onLocalChainCut(discarded.partition, author: discarded.author, from: discarded.seq, now: now)
+            }
             refreshAllSummaries(node: node, resendChanged: true)
         }
         return sendable

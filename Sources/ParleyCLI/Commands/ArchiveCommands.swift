@@ -52,11 +52,11 @@ struct ExportCommand: Command {
         guard FileManager.default.createFile(atPath: temporary, contents: nil), let handle = FileHandle(forWritingAtPath: temporary) else {
             throw CLIError.failure("cannot write \(path): check that its directory exists and is writable")
         }
-        let count: Int
+        let summary: ReplicaStore.ExportSummary
         do {
             defer { try? handle.close() }
             let writer = try OpArchive.Writer { try handle.write(contentsOf: $0) }
-            count = try context.storeCall(command: name) { try store.export(partitions, to: writer) }
+            summary = try context.storeCall(command: name) { try store.export(partitions, to: writer, nowMillis: context.nowMillis) }
             try handle.synchronize()
         } catch {
             try? FileManager.default.removeItem(atPath: temporary)
@@ -69,7 +69,12 @@ struct ExportCommand: Command {
         } catch {
             throw CLIError.failure("cannot move the export into \(path): \(error.localizedDescription)")
         }
-        context.output.line("exported \(count) ops to \(path)")
+        context.output.line("exported \(summary.ops) ops to \(path)")
+        if summary.withheld > 0 {
+            context.output.errorLine(
+                "parley: warning: \(summary.withheld) ops were not exported: an op of their chain has a signature that does not verify; "
+                    + "they were removed from this store, and a running node fetches good copies from its peers")
+        }
         return 0
     }
 }

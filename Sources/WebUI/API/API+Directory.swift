@@ -264,7 +264,7 @@ extension API {
         let bytes = try await call.access.read { store in
             var bytes: [UInt8] = []
             let writer = try OpArchive.Writer { bytes += $0 }
-            try store.export(chosen, to: writer)
+            try store.export(chosen, to: writer, nowMillis: API.now())
             return bytes
         }
         return content(bytes, mime: "application/octet-stream", name: "parley-export.parley")
