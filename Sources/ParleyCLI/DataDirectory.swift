@@ -49,7 +49,7 @@ struct DataDirectory: Sendable, Equatable {
         var info = stat()
         if stat(path, &info) == 0 {
             guard info.st_mode & S_IFMT == S_IFDIR else { throw notADirectory() }
-            return
+            return try keepPrivate(info)
         }
         switch errno {
         case ENOENT: throw .failure(Self.noIdentity(in: path))
@@ -59,12 +59,12 @@ struct DataDirectory: Sendable, Equatable {
     }
 
     /// Creates the directory (mode 0700) and any missing parents, like `mkdir -p`; an existing
-    /// directory is left as it is.
+    /// directory is made 0700 (`keepPrivate`).
     func create() throws(CLIError) {
         var info = stat()
         if stat(path, &info) == 0 {
             guard info.st_mode & S_IFMT == S_IFDIR else { throw notADirectory() }
-            return
+            return try keepPrivate(info)
         }
         var prefix = ""
         let components = path.split(separator: "/")
@@ -87,6 +87,22 @@ struct DataDirectory: Sendable, Equatable {
             throw .failure(
                 "cannot create the data directory \(path): \(errnoText(code))\(place); "
                     + "choose a directory you may write with --data-dir")
+        }
+    }
+
+    /// Takes group and other permissions off the directory (`info` is its `stat`): it holds the
+    /// key and the store, whatever mode it had before Parley used it. One owned by another user
+    /// is refused, since only its owner could tighten it.
+    private func keepPrivate(_ info: stat) throws(CLIError) {
+        guard info.st_mode & 0o077 != 0 else { return }
+        let mode = String(info.st_mode & 0o777, radix: 8)
+        guard info.st_uid == geteuid() else {
+            throw .failure(
+                "the data directory \(path) is mode \(mode) and belongs to another user, so others may read its files; "
+                    + "have its owner run `chmod 700 \(path)`, or choose another directory with --data-dir")
+        }
+        guard chmod(path, 0o700) == 0 else {
+            throw .failure("cannot make the data directory \(path) private (mode \(mode)): \(errnoText(errno)); run `chmod 700 \(path)`")
         }
     }
 

@@ -249,7 +249,9 @@ public final class Database {
         // NOMUTEX: the single owner serializes calls, SQLite's own mutex would be pure overhead.
         var flags = SQLITE_OPEN_NOMUTEX
         switch mode {
-        case .readWrite: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        case .readWrite:
+            flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+            keepPrivate(path)
         case .readOnly: flags |= SQLITE_OPEN_READONLY
         }
         var handle: OpaquePointer?

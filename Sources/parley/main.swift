@@ -7,4 +7,7 @@ import ParleyCLI
     import Darwin
 #endif
 
+// Every file Parley creates holds messages, keys or their traces (the store, its WAL, the control
+// socket, exports, logs): none is for group or others to read (docs/ARCHITECTURE.md, *Private files*).
+umask(0o077)
 exit(ParleyCommandLine.main())

@@ -32,6 +32,40 @@ import Testing
         }
     }
 
+    /// Group and other permission bits of the data directory and of every file in it.
+    func looseModes(_ directory: String) throws -> [String: Int] {
+        let fileManager = FileManager.default
+        var loose: [String: Int] = [:]
+        for path in [directory] + (try fileManager.contentsOfDirectory(atPath: directory)).map({ directory + "/" + $0 }) {
+            let mode = (try fileManager.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? 0
+            if mode & 0o077 != 0 { loose[path] = mode }
+        }
+        return loose
+    }
+
+    @Test func init_intoAnExistingOpenDirectory_makesItAndEveryFileInItPrivate() throws {
+        try withSandbox { sandbox in
+            try FileManager.default.createDirectory(atPath: sandbox.dataDir, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
+            sandbox.initialize()
+            expectSuccess(sandbox.parley("send", "--room", "lobby", "words for nobody else"))
+            let loose = try looseModes(sandbox.dataDir)
+            #expect(loose.isEmpty, "\(loose)")
+
+            // A directory and a store made loose behind Parley's back (a restored backup): doctor
+            // names them with the fix, and the next command that writes tightens them.
+            let database = sandbox.dataDir + "/parley.db"
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: sandbox.dataDir)
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: database)
+            let doctor = sandbox.parley("doctor")
+            #expect(doctor.stdout.contains("\(sandbox.dataDir) is mode 755"), "\(doctor)")
+            #expect(doctor.stdout.contains("\(database) is mode 644"), "\(doctor)")
+            #expect(doctor.stdout.contains("chmod 600 \(database)"), "\(doctor)")
+            expectSuccess(sandbox.parley("send", "--room", "lobby", "more words"))
+            let tightened = try looseModes(sandbox.dataDir)
+            #expect(tightened.isEmpty, "\(tightened)")
+        }
+    }
+
     @Test func whoami_json_showsIDNickDisplayAndDataDir() throws {
         try withSandbox { sandbox in
             let id = sandbox.initialize(nick: "alice")

@@ -32,7 +32,7 @@ struct DoctorCommand: Command {
                 return 0
             }
             offline(context, directory: directory)
-            return storage(context.output, databasePath: dataDirectory.databasePath)
+            return storage(context.output, dataDirectory)
         }
         if arguments.has("json") {
             context.output.line("[" + ControlProtocol.prettyJSON(report) + "]")
@@ -67,13 +67,20 @@ struct DoctorCommand: Command {
                 + "\(admission.violations) protocol violations")
         if !admission.bannedHosts.isEmpty { out.line("  banned hosts: \(admission.bannedHosts.joined(separator: ", "))") }
         if !admission.bannedPeers.isEmpty { out.line("  banned peers: \(admission.bannedPeers.joined(separator: ", "))") }
-        return storage(out, databasePath: dataDirectory.databasePath)
+        return storage(out, dataDirectory)
     }
 
-    /// The whole database file checked (`Database.quickCheck`), read-only beside a running node.
-    /// Returns the exit status: 1 when the file is damaged.
-    private func storage(_ out: Output, databasePath: String) -> Int32 {
+    /// The data directory's privacy, then the whole database file checked
+    /// (`Database.quickCheck`), read-only beside a running node. Returns the exit status: 1 when
+    /// the file is damaged.
+    private func storage(_ out: Output, _ dataDirectory: DataDirectory) -> Int32 {
         section(out, "Storage")
+        for loose in Self.looseModes(in: dataDirectory.path) {
+            out.line(
+                "  ! \(loose.path) is mode \(String(loose.mode, radix: 8)): others on this machine may read it; "
+                    + "run `chmod \(loose.isDirectory ? "700" : "600") \(loose.path)` (any parley command that writes does it too)")
+        }
+        let databasePath = dataDirectory.databasePath
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: databasePath) else {
             out.line("  \(databasePath): none yet (the first command that writes creates it)")
             return 0
@@ -107,6 +114,20 @@ struct DoctorCommand: Command {
             "  Stop the node, move the file away and start again: identity.key is kept, and peers send back "
                 + "what they hold of rooms and conversations (this node's private data is lost).")
         return 1
+    }
+
+    /// The data directory and the files in it that group or others may read or write.
+    static func looseModes(in directory: String) -> [(path: String, mode: mode_t, isDirectory: Bool)] {
+        var loose: [(path: String, mode: mode_t, isDirectory: Bool)] = []
+        var info = stat()
+        guard lstat(directory, &info) == 0 else { return [] }
+        if info.st_mode & 0o077 != 0 { loose.append((directory, info.st_mode & 0o777, true)) }
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory).sorted()) ?? [] {
+            let path = directory + "/" + name
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT != S_IFLNK, info.st_mode & 0o077 != 0 else { continue }
+            loose.append((path, info.st_mode & 0o777, info.st_mode & S_IFMT == S_IFDIR))
+        }
+        return loose
     }
 
     private func offline(_ context: Context, directory: String) {
