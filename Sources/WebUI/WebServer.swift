@@ -46,9 +46,6 @@ public final class WebServer: Sendable {
     /// The port it listens on (after `start`).
     public var port: UInt16 { server.port }
 
-    /// The web server's connection caps (after `start`): all together, and per address.
-    public var connectionCaps: (total: UInt32, perAddress: UInt32) { server.connectionCaps }
-
     /// Closes the event streams and stops the server.
     public func stop() async {
         access.stopWatching()

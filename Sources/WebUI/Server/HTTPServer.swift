@@ -131,14 +131,6 @@ public final class HTTPServer: @unchecked Sendable {
         return UInt32(min(rlim_t(wanted), available))
     }
 
-    /// Open web connections: all, and those not from 127.0.0.1; and how many were shut down at
-    /// the header deadline since the start.
-    public var connectionCounts: (open: Int, others: Int, closedAtDeadline: Int) {
-        guard let table = lock.withLock({ self.table }) else { return (0, 0, 0) }
-        let open = table.open
-        return (open.all, open.others, table.closedAtDeadline)
-    }
-
     /// Closes every stream, waits (up to 5 s) for streams and handlers to finish, and stops.
     public func stop() async {
         let open = lock.withLock { Array(streams.values) }
