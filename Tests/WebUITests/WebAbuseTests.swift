@@ -77,7 +77,7 @@ import Testing
             "WebAbuseTests [flood] \(connections) hostile connections from \((connections + 7) / 8) addresses (\(during)); "
                 + "honest answers: \(times.count), median \(median), max \(worst); node RSS \(before / 1024) → peak \(peak / 1024) → after \(after / 1024) MiB"
         )
-        #expect(times.count >= 10, "too few honest answers: \(times.count)")
+        #expect(times.count >= 5, "too few honest answers: \(times.count)")
         #expect(worst < .seconds(5))
         #expect(peak - before < 64 << 10, "RSS grew from \(before) KiB to \(peak) KiB")
         #expect(during.maxOpen >= connections * 9 / 10, "the flood never held its connections open: \(during)")

@@ -161,44 +161,50 @@ final class WebFlood: @unchecked Sendable {
                 + "Content-Length: \(12 << 20)\r\n\r\n{\"text\":\"").utf8)
         let slow = Array("GET /api/me HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nX-Slow: ".utf8)
         let chunk = [UInt8](repeating: UInt8(ascii: "a"), count: 16 << 10)
+        // One pass: open what is due, send what is due, then one poll() over every socket for
+        // what the server sent or closed (the flood's own CPU stays small beside the node's).
+        var entries: [pollfd] = []
+        var owners: [Int] = []
         while !lock.withLock({ stopping }) {
-            var open = 0
+            let now = ContinuousClock.now
+            entries.removeAll(keepingCapacity: true)
+            owners.removeAll(keepingCapacity: true)
             for index in slots.indices {
                 if slots[index].socket < 0 {
-                    guard ContinuousClock.now >= slots[index].reopenAt else { continue }
+                    guard now >= slots[index].reopenAt else { continue }
                     guard let socket = RawSocket.connect(port: port, from: slots[index].source) else {
                         lock.withLock { figures.failedConnects += 1 }
+                        slots[index].reopenAt = now + .seconds(1)
                         continue
                     }
                     slots[index].socket = socket
                     slots[index].sentBody = 0
-                    slots[index].nextByte = .now + .seconds(1)
+                    slots[index].nextByte = now + .seconds(1)
                     RawSocket.send(socket, slots[index].kind == .body ? upload : slow)
                     lock.withLock { figures.opened += 1 }
                 }
                 let socket = slots[index].socket
-                var alive = RawSocket.drain(socket).open
                 switch slots[index].kind {
-                case .body where alive && slots[index].sentBody < bodyBytes:
-                    alive = RawSocket.send(socket, chunk)
+                case .body where slots[index].sentBody < bodyBytes:
+                    RawSocket.send(socket, chunk)
                     slots[index].sentBody += chunk.count
-                case .slow where alive && ContinuousClock.now >= slots[index].nextByte:
-                    alive = RawSocket.send(socket, [UInt8(ascii: "x")])
-                    slots[index].nextByte = .now + .seconds(1)
+                case .slow where now >= slots[index].nextByte:
+                    RawSocket.send(socket, [UInt8(ascii: "x")])
+                    slots[index].nextByte = now + .seconds(1)
                 default:
                     break
                 }
-                if alive {
-                    open += 1
-                } else {
-                    close(socket)
-                    slots[index].socket = -1
-                    slots[index].reopenAt = .now + .seconds(1)
-                    lock.withLock { figures.closedByServer += 1 }
-                }
+                entries.append(pollfd(fd: socket, events: Int16(POLLIN), revents: 0))
+                owners.append(index)
             }
-            lock.withLock { figures.maxOpen = max(figures.maxOpen, open) }
-            usleep(20_000)
+            lock.withLock { figures.maxOpen = max(figures.maxOpen, entries.count) }
+            guard poll(&entries, nfds_t(entries.count), 50) > 0 else { continue }
+            for (entry, index) in zip(entries, owners) where entry.revents != 0 && !RawSocket.drain(entry.fd).open {
+                close(entry.fd)
+                slots[index].socket = -1
+                slots[index].reopenAt = .now + .seconds(1)
+                lock.withLock { figures.closedByServer += 1 }
+            }
         }
         for slot in slots where slot.socket >= 0 { close(slot.socket) }
     }
