@@ -17,6 +17,13 @@ public enum WebError: Error, Equatable, Sendable {
     case conflict(String)
     /// The body is over the limit for this route (413).
     case tooLarge(limit: Int)
+    /// An API write whose body is not `application/json` (415): a form or a `text/plain` body is
+    /// what another site's page can send without asking the browser first.
+    case unsupportedMediaType(String)
+    /// More request headers than the server reads (431).
+    case tooManyHeaders(limit: Int)
+    /// The request's headers did not arrive within the deadline (408).
+    case headersTooSlow(seconds: Int)
     /// The node did not answer in time or is stopping (503).
     case unavailable(String)
     /// A failure of this node (500); the message says what failed, never a secret.
@@ -34,7 +41,10 @@ public enum WebError: Error, Equatable, Sendable {
         case .notFound: 404
         case .methodNotAllowed: 405
         case .conflict: 409
+        case .headersTooSlow: 408
         case .tooLarge: 413
+        case .unsupportedMediaType: 415
+        case .tooManyHeaders: 431
         case .unavailable: 503
         case .internalError, .cannotListen: 500
         }
@@ -49,6 +59,10 @@ public enum WebError: Error, Equatable, Sendable {
             "missing or wrong access token: open the URL `parley run` printed (it sets a cookie), or send Authorization: Bearer TOKEN"
         case .methodNotAllowed(let allowed): "method not allowed here; use \(allowed.joined(separator: " or "))"
         case .tooLarge(let limit): "the request body is over the limit of \(Format.byteCount(UInt64(limit))) for this request"
+        case .unsupportedMediaType(let given):
+            "the API takes only JSON bodies (Content-Type: application/json), not '\(given.prefix(100))'"
+        case .tooManyHeaders(let limit): "the request has more than \(limit) headers; send fewer"
+        case .headersTooSlow(let seconds): "the request's headers took longer than \(seconds) s; send them at once"
         }
     }
 

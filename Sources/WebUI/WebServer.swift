@@ -27,7 +27,7 @@ public final class WebServer: Sendable {
         self.requestedPort = port
         let state = self.state
         let access = self.access
-        server = HTTPServer(bodyLimit: { method, path in Router.bodyLimit(method: method, path: path) }) { request in
+        server = HTTPServer(admit: { request in Router.admit(request, state: state) }) { request in
             await Router.handle(request, state: state, access: access)
         }
     }
@@ -67,6 +67,52 @@ enum Router {
     static func bodyLimit(method: String, path: String) -> Int {
         let parts = path.split(separator: "/")
         return Route.all.first { $0.method == method && $0.match(parts) != nil }?.bodyLimit ?? Route.smallBody
+    }
+
+    /// Decides on a request from its headers, before any of its body is read: the gate (Host,
+    /// Origin, the token), the route and method, the body's type and declared size. Whatever
+    /// it refuses costs the server no more than the headers.
+    static func admit(_ request: HTTPRequest, state: ServerState) -> HTTPServer.Admission {
+        guard let (gate, _, _) = state.current else { return .refuse(WebError.unavailable("starting").response) }
+        return admit(request, gate: gate)
+    }
+
+    /// `admit` with a known gate (pure: the fuzz target `web` calls it).
+    static func admit(_ request: HTTPRequest, gate: Gate) -> HTTPServer.Admission {
+        do {
+            let limit: Int
+            switch try resolve(request, gate: gate) {
+            case .page:
+                guard request.method == "GET" || request.method == "HEAD" else { throw WebError.methodNotAllowed(allowed: ["GET"]) }
+                limit = 0
+            case .route(let route, _):
+                limit = route.bodyLimit
+                // A body another site's page could send without a CORS preflight (a form,
+                // text/plain) is refused by type, whatever it carries.
+                if hasBody(request) {
+                    let type = request.header("content-type") ?? ""
+                    guard isJSON(type) else { throw WebError.unsupportedMediaType(type) }
+                }
+            }
+            if let length = request.header("content-length"), let declared = Int(length), declared > limit {
+                throw WebError.tooLarge(limit: limit)
+            }
+            return .accept(bodyLimit: limit, trusted: gate.isAuthorized(request))
+        } catch {
+            return .refuse(API.webError(error).response)
+        }
+    }
+
+    /// Whether the request announces a body (a length above 0, or a chunked one).
+    static func hasBody(_ request: HTTPRequest) -> Bool {
+        if request.header("transfer-encoding") != nil { return true }
+        return (request.header("content-length").flatMap { Int($0) } ?? 0) > 0
+    }
+
+    /// `application/json`, with parameters (`; charset=utf-8`) or without, in any case.
+    static func isJSON(_ contentType: String) -> Bool {
+        let media = contentType.split(separator: ";", maxSplits: 1).first.map(String.init) ?? ""
+        return media.trimmingCharacters(in: .whitespaces).lowercased() == "application/json"
     }
 
     static func handle(_ request: HTTPRequest, state: ServerState, access: NodeAccess) async -> HTTPReply {

@@ -76,16 +76,16 @@ struct HTTPTestClient: Sendable {
         return text
     }
 
-    /// Sends `GET path` again and again on one keep-alive connection, reading each answer by its
-    /// `Content-Length`, until the server closes the connection or `max` requests were answered;
-    /// returns how many were answered and whether the last said `Connection: close`.
-    func keepAlive(_ path: String, max: Int) throws -> (answered: Int, lastSaidClose: Bool) {
+    /// Sends `GET path` with `headers` again and again on one keep-alive connection, reading each
+    /// answer by its `Content-Length`, until the server closes the connection or `max` requests
+    /// were answered; returns how many were answered and whether the last said `Connection: close`.
+    func keepAlive(_ path: String, headers: [String: String] = [:], max: Int) throws -> (answered: Int, lastSaidClose: Bool) {
         let socket = try connect()
         defer { close(socket) }
         var pending: [UInt8] = []
         var answered = 0
         var saidClose = false
-        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8)
+        let request = Array(("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n" + headers.map { "\($0): \($1)\r\n" }.joined() + "\r\n").utf8)
         while answered < max {
             try write(socket, request)
             // Read one response: headers, then Content-Length bytes.

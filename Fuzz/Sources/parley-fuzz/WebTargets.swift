@@ -31,6 +31,10 @@ func fuzzWebRequest(_ bytes: [UInt8]) {
     _ = request.cookie(fuzzGate.cookieName)
     let limit = Router.bodyLimit(method: method, path: path)
     check(limit == Route.smallBody || limit == Route.uploadBody, "an unknown body limit \(limit)")
+    if case .accept(let bodyLimit, let trusted) = Router.admit(request, gate: fuzzGate) {
+        check(bodyLimit == 0 || bodyLimit == limit, "admitted with a body limit \(bodyLimit), not the route's \(limit)")
+        check(!trusted || fuzzGate.isAuthorized(request), "trusted without the token")
+    }
     do {
         switch try Router.resolve(request, gate: fuzzGate) {
         case .page:

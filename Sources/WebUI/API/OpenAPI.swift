@@ -78,7 +78,7 @@ enum OpenAPI {
     static let reasons = [
         200: "OK", 201: "Created", 204: "No Content", 400: "Malformed request", 401: "No or wrong token",
         403: "Foreign Host or Origin", 404: "Not found", 405: "Method not allowed", 409: "Refused by the state of things",
-        413: "Body too large",
+        413: "Body too large", 415: "Body not application/json",
     ]
 
     static let document: JSON = {
@@ -91,7 +91,7 @@ enum OpenAPI {
                 success["content"] = .object([route.contentType: .object(["schema": schema])])
             }
             responses[String(route.success)] = .object(success)
-            let errors = route.errors + (route.needsToken ? [401, 403] : [403])
+            let errors = route.errors + (route.needsToken ? [401, 403] : [403]) + (route.requestBody == nil ? [] : [415])
             for status in Set(errors).sorted() {
                 responses[String(status)] = .object([
                     "description": .string(reasons[status] ?? "Error"),
