@@ -253,7 +253,7 @@ public actor Node {
     public func displayName(of peer: UserID) -> String {
         let nick = peer == identity.id ? nick : (notes[peer]?.nick ?? (try? store?.profile(peer)?.nick) ?? nil)
         guard let nick, !nick.isEmpty else { return "#" + peer.short }
-        return peer.display(nick: String(nick.unicodeScalars.filter { $0.properties.generalCategory != .control }))
+        return peer.display(nick: TerminalText.line(nick))
     }
 
     /// The peers with a ready link.
