@@ -1,4 +1,5 @@
 import Foundation
+import Replica
 
 /// The `parley` program: reads the command line, finds the command, runs it, and turns every
 /// outcome into an exit status — 0 success, 1 failure, 2 usage error (DESIGN §6.1).
@@ -12,6 +13,10 @@ public enum ParleyCommandLine {
     public static func main() -> Int32 {
         let output = Output()
         defer { output.flush() }
+        if let error = invalidUTF8Argument(rawArguments()) {
+            output.errorLine(error.line)
+            return error.exitCode
+        }
         return run(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment, output: output)
     }
 
@@ -64,6 +69,48 @@ public enum ParleyCommandLine {
             let report = ErrorReport.cliError(for: error, databasePath: context?.databasePathIfKnown, command: commandName)
             output.errorLine(report.line)
             return report.exitCode
+        }
+    }
+
+    /// The process's arguments as the bytes it was given, without the program name.
+    /// `CommandLine.arguments` cannot serve: it turns bytes that are not UTF-8 into U+FFFD.
+    static func rawArguments() -> [[UInt8]] {
+        (1..<Int(CommandLine.argc)).map { index in
+            guard let argument = CommandLine.unsafeArgv[index] else { return [] }
+            return UnsafeBufferPointer(start: argument, count: strlen(argument)).map { UInt8(bitPattern: $0) }
+        }
+    }
+
+    /// The error for the first of `arguments` that is not valid UTF-8; nil when all are.
+    ///
+    /// Every argument is text — a message, a nick, a title, a path — and Parley stores and sends
+    /// text as UTF-8 (the web API refuses anything else too). Repaired silently, a message in
+    /// another encoding would be stored changed, and a path would name a file that is not there.
+    static func invalidUTF8Argument(_ arguments: [[UInt8]]) -> CLIError? {
+        for (index, bytes) in arguments.enumerated() {
+            guard let offset = firstInvalidUTF8Offset(bytes) else { continue }
+            let before = String(decoding: bytes[..<offset], as: UTF8.self)
+            let hex = String(bytes[offset], radix: 16, uppercase: true)
+            let context = before.isEmpty ? "at its start" : "after '\(TerminalText.line(String(before.suffix(24))))'"
+            return .usage(
+                "argument \(index + 1) is not valid UTF-8 (byte 0x\(hex.count == 1 ? "0" : "")\(hex) \(context)); parley takes "
+                    + "text in UTF-8 only: set the terminal to UTF-8, or convert the text first (iconv -t UTF-8)",
+                command: nil)
+        }
+        return nil
+    }
+
+    /// Where the first byte of `bytes` that does not belong to valid UTF-8 is; nil when all do.
+    static func firstInvalidUTF8Offset(_ bytes: [UInt8]) -> Int? {
+        var iterator = bytes.makeIterator()
+        var decoder = UTF8()
+        var offset = 0
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar): offset += UTF8.width(scalar)
+            case .emptyInput: return nil
+            case .error: return offset
+            }
         }
     }
 
