@@ -1,5 +1,6 @@
 import Foundation
 import Replica
+import Wire
 
 /// The `parley` program: reads the command line, finds the command, runs it, and turns every
 /// outcome into an exit status — 0 success, 1 failure, 2 usage error (DESIGN §6.1).
@@ -88,30 +89,15 @@ public enum ParleyCommandLine {
     /// another encoding would be stored changed, and a path would name a file that is not there.
     static func invalidUTF8Argument(_ arguments: [[UInt8]]) -> CLIError? {
         for (index, bytes) in arguments.enumerated() {
-            guard let offset = firstInvalidUTF8Offset(bytes) else { continue }
+            guard let offset = UTF8Validation.firstInvalidOffset(bytes) else { continue }
             let before = String(decoding: bytes[..<offset], as: UTF8.self)
-            let hex = String(bytes[offset], radix: 16, uppercase: true)
             let context = before.isEmpty ? "at its start" : "after '\(TerminalText.line(String(before.suffix(24))))'"
             return .usage(
-                "argument \(index + 1) is not valid UTF-8 (byte 0x\(hex.count == 1 ? "0" : "")\(hex) \(context)); parley takes "
+                "argument \(index + 1) is not valid UTF-8 (byte \(UTF8Validation.hex(bytes[offset])) \(context)); parley takes "
                     + "text in UTF-8 only: set the terminal to UTF-8, or convert the text first (iconv -t UTF-8)",
                 command: nil)
         }
         return nil
-    }
-
-    /// Where the first byte of `bytes` that does not belong to valid UTF-8 is; nil when all do.
-    static func firstInvalidUTF8Offset(_ bytes: [UInt8]) -> Int? {
-        var iterator = bytes.makeIterator()
-        var decoder = UTF8()
-        var offset = 0
-        while true {
-            switch decoder.decode(&iterator) {
-            case .scalarValue(let scalar): offset += UTF8.width(scalar)
-            case .emptyInput: return nil
-            case .error: return offset
-            }
-        }
     }
 
     /// Splits off the global options before the command name.
