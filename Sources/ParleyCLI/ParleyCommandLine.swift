@@ -1,4 +1,6 @@
 import Foundation
+import Replica
+import Wire
 
 /// The `parley` program: reads the command line, finds the command, runs it, and turns every
 /// outcome into an exit status — 0 success, 1 failure, 2 usage error (DESIGN §6.1).
@@ -12,6 +14,10 @@ public enum ParleyCommandLine {
     public static func main() -> Int32 {
         let output = Output()
         defer { output.flush() }
+        if let error = invalidUTF8Argument(rawArguments()) {
+            output.errorLine(error.line)
+            return error.exitCode
+        }
         return run(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment, output: output)
     }
 
@@ -65,6 +71,33 @@ public enum ParleyCommandLine {
             output.errorLine(report.line)
             return report.exitCode
         }
+    }
+
+    /// The process's arguments as the bytes it was given, without the program name.
+    /// `CommandLine.arguments` cannot serve: it turns bytes that are not UTF-8 into U+FFFD.
+    static func rawArguments() -> [[UInt8]] {
+        (1..<Int(CommandLine.argc)).map { index in
+            guard let argument = CommandLine.unsafeArgv[index] else { return [] }
+            return UnsafeBufferPointer(start: argument, count: strlen(argument)).map { UInt8(bitPattern: $0) }
+        }
+    }
+
+    /// The error for the first of `arguments` that is not valid UTF-8; nil when all are.
+    ///
+    /// Every argument is text — a message, a nick, a title, a path — and Parley stores and sends
+    /// text as UTF-8 (the web API refuses anything else too). Repaired silently, a message in
+    /// another encoding would be stored changed, and a path would name a file that is not there.
+    static func invalidUTF8Argument(_ arguments: [[UInt8]]) -> CLIError? {
+        for (index, bytes) in arguments.enumerated() {
+            guard let offset = UTF8Validation.firstInvalidOffset(bytes) else { continue }
+            let before = String(decoding: bytes[..<offset], as: UTF8.self)
+            let context = before.isEmpty ? "at its start" : "after '\(TerminalText.line(String(before.suffix(24))))'"
+            return .usage(
+                "argument \(index + 1) is not valid UTF-8 (byte \(UTF8Validation.hex(bytes[offset])) \(context)); parley takes "
+                    + "text in UTF-8 only: set the terminal to UTF-8, or convert the text first (iconv -t UTF-8)",
+                command: nil)
+        }
+        return nil
     }
 
     /// Splits off the global options before the command name.

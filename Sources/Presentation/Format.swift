@@ -47,20 +47,11 @@ public enum Format {
         return user.display(nick: safe(nick, keepNewlines: false))
     }
 
-    /// `text` fit for a terminal: control characters (escape sequences a peer could use to
-    /// rewrite the screen, bells, carriage returns) become U+FFFD; newlines stay if asked.
-    /// Only text output is cleaned; JSON carries the exact text, escaped.
+    /// `text` fit for a terminal (`TerminalText.clean`: control characters and bidirectional
+    /// overrides become U+FFFD; newlines stay if asked). Only text output is cleaned; JSON
+    /// carries the exact text, escaped.
     public static func safe(_ text: String, keepNewlines: Bool = true) -> String {
-        var result = String.UnicodeScalarView()
-        for scalar in text.unicodeScalars {
-            let isControl = scalar.properties.generalCategory == .control
-            if !isControl || (keepNewlines && scalar == "\n") || scalar == "\t" {
-                result.append(scalar)
-            } else {
-                result.append("\u{FFFD}")
-            }
-        }
-        return String(result)
+        TerminalText.clean(text, keepNewlines: keepNewlines)
     }
 
     /// `1.2 KiB`-style sizes for attachments.

@@ -24,6 +24,28 @@ public enum RejectReason: Hashable, Sendable, CustomStringConvertible {
     /// A fork proof excludes this author's ops from `seq` on.
     case authorForked(at: UInt64)
 
+    /// The kind of reason without its details (which seq, which field), for counting refusals
+    /// by reason (`parley import`): "bad signature", "broken chain", "the author is not a member
+    /// of the conversation".
+    public var category: String {
+        switch self {
+        case .invalid(let error):
+            switch error {
+            case .malformed: "malformed op"
+            case .unsupportedVersion: "unsupported op version"
+            case .bodyTooLarge: "body over the size limit"
+            case .bodyHashMismatch: "body does not match its hash"
+            case .badSignature: "bad signature"
+            case .brokenChain: "broken chain"
+            }
+        case .rule(.typeNotAllowed): "op type not allowed in its partition"
+        case .rule(.invalidBody): "invalid body"
+        case .rule(let violation): violation.description
+        case .unknownPartition: "unknown partition"
+        case .authorForked: "author forked"
+        }
+    }
+
     public var description: String {
         switch self {
         case .invalid(let error): error.description

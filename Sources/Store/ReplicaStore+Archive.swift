@@ -10,10 +10,22 @@ extension ReplicaStore {
         public var alreadyPresent = 0
         /// Ops refused (bad signature, broken rule, forked author...) or still missing earlier ops.
         public var refused = 0
+        /// `refused` by reason (`RejectReason.category`, or "earlier ops missing").
+        public var refusedBy: [String: Int] = [:]
         public var forkProofs = 0
         /// Set when the file could not be read to the end; what came before was imported.
         public var problem: OpArchive.ArchiveError?
         public init() {}
+
+        mutating func refuse(_ reason: String, count: Int = 1) {
+            refused += count
+            refusedBy[reason, default: 0] += count
+        }
+
+        /// `1 bad signature, 2 broken chain`: the reasons, the most common first.
+        public var refusalsText: String {
+            refusedBy.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+        }
     }
 
     /// What an export wrote.
@@ -27,6 +39,10 @@ extension ReplicaStore {
             (self.ops, self.withheld) = (ops, withheld)
         }
     }
+
+    /// Why an op of an import still waits for others: it is refused with this reason if they
+    /// never come.
+    static let missingEarlierOps = "earlier ops missing"
 
     /// Writes the given partitions (all known ones when nil): each descriptor, then its ops in
     /// chain order per author, then its fork proofs. Like every op that leaves the node, each
@@ -81,7 +97,7 @@ extension ReplicaStore {
     /// and others' inboxes are carried until `processInbox` finds an invite to them.
     public func importArchive(_ reader: OpArchive.Reader, me: UserID, nowMillis: UInt64) throws -> ImportSummary {
         var summary = ImportSummary()
-        var waiting: [Operation] = []
+        var waiting: [(op: Operation, reason: String)] = []
         var batch: [Operation] = []
         func flush() throws {
             guard !batch.isEmpty else { return }
@@ -90,9 +106,9 @@ extension ReplicaStore {
                 case .applied: summary.applied += 1
                 case .duplicate: summary.alreadyPresent += 1
                 case .forkDetected: summary.forkProofs += 1
-                case .pending: waiting.append(op)
-                case .rejected(.rule(let violation)) where violation.mayResolveLater: waiting.append(op)
-                case .rejected: summary.refused += 1
+                case .pending: waiting.append((op, Self.missingEarlierOps))
+                case .rejected(.rule(let violation)) where violation.mayResolveLater: waiting.append((op, RejectReason.rule(violation).category))
+                case .rejected(let reason): summary.refuse(reason.category)
                 }
             }
             batch.removeAll(keepingCapacity: true)
@@ -129,12 +145,12 @@ extension ReplicaStore {
         // Retry what waited on other ops, until a pass makes no progress.
         while !waiting.isEmpty {
             let before = summary.applied
-            batch = waiting.sorted { ($0.partition, $0.author, $0.seq) < ($1.partition, $1.author, $1.seq) }
+            batch = waiting.map(\.op).sorted { ($0.partition, $0.author, $0.seq) < ($1.partition, $1.author, $1.seq) }
             waiting = []
             try flush()
             if summary.applied == before { break }
         }
-        summary.refused += waiting.count
+        for (_, reason) in waiting { summary.refuse(reason) }
         return summary
     }
 }

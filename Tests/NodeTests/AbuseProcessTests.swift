@@ -118,10 +118,11 @@ extension NodeProcessTests {
             #expect(admission.refused >= 200, "refused \(admission.refused) of \(outcomes.count)")
             #expect(admission.bannedHosts.contains("127.0.0.7"), "the junk sender is not banned: \(admission.bannedHosts)")
             #expect(admission.bannedHosts.contains("127.0.1.1"), "the silent address is not banned: \(admission.bannedHosts)")
+            // The log shows the first lines of each kind in 10 s (rate-limited: the doctor above
+            // lists every ban), so some refusal and some ban, not every one.
             let log = scene.victimLog
-            #expect(log.contains("tooManyFromHost"), "no refusal for the per-address cap in the log")
-            #expect(log.contains("tooManyUnauthenticated"), "no refusal for the total cap in the log")
-            #expect(log.contains("banned 127.0.0.7"))
+            #expect(log.contains("tooManyFromHost") || log.contains("tooManyUnauthenticated"), "no refusal for the caps in the log")
+            #expect(log.contains("warn  banned 127."), "no ban in the log")
         }
 
         // MARK: 2. Slow handshakes and stalled frames
@@ -312,12 +313,12 @@ extension NodeProcessTests.AbuseProcessTests {
         let (linked, kept) = await attack.value
         let doctor = await scene.report("link flood", latencies: latencies, before: before)
         // How many handshakes the victim completes depends on the CPU it gets; twice the cap is
-        // enough to show the cap at work. Counted on the victim's side, from its debug log (the
-        // links it refused right after their handshake) and the links kept: an attacker whose
-        // link was refused before its HELLO went out cannot tell it got that far, and a faster
-        // victim refuses sooner (19 of 300 attackers saw their HELLO go out once the victim's
-        // log lines got cheaper, while it refused 284).
-        let refusedLinks = scene.victimLog.components(separatedBy: "tooManyLinksWithHost(limit: 16)").count - 1
+        // enough to show the cap at work. Counted on the victim's side, by its doctor (the links
+        // it refused right after their handshake; its log shows only the first few, rate-limited)
+        // and the links kept: an attacker whose link was refused before its HELLO went out cannot
+        // tell it got that far, and a faster victim refuses sooner (19 of 300 attackers saw their
+        // HELLO go out once the victim's log lines got cheaper, while it refused 284).
+        let refusedLinks = Int(doctor?.admission.linksRefused ?? 0)
         let refused = doctor?.admission.refused ?? 0
         print(
             "AbuseProcessTests [link flood]: the victim refused \(refusedLinks) links right after their handshake; \(linked) of 300 "

@@ -58,6 +58,9 @@ public struct Admission: Sendable {
     public struct Snapshot: Sendable, Equatable {
         public var unauthenticated: Int
         public var refused: UInt64
+        /// Of `refused`, the authenticated connections refused a link (`admitLink`): the log shows
+        /// only some of them (`LogLimiter`), this counts all.
+        public var linksRefused: UInt64
         public var violations: UInt64
         /// Banned hosts and when each ban ends.
         public var bannedHosts: [String: UInt64]
@@ -73,6 +76,7 @@ public struct Admission: Sendable {
     private var hostBans: [String: UInt64] = [:]
     private var peerBans: [UserID: UInt64] = [:]
     private var refusedCount: UInt64 = 0
+    private var linksRefusedCount: UInt64 = 0
     private var violationCount: UInt64 = 0
 
     public init(configuration: AdmissionConfiguration = AdmissionConfiguration()) {
@@ -102,7 +106,10 @@ public struct Admission: Sendable {
         } else if !(configuration.exemptLoopback && Self.isLoopback(host)), withHost >= configuration.maxLinksPerHost {
             refusal = .tooManyLinksWithHost(limit: configuration.maxLinksPerHost)
         }
-        if refusal != nil { refusedCount += 1 }
+        if refusal != nil {
+            refusedCount += 1
+            linksRefusedCount += 1
+        }
         return refusal
     }
 
@@ -146,7 +153,7 @@ public struct Admission: Sendable {
     /// The current counts and bans at `now`.
     public func snapshot(now: UInt64) -> Snapshot {
         Snapshot(
-            unauthenticated: pendingTotal, refused: refusedCount, violations: violationCount,
+            unauthenticated: pendingTotal, refused: refusedCount, linksRefused: linksRefusedCount, violations: violationCount,
             bannedHosts: hostBans.filter { $0.value > now }, bannedPeers: peerBans.filter { $0.value > now })
     }
 

@@ -76,6 +76,8 @@ public struct DoctorReport: Codable, Sendable, Equatable {
     public struct Admission: Codable, Sendable, Equatable {
         public var unauthenticated: Int
         public var refused: UInt64
+        /// Of `refused`, authenticated connections refused a link (the caps on links).
+        public var linksRefused: UInt64? = nil
         public var violations: UInt64
         public var bannedHosts: [String]
         public var bannedPeers: [String]

@@ -89,7 +89,7 @@ public final class IgnoringSyncHandler: LinkMessageHandler {
 
     public func received(_ frame: SyncFrame, from peer: LinkPeer, node: isolated Node) throws(LinkViolation) {
         dropped += 1
-        node.log.debug("ignored sync message type 0x\(String(frame.type, radix: 16)) from \(node.displayName(of: peer.id))")
+        node.log.debug(.ignored, "ignored sync message type 0x\(String(frame.type, radix: 16)) from \(node.displayName(of: peer.id))")
     }
 
     public func linkClosed(_ peer: LinkPeer, node: isolated Node) {}

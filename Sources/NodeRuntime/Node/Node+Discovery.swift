@@ -50,20 +50,22 @@ extension Node {
                     probe(endpoint)
                 }
             case .peerDiscovered(let info):
-                log.info("discovered \(displayName(of: info.id)) at \(info.addresses.first?.description ?? "no address") (\(info.origin.rawValue))")
+                log.info(
+                    .discovered, "discovered \(displayName(of: info.id)) at \(info.addresses.first?.description ?? "no address") (\(info.origin.rawValue))")
             case .peerStateChanged(let peer, let state):
                 // Links log themselves ("linked X at A"); the other changes are news.
                 if state == .linked {
-                    log.debug("\(displayName(of: peer)) is linked")
+                    log.debug(.peerState, "\(displayName(of: peer)) is linked")
                 } else {
-                    log.info("\(displayName(of: peer)) is \(state.rawValue)")
+                    log.info(.peerState, "\(displayName(of: peer)) is \(state.rawValue)")
                 }
             case .peerForgotten(let peer):
                 notes[peer] = nil
-                log.debug("forgot \(displayName(of: peer))")
+                log.debug(.forgotten, "forgot \(displayName(of: peer))")
             case .duplicateIdentity(let source):
                 duplicateIdentitySource = source
                 log.warn(
+                    .duplicateIdentity,
                     "another process at \(source) runs with this node's identity; stop one of them "
                         + "(copying a data directory copies its identity)")
             case .scheduleTick(let after):

@@ -64,7 +64,7 @@ extension Node {
         switch outcome {
         case .failure(let error):
             noteFailure(peer, at: endpoint, error.description)
-            log.debug("dial to \(displayName(of: peer)) at \(endpoint) failed: \(error)")
+            log.debug(.dialFailed, "dial to \(displayName(of: peer)) at \(endpoint) failed: \(error)")
             if isRunning { perform(discovery.onDialFailed(peer: peer, at: endpoint, now: clock.now())) }
         case .success(let (result, connection)):
             guard isRunning else { return connection.close() }
@@ -105,14 +105,14 @@ extension Node {
         switch outcome {
         case .success(let key) where key != identity.id:
             keylessNotes[endpoint] = nil
-            log.info("\(endpoint) answered the key probe as \(displayName(of: key))")
+            log.info(.keyProbe, "\(endpoint) answered the key probe as \(displayName(of: key))")
             perform(discovery.addStaticPeers([StaticPeer(endpoint: endpoint, key: key)], now: now))
         case .success:
             keylessNotes[endpoint] = "this is our own address"
             perform(discovery.onDialFailed(peer: nil, at: endpoint, now: now))
         case .failure(let error):
             keylessNotes[endpoint] = error.description
-            log.debug("key probe of \(endpoint) failed: \(error)")
+            log.debug(.keyProbe, "key probe of \(endpoint) failed: \(error)")
             perform(discovery.onDialFailed(peer: nil, at: endpoint, now: now))
         }
     }
@@ -124,7 +124,7 @@ extension Node {
         let host = connection.remoteAddress.unmappedHost
         guard isRunning else { return connection.close() }
         if let refusal = admission.admit(host: host, now: clock.now()) {
-            log.debug("refused a connection from \(connection.remoteAddress): \(refusal)")
+            log.debug(.refused, "refused a connection from \(connection.remoteAddress): \(refusal)")
             return connection.close()
         }
         let timeout = Duration.milliseconds(Int64(configuration.handshakeTimeout))
@@ -150,7 +150,7 @@ extension Node {
             connection.close()
         case .failure(let error):
             connection.close()
-            log.debug("inbound connection from \(connection.remoteAddress) failed: \(error)")
+            log.debug(.handshakeFailed, "inbound connection from \(connection.remoteAddress) failed: \(error)")
             if error.isViolation { recordViolation(host: host, peer: nil, error.description) }
         case .success(.established(let result)):
             let now = clock.now()
@@ -158,7 +158,7 @@ extension Node {
                 return connection.close()
             }
             if let refusal = refusesAnotherLink(to: result.remote, host: host) {
-                log.debug("refused a link from \(connection.remoteAddress): \(refusal)")
+                log.debug(.refused, "refused a link from \(connection.remoteAddress): \(refusal)")
                 return connection.close()
             }
             startLink(result, connection: connection, direction: .inbound, dialed: nil)
@@ -220,7 +220,7 @@ extension Node {
             } catch {
                 for id in Set(batches.map(\.link)) {
                     guard let link = links[id]?.link else { continue }
-                    log.error("storing what \(displayName(of: link.remote)) sent failed: \(error)")
+                    log.error(.storeFailed, "storing what \(displayName(of: link.remote)) sent failed: \(error)")
                     close(link, .localError)
                 }
             }
@@ -245,7 +245,7 @@ extension Node {
         case .ping, .pong:
             if current[peer] == id, isRunning { perform(discovery.onLinkPing(peer: peer, now: clock.now())) }
         case .bye(let reason):
-            log.debug("\(displayName(of: peer)) says goodbye: \(reason)")
+            log.debug(.goodbye, "\(displayName(of: peer)) says goodbye: \(reason)")
         case .addresses(let addresses):
             if current[peer] == id, isRunning { perform(discovery.onPeerAddresses(addresses, from: peer, now: clock.now())) }
         case .sync(let frame):
@@ -284,7 +284,7 @@ extension Node {
         }
         current[peer] = id
         perform(discovery.onLinkEstablished(peer: peer, via: link.dialedEndpoint, now: clock.now()))
-        log.info("linked \(displayName(of: peer)) at \(link.remoteAddress) (\(link.direction.rawValue))")
+        log.info(.linked, "linked \(displayName(of: peer)) at \(link.remoteAddress) (\(link.direction.rawValue))")
         if let linkPeer = linkPeer(id) { handler.linkOpened(linkPeer, node: self) }
         shareAddresses(with: peer)
         emit(.presence)
@@ -302,7 +302,7 @@ extension Node {
         if current[peer] == id {
             current[peer] = nil
             if let linkPeer = linkPeer(entry) { handler.linkClosed(linkPeer, node: self) }
-            log.info("unlinked \(displayName(of: peer)) at \(link.remoteAddress): \(end)")
+            log.info(.unlinked, "unlinked \(displayName(of: peer)) at \(link.remoteAddress): \(end)")
             if isRunning { perform(discovery.onLinkLost(peer: peer, now: clock.now())) }
             emit(.presence)
             emit(.peers)
@@ -321,7 +321,7 @@ extension Node {
     }
 
     private func closeForViolation(_ link: Link, _ reason: String) {
-        log.warn("\(displayName(of: link.remote)) at \(link.remoteAddress) broke the protocol: \(reason); closing the link")
+        log.warn(.violation, "\(displayName(of: link.remote)) at \(link.remoteAddress) broke the protocol: \(reason); closing the link")
         recordViolation(host: link.remoteAddress.unmappedHost, peer: link.remote, reason)
         close(link, .protocolViolation)
     }
@@ -330,9 +330,9 @@ extension Node {
         for ban in admission.recordViolation(host: host, peer: peer, now: clock.now()) {
             switch ban {
             case .host(let host, let until):
-                log.warn("banned \(host) for \((until - clock.now()) / 1000) s after repeated violations (last: \(reason))")
+                log.warn(.banned, "banned \(host) for \((until - clock.now()) / 1000) s after repeated violations (last: \(reason))")
             case .peer(let peer, let until):
-                log.warn("banned \(displayName(of: peer)) for \((until - clock.now()) / 1000) s after repeated violations (last: \(reason))")
+                log.warn(.banned, "banned \(displayName(of: peer)) for \((until - clock.now()) / 1000) s after repeated violations (last: \(reason))")
                 if let id = current[peer], let link = links[id]?.link { close(link, .banned) }
             }
         }

@@ -92,6 +92,7 @@ extension Node {
             links: current.count, unlinked: unlinkedPeers(now: now),
             admission: .init(
                 unauthenticated: admissionSnapshot.unauthenticated, refused: admissionSnapshot.refused,
+                linksRefused: admissionSnapshot.linksRefused,
                 violations: admissionSnapshot.violations,
                 bannedHosts: admissionSnapshot.bannedHosts.keys.sorted(),
                 bannedPeers: admissionSnapshot.bannedPeers.keys.sorted().map(\.text)))

@@ -187,6 +187,11 @@ public actor Node {
         }
         if let control { tasks.append(Task(executorPreference: loop) { await control.run() }) }
         tasks.append(Task { await self.shareAddressesPeriodically() })
+        // A limited log's summary line comes when its window closes, even if nothing more is logged.
+        tasks.append(
+            Task { [log] in
+                while (try? await Task.sleep(for: .seconds(1))) != nil { log.writeSummaries() }
+            })
     }
 
     // MARK: - Stop
@@ -227,6 +232,7 @@ public actor Node {
         lock?.release()
         phase = .stopped
         eventHub.finishAll()
+        log.writeSummaries(all: true)
         log.info("stopped")
         for waiter in stopWaiters { waiter.resume() }
         stopWaiters = []
@@ -253,7 +259,7 @@ public actor Node {
     public func displayName(of peer: UserID) -> String {
         let nick = peer == identity.id ? nick : (notes[peer]?.nick ?? (try? store?.profile(peer)?.nick) ?? nil)
         guard let nick, !nick.isEmpty else { return "#" + peer.short }
-        return peer.display(nick: String(nick.unicodeScalars.filter { $0.properties.generalCategory != .control }))
+        return peer.display(nick: TerminalText.line(nick))
     }
 
     /// The peers with a ready link.

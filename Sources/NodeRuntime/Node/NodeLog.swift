@@ -1,10 +1,17 @@
 import Foundation
+import Replica
 import Synchronization
 
 /// Levelled log lines on standard error (or any sink): `2026-01-01T12:00:00.123Z info  message`.
 ///
 /// What is logged: peers appearing, linking and leaving (as `nick#short` and an address), bans,
 /// startup and shutdown. Never keys or secrets. Sendable: lines are written whole under a lock.
+///
+/// Every line that input from the network can cause MUST name its `LogKind` (`log.warn(.banned,
+/// …)`): those go through one `LogLimiter` (10 lines of a kind and 100 in all per 10 s, then one
+/// summary line), so forged beacons or a peer that keeps relinking cannot make the node write
+/// without end. Lines below the log's level are dropped first and do not count. Lines only a
+/// local action causes (start, stop, a socket failing) take no kind.
 public struct NodeLog: Sendable {
     /// How much to log; each level includes the ones above it.
     public enum Level: Int, Sendable, Comparable, CaseIterable, CustomStringConvertible {
@@ -35,25 +42,72 @@ public struct NodeLog: Sendable {
 
     public let level: Level
     private let sink: @Sendable (String) -> Void
+    /// Shared by every copy of this log (the node's handlers hold copies).
+    private let limiter: SharedLimiter
+    /// Milliseconds on a monotonic clock, for the limiter's windows.
+    private let now: @Sendable () -> UInt64
 
-    /// A log writing lines of `level` and above to `sink` (default: standard error).
-    public init(level: Level = .info, sink: @escaping @Sendable (String) -> Void = NodeLog.standardError) {
+    /// A log writing lines of `level` and above to `sink` (default: standard error), lines of a
+    /// `LogKind` within `limits`, timed by `now` (default: the monotonic clock).
+    public init(
+        level: Level = .info, limits: LogLimiter = LogLimiter(), sink: @escaping @Sendable (String) -> Void = NodeLog.standardError,
+        now: @escaping @Sendable () -> UInt64 = NodeLog.monotonicMillis
+    ) {
         self.level = level
         self.sink = sink
+        self.limiter = SharedLimiter(limits)
+        self.now = now
     }
 
     /// Discards everything.
     public static let silent = NodeLog(level: .error, sink: { _ in })
 
+    // Lines only local actions cause: not limited.
     public func debug(_ message: @autoclosure () -> String) { write(.debug, message) }
     public func info(_ message: @autoclosure () -> String) { write(.info, message) }
     public func warn(_ message: @autoclosure () -> String) { write(.warn, message) }
     public func error(_ message: @autoclosure () -> String) { write(.error, message) }
 
+    // Lines the network can cause: limited per kind.
+    public func debug(_ kind: LogKind, _ message: @autoclosure () -> String) { write(.debug, kind, message) }
+    public func info(_ kind: LogKind, _ message: @autoclosure () -> String) { write(.info, kind, message) }
+    public func warn(_ kind: LogKind, _ message: @autoclosure () -> String) { write(.warn, kind, message) }
+    public func error(_ kind: LogKind, _ message: @autoclosure () -> String) { write(.error, kind, message) }
+
+    /// Writes the summary of the limiter's window if it has closed (if it is open at all when
+    /// `all`, at shutdown). The node calls it every second, so a summary comes at most a second
+    /// after its window closed even when no further line arrives.
+    public func writeSummaries(all: Bool = false) {
+        let time = now()
+        let summary = limiter.mutex.withLock { $0.closeWindow(now: time, all: all) }
+        if let summary, summary.level >= level { emit(summary.level, summary.text) }
+    }
+
     private func write(_ level: Level, _ message: () -> String) {
         guard level >= self.level else { return }
+        emit(level, message())
+    }
+
+    private func write(_ level: Level, _ kind: LogKind, _ message: () -> String) {
+        guard level >= self.level else { return }
+        let time = now()
+        let (summary, admitted) = limiter.mutex.withLock { $0.admit(kind, level: level, now: time) }
+        if let summary, summary.level >= self.level { emit(summary.level, summary.text) }
+        if admitted { emit(level, message()) }
+    }
+
+    /// Writes one line; what it quotes from the network (a nick, an error's text) is made fit
+    /// for a terminal, as all text output is (`TerminalText`).
+    private func emit(_ level: Level, _ message: String) {
         let name = level.description
-        sink("\(Self.stamp()) \(name)\(String(repeating: " ", count: 6 - name.count))\(message())")
+        sink("\(Self.stamp()) \(name)\(String(repeating: " ", count: 6 - name.count))\(TerminalText.line(message))")
+    }
+
+    /// Milliseconds since an arbitrary point (`CLOCK_MONOTONIC`): never goes back.
+    @Sendable public static func monotonicMillis() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000 + UInt64(now.tv_nsec / 1_000_000)
     }
 
     /// `time` (Unix seconds and nanoseconds, default now) as `2026-01-01T12:00:00.123Z`, from
@@ -90,4 +144,11 @@ public struct NodeLog: Sendable {
             }
         }
     }
+}
+
+/// The limiter that copies of one `NodeLog` share (a `Mutex` cannot be copied with the struct).
+private final class SharedLimiter: Sendable {
+    let mutex: Mutex<LogLimiter>
+
+    init(_ limiter: LogLimiter) { mutex = Mutex(limiter) }
 }

@@ -128,7 +128,7 @@ extension GossipHandler {
             if matches {
                 let store = node.store!
                 guard storeCall(node, nil, "storing a blob", { try store.storeBlob(data, nowMillis: node.wallMillis) }) != nil else { return [] }
-                node.log.debug("blob \(Base32.encode(Array(request.hash.bytes.prefix(5)))) (\(data.count) bytes) from \(node.displayName(of: peer))")
+                node.log.debug(.blob, "blob \(Base32.encode(Array(request.hash.bytes.prefix(5)))) (\(data.count) bytes) from \(node.displayName(of: peer))")
                 node.emit(.changed([request.partition]))
             }
             return blobs.onVerified(request, from: peer, matches: matches, now: node.monotonicMillis)

@@ -40,7 +40,8 @@ extension GossipHandler {
 
         case .applyForkProof(let proof):
             guard let changed = storeCall(node, peer, "recording a fork proof", { try store.apply(proof) }), changed else { return }
-            node.log.warn("\(node.displayName(of: proof.author)) forked \(proof.partition.text) at seq \(proof.seq) (proof from \(node.displayName(of: peer)))")
+            node.log.warn(
+                .fork, "\(node.displayName(of: proof.author)) forked \(proof.partition.text) at seq \(proof.seq) (proof from \(node.displayName(of: peer)))")
             for other in sessions.keys.sorted() where other != peer {
                 feed(other, node: node) { session, now in session.onLocalForkProof(proof, now: now) }
             }
@@ -52,14 +53,14 @@ extension GossipHandler {
             else { return }
             knownPartitions.insert(descriptor.id)
             let role = policy.isCarrierOnly(descriptor) ? "carrying for others" : "now holding"
-            node.log.info("\(role) \(descriptor.kind) \(descriptor.id.text.prefix(8)) (offered by \(node.displayName(of: peer)))")
+            node.log.info(.partitionOffered, "\(role) \(descriptor.kind) \(descriptor.id.text.prefix(8)) (offered by \(node.displayName(of: peer)))")
             refreshAllSummaries(node: node, resendChanged: false)
 
         case .close(let reason):
             if reason.isViolation {
                 node.closeLink(to: peer, reason: .protocolViolation, violation: "sync: \(reason)")
             } else {
-                node.log.info("\(node.displayName(of: peer)) cannot sync with this node: \(reason)")
+                node.log.info(.noSync, "\(node.displayName(of: peer)) cannot sync with this node: \(reason)")
                 node.closeLink(to: peer, reason: .unsupportedVersion)
             }
 
@@ -113,7 +114,7 @@ extension GossipHandler {
             case .applied:
                 feedAll(node: node) { _, session, now in session.onNewLocalOp(op, now: now) }
             case .forkDetected(let proof):
-                node.log.warn("\(node.displayName(of: proof.author)) forked \(proof.partition.text) at seq \(proof.seq)")
+                node.log.warn(.fork, "\(node.displayName(of: proof.author)) forked \(proof.partition.text) at seq \(proof.seq)")
                 feedAll(node: node) { _, session, now in session.onLocalForkProof(proof, now: now) }
             case .duplicate, .pending, .rejected:
                 break
@@ -131,6 +132,7 @@ extension GossipHandler {
         else { return nil }
         if let discarded {
             node.log.warn(
+                .violation,
                 "op \(discarded.seq) of \(node.displayName(of: discarded.author)) in \(discarded.partition.text) has a signature that does not verify; "
                     + "removed it and what followed it, to be fetched again")
             node.emit(.changed([discarded.partition]))
@@ -156,7 +158,7 @@ extension GossipHandler {
         }
         for descriptor in joined {
             knownPartitions.insert(descriptor.id)
-            node.log.info("invited to conversation \(descriptor.id.text.prefix(8)) (via \(node.displayName(of: peer)))")
+            node.log.info(.invited, "invited to conversation \(descriptor.id.text.prefix(8)) (via \(node.displayName(of: peer)))")
         }
         refreshAllSummaries(node: node, resendChanged: false)
         return true

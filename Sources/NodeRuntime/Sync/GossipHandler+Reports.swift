@@ -40,10 +40,10 @@ extension GossipHandler {
         let now = node.monotonicMillis
         let left = wanted - fetched
         if left >= Self.longFetch, entry.progressLoggedAt.map({ now >= $0 + 1_000 }) ?? true {
-            node.log.info("fetching: \(Self.grouped(fetched)) / \(Self.grouped(wanted)) ops from \(node.displayName(of: peer))")
+            node.log.info(.syncProgress, "fetching: \(Self.grouped(fetched)) / \(Self.grouped(wanted)) ops from \(node.displayName(of: peer))")
             entry.progressLoggedAt = now
         } else if left == 0, entry.progressLoggedAt != nil {
-            node.log.info("caught up with \(node.displayName(of: peer)): \(Self.grouped(fetched)) ops fetched")
+            node.log.info(.syncProgress, "caught up with \(node.displayName(of: peer)): \(Self.grouped(fetched)) ops fetched")
             entry.progressLoggedAt = nil
         }
     }

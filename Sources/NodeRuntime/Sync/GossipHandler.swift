@@ -102,7 +102,7 @@ public final class GossipHandler: LinkMessageHandler {
 
     public func linkOpened(_ peer: LinkPeer, node: isolated Node) {
         guard let hello = peer.hello.sync else {
-            node.log.info("\(node.displayName(of: peer.id)) speaks no sync protocol; nothing is synced with it")
+            node.log.info(.noSync, "\(node.displayName(of: peer.id)) speaks no sync protocol; nothing is synced with it")
             return
         }
         guard let summaries = storeCall(node, peer.id, "reading the partitions", { try self.summaries(for: [peer.id], node: node)[peer.id] ?? [] })
@@ -215,7 +215,7 @@ public final class GossipHandler: LinkMessageHandler {
         do {
             return try body()
         } catch {
-            node.log.error("sync: \(what()) failed: \(error)" + (peer.map { "; closing the link to \(node.displayName(of: $0))" } ?? ""))
+            node.log.error(.syncFailed, "sync: \(what()) failed: \(error)" + (peer.map { "; closing the link to \(node.displayName(of: $0))" } ?? ""))
             if let peer { node.closeLink(to: peer, reason: .localError) }
             return nil
         }

@@ -84,11 +84,16 @@ struct ImportCommand: Command {
     let name = "import"
     let summary = "apply the signed ops of an export file (verified like ops from a peer)"
     let usage = ["import FILE [--json]"]
-    let options: [OptionSpec] = [.flag("json", "print one JSON array with {partitions, applied, already_present, refused, fork_proofs}")]
+    let options: [OptionSpec] = [
+        .flag("json", "print one JSON array with {partitions, applied, already_present, refused, refused_by {REASON: N}, fork_proofs}")
+    ]
     let details = [
         "Every op is checked (signature, chain, partition rules) as if it came from a peer; nothing is trusted because it "
             + "is in a file. Rooms in the file are joined, and so are conversations an invite in your inbox names. A damaged "
-            + "or cut-short file is reported after importing the ops it held intact."
+            + "or cut-short file is reported after importing the ops it held intact.",
+        "Prints how many ops were new, already here and refused, with the count for each reason (bad signature, broken "
+            + "chain, earlier ops missing, ...). Exit status 1 when any op was refused or the file could not be read to the "
+            + "end: the good ops are imported all the same.",
     ]
     let examples = ["import /media/usb/lobby.parley"]
 
@@ -117,16 +122,22 @@ struct ImportCommand: Command {
                 .object([
                     "partitions": .integer(Int64(summary.partitions)), "applied": .integer(Int64(summary.applied)),
                     "already_present": .integer(Int64(summary.alreadyPresent)), "refused": .integer(Int64(summary.refused)),
+                    "refused_by": .object(summary.refusedBy.mapValues { .integer(Int64($0)) }),
                     "fork_proofs": .integer(Int64(summary.forkProofs)),
                 ])
             ])
         } else {
             context.output.line(
-                "imported \(summary.applied) new ops (\(summary.alreadyPresent) already here, \(summary.refused) refused) "
-                    + "in \(summary.partitions) partitions")
+                "imported \(summary.applied) new ops (\(summary.alreadyPresent) already here, \(summary.refused) refused"
+                    + (summary.refused > 0 ? ": \(summary.refusalsText)" : "") + ") in \(summary.partitions) partitions")
         }
         if let problem = summary.problem {
             throw CLIError.failure("\(path) could not be read to the end: \(problem); the ops before that point were imported")
+        }
+        if summary.refused > 0 {
+            throw CLIError.failure(
+                "\(summary.refused) ops in \(path) were refused (\(summary.refusalsText)); the file was changed or damaged "
+                    + "after `parley export`, or holds ops this node cannot check yet: ask its sender for a fresh export")
         }
         return 0
     }

@@ -62,9 +62,10 @@ struct DoctorCommand: Command {
         }
         let admission = report.admission
         section(out, "Incoming connections")
+        let linksRefused = admission.linksRefused ?? 0
         out.line(
-            "  \(admission.unauthenticated) in handshake now; \(admission.refused) refused (caps or bans); "
-                + "\(admission.violations) protocol violations")
+            "  \(admission.unauthenticated) in handshake now; \(admission.refused) refused (caps or bans; \(linksRefused) of them "
+                + "after the handshake, by the caps on links); \(admission.violations) protocol violations")
         if !admission.bannedHosts.isEmpty { out.line("  banned hosts: \(admission.bannedHosts.joined(separator: ", "))") }
         if !admission.bannedPeers.isEmpty { out.line("  banned peers: \(admission.bannedPeers.joined(separator: ", "))") }
         return storage(out, dataDirectory)

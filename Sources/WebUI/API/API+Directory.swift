@@ -297,6 +297,7 @@ extension API {
             .object([
                 "partitions": .integer(Int64(summary.partitions)), "applied": .integer(Int64(summary.applied)),
                 "already_present": .integer(Int64(summary.alreadyPresent)), "refused": .integer(Int64(summary.refused)),
+                "refused_by": .object(summary.refusedBy.mapValues { .integer(Int64($0)) }),
                 "fork_proofs": .integer(Int64(summary.forkProofs)),
             ]))
     }

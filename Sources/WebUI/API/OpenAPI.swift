@@ -25,7 +25,10 @@ enum Schema {
         ], required: ["interfaces", "broadcast_targets", "sockets", "beacons", "links", "unlinked", "admission"])
     /// What `parley import --json` prints.
     static let importSummary = object(
-        ["partitions": .integer, "applied": .integer, "already_present": .integer, "refused": .integer, "fork_proofs": .integer])
+        [
+            "partitions": .integer, "applied": .integer, "already_present": .integer, "refused": .integer,
+            "refused_by": .object(["type": .string("object"), "additionalProperties": .integer]), "fork_proofs": .integer,
+        ])
     static let message = object([
         "id": .string, "author": .string, "nick": .nullableString, "time": .string, "hlc": .integer, "seq": .integer, "text": .string,
         "edited": .boolean, "deleted": .boolean, "reactions": .object(["type": .string("object")]), "attachments": .list(attachment),

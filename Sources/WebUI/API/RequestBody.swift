@@ -1,4 +1,5 @@
 import Foundation
+import Wire
 
 /// A request's JSON object, read field by field with a 400 that names the field when a field is
 /// missing or of the wrong type. Nothing in it is trusted beyond its type: handlers check values.
@@ -7,11 +8,18 @@ struct RequestBody {
 
     init(_ request: HTTPRequest) throws(WebError) {
         guard !request.body.isEmpty else { throw .badRequest("the request needs a JSON object body") }
+        // JSON is UTF-8 (RFC 8259 §8.1); text in any other encoding would be stored changed.
+        if let offset = UTF8Validation.firstInvalidOffset(request.body) {
+            throw .badRequest(
+                "the body is not valid UTF-8 (byte \(UTF8Validation.hex(request.body[offset])) at offset \(offset)); send JSON text in UTF-8")
+        }
         let parsed: Any
         do {
             parsed = try JSONSerialization.jsonObject(with: Data(request.body), options: [.fragmentsAllowed])
         } catch {
-            throw .badRequest("the body is not valid JSON: \((error as NSError).localizedDescription)")
+            let error = error as NSError
+            let detail = error.userInfo[NSDebugDescriptionErrorKey] as? String ?? error.localizedDescription
+            throw .badRequest("the body is not valid JSON: \(detail)")
         }
         guard let object = parsed as? [String: Any] else { throw .badRequest("the body must be a JSON object") }
         fields = object
