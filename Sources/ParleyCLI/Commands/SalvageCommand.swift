@@ -30,6 +30,8 @@ struct SalvageCommand: Command {
             + "damaged pages, with their row id ranges. identity.key is a separate file and stays as it is. Not ops, so not "
             + "saved: attachment contents (peers that hold them send them again), rooms you had left, local settings; "
             + "conversations' keys come back from the key grants in the file.",
+        "After the import, let the node sync with a peer before you write where your own messages were lost: a new "
+            + "message at a position a peer already holds is a fork, and peers then ignore your later messages there.",
     ]
     let examples = ["salvage --out rescue.parley", "salvage --out rescue.parley --database /backup/parley.db.damaged"]
 
