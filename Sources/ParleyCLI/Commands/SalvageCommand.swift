@@ -27,7 +27,8 @@ struct SalvageCommand: Command {
             + "and its output is partial by design, with counts of what it left behind.",
         "Prints the ops saved and the partitions; the ops that follow a lost op in their author's chain (an import takes "
             + "those once a peer has sent the lost ones: import the file again after the node synced); the rows left on "
-            + "damaged pages, with their row id ranges. identity.key is a separate file and stays as it is. Not ops, so not "
+            + "damaged pages, with their row id ranges. identity.key is a separate file and stays as it is; your own "
+            + "partitions (read markers in self, your inbox) and your profile are ops like the others and are saved. Not ops, so not "
             + "saved: attachment contents (peers that hold them send them again), rooms you had left, local settings; "
             + "conversations' keys come back from the key grants in the file.",
         "After the import, let the node sync with a peer before you write where your own messages were lost: a new "
