@@ -1,3 +1,6 @@
+/* strdup is POSIX, not ISO C. */
+#define _POSIX_C_SOURCE 200809L
+
 #include "PowerCutVFS.h"
 
 #include <pthread.h>
