@@ -84,6 +84,8 @@ let package = Package(
 
         // Shared test fixtures.
         .target(name: "TestSupport", dependencies: ["Replica", "Identity", "Sodium", "Store", "Subprocess"]),
+        // A file layer under SQLite that cuts the power: unsynced writes are lost (tests only).
+        .target(name: "PowerCutVFS", dependencies: ["CSQLite"], path: "Tests/PowerCutVFS"),
 
         .testTarget(name: "SodiumTests", dependencies: ["Sodium", "TestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "CSQLite", "TestSupport"]),
@@ -94,7 +96,7 @@ let package = Package(
         .testTarget(name: "TransportTests", dependencies: ["Transport", "TestSupport"]),
         .testTarget(name: "GossipTests", dependencies: ["Gossip", "Store", "TestSupport"]),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "TestSupport"]),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "TestSupport"]),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "PowerCutVFS", "TestSupport"]),
         .testTarget(
             name: "NodeTests",
             dependencies: [

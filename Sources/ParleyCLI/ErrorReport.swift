@@ -41,8 +41,8 @@ enum ErrorReport {
     static func damaged(_ databasePath: String?) -> CLIError {
         let path = databasePath ?? "parley.db"
         return .failure(
-            "the database \(path) is damaged or not a Parley database; "
-                + "move it away to start fresh (your identity is kept in identity.key)")
+            "the database \(path) is damaged or not a Parley database; save what is readable with "
+                + "`parley salvage --out FILE`, then move it away to start fresh (your identity is kept in identity.key)")
     }
 
     private static func sqliteError(_ error: SQLiteError, databasePath: String?) -> CLIError {

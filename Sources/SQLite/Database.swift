@@ -20,6 +20,8 @@ public final class Database {
     public let path: String
     /// The mode given at open.
     public let mode: OpenMode
+    /// The SQLite VFS the file is opened through, by its registered name; nil for the default.
+    public let vfs: String?
     private var connection: OpaquePointer?
     private var statementCache: [String: Statement] = [:]
     /// The cached statements of SQL literals, by the literal's address: looking one up costs a
@@ -33,6 +35,8 @@ public final class Database {
     }
     var savepointStatementsByDepth: [SavepointStatements] = []
     var rollbackHandler: (() -> Void)?
+    /// Set by `transaction(durable: true)` (at any depth) until the outermost transaction commits.
+    var durableCommitPending = false
     /// Set by `checkpointInBackground`; stopped before the connection closes.
     var checkpointer: WALCheckpointer?
 
@@ -40,13 +44,16 @@ public final class Database {
     ///
     /// Sets a 5 s busy timeout and `foreign_keys = ON`; file databases opened `.readWrite` are
     /// switched to WAL with `synchronous = NORMAL` (a power loss may drop the last commits but
-    /// never corrupts), and a new one gets pages of `newFilePageSize` bytes. Reads the schema
-    /// before returning, so a file that is not a database (`SQLiteError.notADatabase`) or is
-    /// damaged (`SQLiteError.corrupt`) fails here, not at the first query.
-    public init(path: String, mode: OpenMode = .readWrite) throws {
-        self.connection = try Self.open(path: path, mode: mode)
+    /// never corrupts; `transaction(durable: true)` keeps a commit through one), and a new one
+    /// gets pages of `newFilePageSize` bytes. Reads the schema before returning, so a file that
+    /// is not a database (`SQLiteError.notADatabase`) or is damaged (`SQLiteError.corrupt`)
+    /// fails here, not at the first query. `vfs` names a registered SQLite VFS to open the file
+    /// through (tests put a fault-injecting file layer there); nil is the default one.
+    public init(path: String, mode: OpenMode = .readWrite, vfs: String? = nil) throws {
+        self.connection = try Self.open(path: path, mode: mode, vfs: vfs)
         self.path = path
         self.mode = mode
+        self.vfs = vfs
     }
 
     deinit {
@@ -227,6 +234,18 @@ public final class Database {
         }
     }
 
+    /// Makes every commit so far survive a power loss: syncs the WAL file (the journal, outside
+    /// WAL mode) through the VFS, which is what `synchronous = FULL` does at each commit. A
+    /// no-op for in-memory databases. `transaction(durable: true)` calls it after its commit.
+    public func syncJournal() throws {
+        let connection = try openConnection()
+        let resultCode = parley_sqlite_sync_journal(connection)
+        guard resultCode == SQLITE_OK else {
+            throw SQLiteError(
+                extendedCode: resultCode, message: "syncing the journal of \(path) to disk failed", sql: nil)
+        }
+    }
+
     // MARK: Private
 
     func openConnection() throws -> OpaquePointer {
@@ -244,7 +263,7 @@ public final class Database {
         _ = parley_sqlite_memory_statistics_off()
     }()
 
-    private static func open(path: String, mode: OpenMode) throws -> OpaquePointer {
+    private static func open(path: String, mode: OpenMode, vfs: String?) throws -> OpaquePointer {
         _ = Self.processSettings
         // NOMUTEX: the single owner serializes calls, SQLite's own mutex would be pure overhead.
         var flags = SQLITE_OPEN_NOMUTEX
@@ -255,7 +274,8 @@ public final class Database {
         case .readOnly: flags |= SQLITE_OPEN_READONLY
         }
         var handle: OpaquePointer?
-        let resultCode = sqlite3_open_v2(path, &handle, flags, nil)
+        let resultCode =
+            if let vfs { sqlite3_open_v2(path, &handle, flags, vfs) } else { sqlite3_open_v2(path, &handle, flags, nil) }
         guard let connection = handle else {
             throw SQLiteError(extendedCode: SQLITE_NOMEM, message: "out of memory opening \(path)")
         }

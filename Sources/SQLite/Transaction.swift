@@ -27,20 +27,36 @@ extension Database {
     /// transaction it nests as a `SAVEPOINT` (and `kind` is ignored): throwing undoes only the
     /// inner work, and nothing is durable until the outermost transaction commits. `body` must
     /// not run `BEGIN`, `COMMIT` or `ROLLBACK` itself.
+    ///
+    /// `durable`: once this returns, the commit survives a power loss. File databases run WAL
+    /// with `synchronous = NORMAL`, where a commit reaches the disk only at the next checkpoint
+    /// (a power cut may drop the last commits, never half of one); a durable transaction syncs
+    /// the WAL after its commit (`syncJournal`), the one sync `synchronous = FULL` makes per
+    /// commit, and with it every commit before. Nested in another transaction, it makes that
+    /// transaction's commit durable. The sync happens after the commit, rather than by setting
+    /// `synchronous = FULL` around it, because SQLite refuses to change that setting inside a
+    /// transaction, so a durable write nested in a batch could not ask for it.
     public func transaction<T>(
-        _ kind: TransactionKind = .immediate, _ body: () throws -> T
+        _ kind: TransactionKind = .immediate, durable: Bool = false, _ body: () throws -> T
     ) throws -> T {
         if isInTransaction {
+            if durable { durableCommitPending = true }
             return try savepoint(body)
         }
+        durableCommitPending = durable
         try cachedStatement(kind.beginSQL).run()
         let result: T
         do {
             result = try body()
             try cachedStatement("COMMIT TRANSACTION").run()
         } catch {
+            durableCommitPending = false
             rollbackIfOpen("ROLLBACK TRANSACTION")
             throw error
+        }
+        if durableCommitPending {
+            durableCommitPending = false
+            try syncJournal()
         }
         return result
     }

@@ -27,6 +27,9 @@ final class WALCheckpointer: @unchecked Sendable {
     /// WAL frames past which the committing connection checkpoints itself.
     let backstopPages: Int32
     private let path: String
+    /// The VFS of the writer's connection: the checkpoint must see the file through the same
+    /// layer as the writer (a test's file layer keeps writes the real file does not have yet).
+    private let vfs: String?
     private let queue = DispatchQueue(label: "parley.sqlite.checkpoint")
     private let state: Mutex<State>
     private var connection: OpaquePointer?
@@ -58,8 +61,9 @@ final class WALCheckpointer: @unchecked Sendable {
     /// journal commit) slowed every node's writes on the machine more than one copy here.
     static let catchUpPages: Int32 = 32
 
-    init(path: String, pages: Int32, jitter: Double, backstopPages: Int32) {
+    init(path: String, vfs: String?, pages: Int32, jitter: Double, backstopPages: Int32) {
         self.path = path
+        self.vfs = vfs
         self.pages = max(1, pages)
         self.jitter = min(max(jitter, 0), 1)
         self.backstopPages = max(self.pages, backstopPages)
@@ -151,7 +155,8 @@ final class WALCheckpointer: @unchecked Sendable {
         if let connection { return connection }
         var handle: OpaquePointer?
         _ = Database.processSettings
-        let code = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil)
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX
+        let code = if let vfs { sqlite3_open_v2(path, &handle, flags, vfs) } else { sqlite3_open_v2(path, &handle, flags, nil) }
         // A new connection learns the file is in WAL mode only when it first reads it; until then
         // a checkpoint is a no-op that reports -1 frames.
         guard code == SQLITE_OK, let handle, sqlite3_exec(handle, "SELECT count(*) FROM sqlite_master", nil, nil, nil) == SQLITE_OK
@@ -181,7 +186,7 @@ extension Database {
         let connection = try openConnection()
         guard mode == .readWrite, let file = sqlite3_db_filename(connection, "main"), file.pointee != 0 else { return }
         self.checkpointer?.stop()
-        let checkpointer = WALCheckpointer(path: String(cString: file), pages: pages, jitter: jitter, backstopPages: backstopPages)
+        let checkpointer = WALCheckpointer(path: String(cString: file), vfs: vfs, pages: pages, jitter: jitter, backstopPages: backstopPages)
         self.checkpointer = checkpointer
         // The database keeps the checkpointer alive for as long as the hook is set.
         sqlite3_wal_hook(connection, walCommitHook, Unmanaged.passUnretained(checkpointer).toOpaque())

@@ -9,9 +9,17 @@ import class Foundation.ProcessInfo
 import class Foundation.Thread
 
 /// Writing local ops: the node's own changes.
+///
+/// Every own write is durable when the call returns: its transaction syncs the WAL after the
+/// commit (`Database.transaction(durable:)`), so a power loss right after a person was told the
+/// message was sent (`parley send`, the chat, the web page and API, the control socket's
+/// `author`: all come here) cannot drop it. If no peer holds it yet, nobody could send it back.
+/// Ops applied from peers and other local bookkeeping stay at `synchronous = NORMAL`: a power
+/// loss may drop their last commits, which the peers send again at the next sync. The sync
+/// costs one `fdatasync` of the WAL per own transaction (`SECURITY.md`, limits).
 extension ReplicaStore {
-    /// Builds, signs and applies a new op by `identity` in `partition`, in one transaction with
-    /// its head, its view changes and the clock. Throws `StoreError.invalidInput` for bad fields,
+    /// Builds, signs and applies a new op by `identity` in `partition`, in one durable
+    /// transaction with its head, its view changes and the clock. Throws `StoreError.invalidInput` for bad fields,
     /// `.notMember` for a write into a conversation `identity` is not a current member of, and
     /// `.rejected` when the op would break a rule, writing nothing in any case.
     ///
@@ -27,7 +35,7 @@ extension ReplicaStore {
         if let problem = body.validate() { throw StoreError.invalidInput(problem) }
         try useIdentity(identity)
         let body = try resolvingTargetSeq(body, in: partition, author: identity.id)
-        return try database.transaction(.immediate) {
+        return try database.transaction(.immediate, durable: true) {
             guard let record = try self.partition(partition) else { throw StoreError.unknownPartition(partition) }
             guard let local = localIdentity(identity.id) else { throw StoreError.damaged("identity not registered") }
             let op: Operation
@@ -55,7 +63,7 @@ extension ReplicaStore {
     /// op's `prev` is the id of the op before, so the signer runs ahead along the chain.
     @discardableResult
     public func author(_ bodies: [OperationBody], in partition: PartitionID, by identity: Identity, nowMillis: UInt64) throws -> [Operation] {
-        try database.transaction(.immediate) {
+        try database.transaction(.immediate, durable: true) {
             guard bodies.count >= Self.pipelinedSigningMinimum, let record = try self.partition(partition),
                 let encoded = Self.signableAhead(bodies, in: record.descriptor)
             else {

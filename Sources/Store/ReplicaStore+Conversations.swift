@@ -27,7 +27,7 @@ extension ReplicaStore {
     public func createConversation(name: String, members: [UserID], by identity: Identity, nowMillis: UInt64) throws -> PartitionDescriptor {
         let descriptor = PartitionDescriptor.conversation(creator: identity.id, nonce: Bytes32(Sodium.randomBytes(32))!)
         let others = Array(Set(members).subtracting([identity.id])).sorted()
-        try database.transaction(.immediate) {
+        try database.transaction(.immediate, durable: true) {
             try ensurePartition(descriptor, joined: true)
             try author(.conversationCreate(name: name, members: others), in: descriptor.id, by: identity, nowMillis: nowMillis)
         }

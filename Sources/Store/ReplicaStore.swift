@@ -61,9 +61,11 @@ public final class ReplicaStore {
     let isReadOnly: Bool
 
     /// Opens (creating if needed) the store at `path` and brings its schema up to date.
-    /// `":memory:"` gives a private in-memory store (tests).
-    public init(path: String) throws {
-        database = try Database(path: path)
+    /// `":memory:"` gives a private in-memory store (tests). `vfs`: the SQLite VFS to open the
+    /// file through, by its registered name (tests put a file layer that cuts the power there);
+    /// nil is the default.
+    public init(path: String, vfs: String? = nil) throws {
+        database = try Database(path: path, vfs: vfs)
         isReadOnly = false
         // Checkpoint on a thread of its own (in the commit, its 75–100 ms stalled every apply
         // behind it) every 3,072–5,120 frames of WAL (3–5 MiB with `Database.newFilePageSize`,

@@ -121,7 +121,8 @@ import Testing
                 let run = ParleyBinary.run(["--data-dir", sandbox.dataDir] + command, home: sandbox.root)
                 expectError(
                     run, exitCode: 1,
-                    "the database \(database) is damaged or not a Parley database; move it away to start fresh (your identity is kept in identity.key)")
+                    "the database \(database) is damaged or not a Parley database; save what is readable with `parley salvage --out FILE`, "
+                        + "then move it away to start fresh (your identity is kept in identity.key)")
             }
         }
     }

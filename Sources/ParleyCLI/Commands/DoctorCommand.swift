@@ -18,7 +18,7 @@ struct DoctorCommand: Command {
             + "network secret), the peers file's entries, and for every known peer without a link, why.",
         "Without a running node it says so and lists the interfaces and the broadcast targets `parley run` would use.",
         "Either way it reads the whole database file (SQLite's quick check, safe while a node runs) and says whether it is "
-            + "sound; exit status 1 when it is damaged.",
+            + "sound; exit status 1 when it is damaged, with the way out: `parley salvage` saves every op still readable.",
     ]
     let examples = ["doctor"]
 
@@ -112,8 +112,8 @@ struct DoctorCommand: Command {
         out.line("  ! \(databasePath) is damaged: \(Format.safe(problems[0], keepNewlines: false))")
         for problem in problems.dropFirst() { out.line("    \(Format.safe(problem, keepNewlines: false))") }
         out.line(
-            "  Stop the node, move the file away and start again: identity.key is kept, and peers send back "
-                + "what they hold of rooms and conversations (this node's private data is lost).")
+            "  Save what is still readable with `parley salvage --out FILE`, then stop the node, move the file away "
+                + "and `parley import FILE` into a fresh one (identity.key is kept; peers send back what they hold).")
         return 1
     }
 

@@ -1,0 +1,125 @@
+import Foundation
+import Presentation
+import Replica
+import SQLite
+import Store
+
+/// `parley salvage`: every op still readable from a damaged database, verified, into an export
+/// file that `parley import` takes into a fresh one (`ReplicaStore.salvage`).
+struct SalvageCommand: Command {
+    let name = "salvage"
+    let summary = "save every op still readable from a damaged database to an export file, to import into a fresh one"
+    let usage = ["salvage --out FILE [--database FILE] [--json]"]
+    let options: [OptionSpec] = [
+        .value("out", "FILE", "the export file to write (refused if it exists, unless --force)"),
+        .value("database", "FILE", "the database to read (default: parley.db in the data directory)"),
+        .flag("force", "replace FILE if it exists"),
+        .flag("json", "print one JSON array with one object of counts"),
+    ]
+    let details = [
+        "For a database `parley doctor` calls damaged. `history` and `export` stop at the first damaged page they meet; "
+            + "salvage reads the op log row by row, steps over the damaged pages, checks every op it reads (body hash, "
+            + "signature, chain) and writes them to an export file. Then stop the node, move the damaged parley.db (with "
+            + "parley.db-wal and parley.db-shm) out of the data directory, and run `parley import FILE`: a fresh database "
+            + "is made, and every op is verified again as it goes in.",
+        "A command of its own rather than `export --salvage`: it opens the database read-only and never changes it "
+            + "(export opens the store for writing and reads the views, which may be what is damaged), needs no identity, "
+            + "and its output is partial by design, with counts of what it left behind.",
+        "Prints the ops saved and the partitions; the ops that follow a lost op in their author's chain (an import takes "
+            + "those once a peer has sent the lost ones: import the file again after the node synced); the rows left on "
+            + "damaged pages, with their row id ranges. identity.key is a separate file and stays as it is; your own "
+            + "partitions (read markers in self, your inbox) and your profile are ops like the others and are saved. Not ops, so not "
+            + "saved: attachment contents (peers that hold them send them again), rooms you had left, local settings; "
+            + "conversations' keys come back from the key grants in the file.",
+        "After the import, let the node sync with a peer before you write where your own messages were lost: a new "
+            + "message at a position a peer already holds is a fork, and peers then ignore your later messages there.",
+    ]
+    let examples = ["salvage --out rescue.parley", "salvage --out rescue.parley --database /backup/parley.db.damaged"]
+
+    func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
+        try expectPositionals(arguments, 0...0, names: [])
+        let path = try required(arguments, "out")
+        let database = try arguments.value("database") ?? context.dataDirectory().databasePath
+        guard FileManager.default.fileExists(atPath: database) else {
+            throw CLIError.failure("there is no database at \(database); give the damaged file with --database FILE")
+        }
+        if FileManager.default.fileExists(atPath: path) && !arguments.has("force") {
+            throw CLIError.failure("\(path) already exists; choose another file or pass --force to replace it")
+        }
+        let temporary = path + ".partial"
+        guard FileManager.default.createFile(atPath: temporary, contents: nil), let handle = FileHandle(forWritingAtPath: temporary) else {
+            throw CLIError.failure("cannot write \(path): check that its directory exists and is writable")
+        }
+        let report: ReplicaStore.SalvageReport
+        do {
+            defer { try? handle.close() }
+            let writer = try OpArchive.Writer { try handle.write(contentsOf: $0) }
+            report = try ReplicaStore.salvage(databaseAt: database, to: writer)
+            try handle.synchronize()
+        } catch let error as SQLiteError {
+            try? FileManager.default.removeItem(atPath: temporary)
+            throw CLIError.failure(
+                "cannot read \(database) at all (\(error.message)): its first page or table list is damaged, so nothing can be "
+                    + "salvaged; move it away and start fresh, and peers send back what they hold")
+        } catch {
+            try? FileManager.default.removeItem(atPath: temporary)
+            throw CLIError.failure("cannot write \(path): \(error.localizedDescription); check free space and permissions")
+        }
+        _ = try? FileManager.default.removeItem(atPath: path)
+        do {
+            try FileManager.default.moveItem(atPath: temporary, toPath: path)
+        } catch {
+            throw CLIError.failure("cannot move the salvaged ops into \(path): \(error.localizedDescription)")
+        }
+        if arguments.has("json") {
+            context.output.json([json(report)])
+        } else {
+            show(report, out: context.output, path: path, database: database)
+        }
+        return 0
+    }
+
+    private func json(_ report: ReplicaStore.SalvageReport) -> JSON {
+        .object([
+            "ops": .integer(Int64(report.ops)), "ops_after_gap": .integer(Int64(report.opsAfterGap)),
+            "partitions": .integer(Int64(report.partitions)), "fork_proofs": .integer(Int64(report.forkProofs)),
+            "unreadable_ops": .integer(Int64(report.unreadableOps)), "invalid_ops": .integer(Int64(report.invalidOps)),
+            "ops_without_partition": .integer(Int64(report.opsWithoutPartition)),
+            "unreadable_op_ranges": .array(report.unreadableOpRanges.map { .array([.integer($0.lowerBound), .integer($0.upperBound)]) }),
+            "unreadable_partition_ranges": .array(
+                report.unreadablePartitionRanges.map { .array([.integer($0.lowerBound), .integer($0.upperBound)]) }),
+            "complete": .bool(report.complete),
+        ])
+    }
+
+    private func show(_ report: ReplicaStore.SalvageReport, out: Output, path: String, database: String) {
+        out.line("salvaged \(report.ops) ops in \(report.partitions) partitions to \(path)")
+        if report.opsAfterGap > 0 {
+            out.line(
+                "  \(report.opsAfterGap) of them follow a lost op in their author's chain: import takes those once a peer "
+                    + "has sent the lost ones (import the file again after the node synced)")
+        }
+        func ranges(_ ranges: [ClosedRange<Int64>]) -> String {
+            let shown = ranges.prefix(8).map { $0.count == 1 ? "\($0.lowerBound)" : "\($0.lowerBound)-\($0.upperBound)" }
+            return shown.joined(separator: ", ") + (ranges.count > 8 ? " and \(ranges.count - 8) more" : "")
+        }
+        if !report.unreadableOpRanges.isEmpty {
+            out.line("  left behind: op rows on damaged pages (row ids \(ranges(report.unreadableOpRanges)))")
+        }
+        if report.unreadableOps + report.invalidOps > 0 {
+            out.line("  left behind: \(report.unreadableOps) op rows that could not be read, \(report.invalidOps) that held no valid op")
+        }
+        if !report.unreadablePartitionRanges.isEmpty || report.opsWithoutPartition > 0 {
+            out.line(
+                "  left behind: \(report.opsWithoutPartition) ops of partitions whose description was on a damaged page"
+                    + " (row ids \(ranges(report.unreadablePartitionRanges)))")
+        }
+        if !report.complete {
+            out.line("  the damage hid the end of a table: rows after the last one read were not looked for")
+        }
+        if report.forkProofs > 0 { out.line("  \(report.forkProofs) fork proofs") }
+        out.line(
+            "Next: stop the node, move \(database) (with its -wal and -shm files) out of the data directory, "
+                + "then `parley import \(path)`.")
+    }
+}
