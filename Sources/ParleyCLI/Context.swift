@@ -39,6 +39,7 @@ public final class Context {
             output: output, environment: environment, dataDirectory: dataDirectoryOption, passphraseFile: passphraseFileOption, clock: clock)
         context.resolvedDirectory = resolvedDirectory
         context.loadedIdentity = loadedIdentity
+        context.clockSkewMillis = clockSkewMillis
         return context
     }
 
@@ -47,8 +48,23 @@ public final class Context {
         UInt64(max(0, Date().timeIntervalSince1970 * 1000))
     }
 
-    /// The current time for store calls (`nowMillis`).
-    var nowMillis: UInt64 { clock() }
+    /// The current time for store calls: the wall clock moved by `clockSkewMillis`, so every
+    /// op a command stamps (send, the chat's commands, a node's own writes) is skewed alike.
+    var nowMillis: UInt64 { FaultConfiguration.skewed(clock(), by: clockSkewMillis) }
+
+    /// Milliseconds added to the wall clock of every op this process stamps: `$PARLEY_CLOCK_SKEW_MS`,
+    /// or `--clock-skew-ms` of `run` and `chat` (the lab's clock-skew fault).
+    var clockSkewMillis: Int64 = 0
+
+    /// `text` as a clock skew from `source` (an option or the environment variable): signed
+    /// milliseconds, at most a day either way.
+    static func clockSkew(_ text: String, from source: String, command: String?) throws(CLIError) -> Int64 {
+        let limit = FaultConfiguration.maxClockSkewMillis
+        guard let value = Int64(text), (-limit...limit).contains(value) else {
+            throw .usage("\(source) must be milliseconds from -\(limit) to \(limit), e.g. 180000 or -120000, not '\(text)'", command: command)
+        }
+        return value
+    }
 
     // MARK: Data directory and identity
 

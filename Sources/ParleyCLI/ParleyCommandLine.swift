@@ -63,6 +63,9 @@ public enum ParleyCommandLine {
                 passphraseFile: (ownsPassphrase ? nil : parsed.value(GlobalOptions.passphraseFile.name))
                     ?? globals.value(GlobalOptions.passphraseFile.name))
             context = runContext
+            if let skew = environment["PARLEY_CLOCK_SKEW_MS"], !skew.isEmpty {
+                runContext.clockSkewMillis = try Context.clockSkew(skew, from: "$PARLEY_CLOCK_SKEW_MS", command: command.name)
+            }
             // Whatever the command wrote — also before failing — the running node learns at once.
             defer { runContext.notifyNodeOfWrites() }
             return try command.run(runContext, parsed)

@@ -12,10 +12,23 @@ public struct HLC: Hashable, Comparable, Sendable, CustomStringConvertible {
 
 /// The node's hybrid logical clock: local events never go backwards, and a received timestamp
 /// pulls the clock forward at most `maxDrift` beyond the wall clock, so a peer with a wild clock
-/// cannot drag everyone into the future. Ops are never rejected for their timestamp.
+/// cannot drag everyone into the future.
+///
+/// A replica holds an op stamped more than `maxLeadMillis` ahead of its own clock until its
+/// clock is that close (`RuleViolation.stampedAhead`, docs/ARCHITECTURE.md, *Stamps from the
+/// future*): a stamp of the year 2100 never becomes the newest message anywhere.
 public struct HybridClock: Sendable {
     /// How far a remote timestamp may pull the local clock ahead of the wall clock.
     public static let maxDriftMillis: UInt64 = 60_000
+    /// How far ahead of a replica's wall clock an op's stamp may be when it is applied: twice
+    /// the drift, so honest stamps — at most `maxDriftMillis` ahead of a correct clock, since
+    /// every clock caps what it takes from others — pass between clocks a minute apart.
+    public static let maxLeadMillis: UInt64 = 2 * maxDriftMillis
+
+    /// Whether an op stamped `stamp` must wait at a replica whose wall clock reads `nowMillis`.
+    public static func isAhead(_ stamp: HLC, of nowMillis: UInt64) -> Bool {
+        stamp.wallMillis > nowMillis &+ maxLeadMillis
+    }
 
     public private(set) var last: HLC
 

@@ -31,6 +31,10 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
     /// This node carries the partition for others and holds its quota of bytes already. Not a
     /// fault of the op: a member (or a carrier with room) accepts it, so it may resolve later.
     case quotaExceeded
+    /// The op is stamped more than `HybridClock.maxLeadMillis` ahead of this replica's clock:
+    /// held (refused for now) until the replica's clock is that close to it, so that no stamp
+    /// can put a message below every later one, hide unread messages or pull a clock forward.
+    case stampedAhead
 
     public var description: String {
         switch self {
@@ -46,12 +50,14 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
         case .mustBePlaintext: "membership ops and key grants must stay readable (not encrypted)"
         case .nameInPlaintext: "a conversation's name must not be sent in plaintext"
         case .quotaExceeded: "this node's quota for partitions it carries for others is full"
+        case .stampedAhead: "stamped more than \(HybridClock.maxLeadMillis / 60_000) minutes ahead of this node's clock; held until then"
         }
     }
 
     /// Whether the same op may be accepted later, once other ops have arrived (or, for the
-    /// quota, once this node becomes a member or is given more room).
-    public var mayResolveLater: Bool { self == .notMember || self == .quotaExceeded }
+    /// quota, once this node becomes a member or is given more room; for a stamp ahead, once
+    /// the clock is near it).
+    public var mayResolveLater: Bool { self == .notMember || self == .quotaExceeded || self == .stampedAhead }
 }
 
 /// An op's body as far as the rules can read it.

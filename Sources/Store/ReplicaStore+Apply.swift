@@ -35,10 +35,12 @@ extension ReplicaStore {
     // MARK: Applying ops
 
     /// Applies one op from anywhere (a peer, an import file), checking everything, in one
-    /// transaction with its head and view changes. Nothing is stored unless the outcome is
+    /// transaction with its head and view changes; one stamped too far ahead of `nowMillis`
+    /// waits (`HybridClock.isAhead`). Nothing is stored unless the outcome is
     /// `.applied` (or `.forkDetected`, which stores the proof).
     public func apply(_ op: Operation, nowMillis: UInt64) throws -> ApplyOutcome {
         try database.transaction(.immediate) {
+            if HybridClock.isAhead(op.hlc, of: nowMillis) { return .rejected(.rule(.stampedAhead)) }
             let outcome = try applyChecked(op, signature: .none, nowMillis: nowMillis)
             try flushPendingRebuilds()
             return outcome
@@ -57,9 +59,15 @@ extension ReplicaStore {
             outcomes.reserveCapacity(ops.count)
             var start = 0
             while start < ops.count {
+                // An op stamped too far ahead waits (its chain's later ops are then pending).
+                if HybridClock.isAhead(ops[start].hlc, of: nowMillis) {
+                    outcomes.append(.rejected(.rule(.stampedAhead)))
+                    start += 1
+                    continue
+                }
                 var end = start + 1
                 while end < ops.count, ops[end].partition == ops[start].partition, ops[end].author == ops[start].author,
-                    ops[end].seq == ops[end - 1].seq + 1
+                    ops[end].seq == ops[end - 1].seq + 1, !HybridClock.isAhead(ops[end].hlc, of: nowMillis)
                 { end += 1 }
                 outcomes += try applyRun(ops[start..<end], nowMillis: nowMillis, linkAuthor: linkAuthor, signaturesChecked: signaturesChecked)
                 start = end

@@ -42,6 +42,20 @@ import Testing
         }
     }
 
+    /// `$PARLEY_CLOCK_SKEW_MS` skews every op a command stamps, as `run --clock-skew-ms` does
+    /// the node's; a value that is not a skew is a usage error.
+    @Test func clockSkewFromTheEnvironment_stampsTheCommandsOps() throws {
+        try withSandbox { sandbox in
+            sandbox.initialize()
+            expectSuccess(sandbox.parley("send", "--room", "lobby", "ten minutes early", environment: ["PARLEY_CLOCK_SKEW_MS": "600000"]))
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let hlc = try #require(sandbox.parley("history", "--room", "lobby", "--json").jsonArray().first?["hlc"] as? Int64)
+            let lead = (hlc >> 16) - now
+            #expect((540_000...660_000).contains(lead), "stamped \(lead) ms ahead")
+            expectError(sandbox.parley("send", "--room", "lobby", "x", environment: ["PARLEY_CLOCK_SKEW_MS": "soon"]), exitCode: 2, "PARLEY_CLOCK_SKEW_MS")
+        }
+    }
+
     @Test func roomNames_withHashAndCapitals_areOneRoom() throws {
         try withSandbox { sandbox in
             sandbox.initialize()

@@ -91,7 +91,34 @@ public struct DoctorReport: Codable, Sendable, Equatable {
     public var rejections: [Rejection]
     public var peersFile: String?
     public var staticPeers: [StaticEntry]
+    /// A clock that is off from this node's: a linked peer's, from its HELLO, or an author's
+    /// whose ops wait here because they are stamped too far ahead (`HybridClock.maxLeadMillis`).
+    public struct Clock: Codable, Sendable, Equatable {
+        public var id: String
+        public var nick: String?
+        /// Milliseconds ahead of this node's clock; negative: behind.
+        public var aheadMillis: Int64
+        /// `link` (measured when its link came up) or `held ops` (the lead of its latest op held here).
+        public var source: String
+
+        /// `milliseconds`' magnitude in words: "850 ms", "4.2 s", "10 min 3 s", "2 h 5 min", "76 years".
+        public static func span(_ milliseconds: Int64) -> String {
+            let millis = milliseconds.magnitude
+            let seconds = millis / 1_000
+            switch millis {
+            case ..<1_000: return "\(millis) ms"
+            case ..<60_000: return "\(seconds).\(millis % 1_000 / 100) s"
+            case ..<3_600_000: return "\(seconds / 60) min \(seconds % 60) s"
+            case ..<172_800_000: return "\(seconds / 3_600) h \(seconds % 3_600 / 60) min"
+            case ..<63_072_000_000: return "\(seconds / 86_400) days"
+            default: return "\(seconds / 31_557_600) years"
+            }
+        }
+    }
+
     public var links: Int
     public var unlinked: [Unlinked]
     public var admission: Admission
+    /// Clocks off by a second or more, the farthest first (nil from a node that reports none).
+    public var clocks: [Clock]? = nil
 }

@@ -49,6 +49,12 @@ public struct FaultConfiguration: Sendable, Equatable {
 
     /// The largest skew accepted: a day either way.
     public static let maxClockSkewMillis: Int64 = 86_400_000
+
+    /// `millis` moved by `skew` (never below zero): the wall clock of a node or command run
+    /// with `--clock-skew-ms` or `$PARLEY_CLOCK_SKEW_MS`.
+    public static func skewed(_ millis: UInt64, by skew: Int64) -> UInt64 {
+        skew >= 0 ? millis &+ UInt64(skew) : millis - min(millis, skew.magnitude)
+    }
 }
 
 /// The faults a node has been asked to inject, validated (`FaultSettings` is their wire form).
@@ -196,8 +202,7 @@ extension Node {
     }
 
     /// The wall clock for HLCs and `received_at`, with the configured skew.
-    func skewedWallMillis(_ millis: UInt64) -> UInt64 {
-        let skew = configuration.faults.clockSkewMillis
-        return skew >= 0 ? millis &+ UInt64(skew) : millis - min(millis, skew.magnitude)
+    nonisolated func skewedWallMillis(_ millis: UInt64) -> UInt64 {
+        FaultConfiguration.skewed(millis, by: configuration.faults.clockSkewMillis)
     }
 }

@@ -120,6 +120,7 @@ public struct SyncFrame: Sendable, Equatable {
 /// |  11 |   1 | n: nick length, 0...64 (0: no nick)                                 |
 /// |  12 |   n | nick, UTF-8, from the sender's profile; display only, never trusted  |
 /// | 12+n |  10 | the sync protocol's `SyncHello`: version u16, max frame u32, features u32 |
+/// | 22+n |   8 | the sender's wall clock, Unix ms u64 (only after the sync fields)   |
 /// |  ... |    | later versions append fields here; readers ignore them               |
 ///
 /// There is one HELLO on the wire: the sync protocol (Gossip) has none of its own, and its
@@ -137,13 +138,20 @@ public struct LinkHello: Sendable, Equatable {
     public var nick: String?
     /// The sender's sync protocol fields; nil if it sent none.
     public var sync: SyncHello?
+    /// The sender's wall clock when it sent the HELLO, Unix milliseconds (after the sync
+    /// fields, which it needs): how far apart two nodes' clocks are, for `parley doctor`. Nil
+    /// from a sender that gave none.
+    public var wallMillis: UInt64?
 
-    public init(version: UInt8 = currentVersion, instance: InstanceID, listenPort: UInt16, nick: String?, sync: SyncHello? = nil) {
+    public init(
+        version: UInt8 = currentVersion, instance: InstanceID, listenPort: UInt16, nick: String?, sync: SyncHello? = nil, wallMillis: UInt64? = nil
+    ) {
         self.version = version
         self.instance = instance
         self.listenPort = listenPort
         self.nick = nick.flatMap { $0.isEmpty ? nil : Self.truncated($0) }
         self.sync = sync
+        self.wallMillis = sync == nil ? nil : wallMillis
     }
 
     func write(to writer: inout ByteWriter) {
@@ -157,6 +165,7 @@ public struct LinkHello: Sendable, Equatable {
             writer.u16(sync.protocolVersion)
             writer.u32(sync.maxFrame)
             writer.u32(sync.features)
+            if let wallMillis { writer.u64(wallMillis) }
         }
     }
 
@@ -171,10 +180,12 @@ public struct LinkHello: Sendable, Equatable {
         nick = text.isEmpty ? nil : text
         if reader.isAtEnd {
             sync = nil
+            wallMillis = nil
         } else {
             sync = SyncHello(
                 protocolVersion: try reader.u16("hello sync version"), maxFrame: try reader.u32("hello max frame"),
                 features: try reader.u32("hello features"))
+            wallMillis = reader.isAtEnd ? nil : try reader.u64("hello wall clock")
         }
     }
 

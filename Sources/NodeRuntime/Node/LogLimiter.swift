@@ -37,6 +37,7 @@ public struct LogKind: Hashable, Sendable, CustomStringConvertible {
     static let partitionOffered = LogKind("partition offered")
     static let invited = LogKind("invited")
     static let blob = LogKind("blob")
+    static let clock = LogKind("clock")
 }
 
 /// At most `linesPerKind` lines of one `LogKind`, and `linesInAll` of all kinds together, per

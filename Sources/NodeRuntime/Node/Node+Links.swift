@@ -16,6 +16,10 @@ struct LinkEntry: Sendable {
 /// What the node remembers about a peer beyond Discovery's table: for names and `parley doctor`.
 struct PeerNotes: Sendable {
     var nick: String?
+    /// How far the peer's wall clock was ahead of this node's (negative: behind) when its last
+    /// link came up, in milliseconds, and when that was (monotonic): from its HELLO, off by the
+    /// HELLO's travel time, which is far below what `parley doctor` reports.
+    var clockOffset: (millis: Int64, at: UInt64)?
     /// The last failed attempt to link: when, where, and why.
     var lastFailure: (at: UInt64, endpoint: Endpoint?, reason: String)?
 }
@@ -183,7 +187,7 @@ extension Node {
             id: id, result: result, connection: connection, direction: direction, dialed: dialed,
             configuration: configuration.link, clock: clock)
         links[id] = LinkEntry(link: link)
-        let hello = LinkHello(instance: instance, listenPort: listener?.port ?? 0, nick: nick, sync: handler.syncHello)
+        let hello = LinkHello(instance: instance, listenPort: listener?.port ?? 0, nick: nick, sync: handler.syncHello, wallMillis: wallMillis)
         // On the event loop's thread, as the node is: a read, its handling and the answers it
         // writes happen between two polls, with no hand-off to another thread.
         linkTasks[id] = Task(executorPreference: loop) { [self, inbox] in
@@ -272,6 +276,9 @@ extension Node {
         entry.readyAt = clock.now()
         links[id] = entry
         if let nick = hello.nick { notes[peer, default: PeerNotes()].nick = nick }
+        if let theirs = hello.wallMillis {
+            notes[peer, default: PeerNotes()].clockOffset = (Int64(clamping: theirs) - Int64(clamping: wallMillis), clock.now())
+        }
 
         if let existingID = current[peer], let existing = links[existingID] {
             let keepNew = LinkTieBreak.keepsNewLink(
@@ -382,7 +389,7 @@ extension Node {
     }
 
     /// Unix milliseconds now (for ops' timestamps and the HLC).
-    public var wallMillis: UInt64 { skewedWallMillis(clock.wallMillisNow()) }
+    public nonisolated var wallMillis: UInt64 { skewedWallMillis(clock.wallMillisNow()) }
 
     /// Milliseconds on the node's monotonic clock (for the pure protocol instances).
     public var monotonicMillis: UInt64 { clock.now() }

@@ -95,7 +95,37 @@ extension Node {
                 linksRefused: admissionSnapshot.linksRefused,
                 violations: admissionSnapshot.violations,
                 bannedHosts: admissionSnapshot.bannedHosts.keys.sorted(),
-                bannedPeers: admissionSnapshot.bannedPeers.keys.sorted().map(\.text)))
+                bannedPeers: admissionSnapshot.bannedPeers.keys.sorted().map(\.text)),
+            clocks: clockReports())
+    }
+
+    /// Clocks at least `reportedClockOffsetMillis` off this node's: linked peers' (from their
+    /// HELLOs) and the authors whose ops wait for their stamps here, the farthest first.
+    private func clockReports() -> [DoctorReport.Clock] {
+        var clocks: [DoctorReport.Clock] = []
+        for peer in current.keys {
+            guard let offset = notes[peer]?.clockOffset, offset.millis.magnitude >= Self.reportedClockOffsetMillis else { continue }
+            clocks.append(.init(id: peer.text, nick: notes[peer]?.nick, aheadMillis: offset.millis, source: "link"))
+        }
+        for (author, lead) in stampsAhead {
+            clocks.append(.init(id: author.text, nick: notes[author]?.nick, aheadMillis: lead.millis, source: "held ops"))
+        }
+        return clocks.sorted { ($0.aheadMillis.magnitude, $1.id) > ($1.aheadMillis.magnitude, $0.id) }
+    }
+
+    /// The smallest clock offset `parley doctor` names: below it, the difference is the link's
+    /// travel time and the HLC absorbs it.
+    static let reportedClockOffsetMillis: UInt64 = 1_000
+
+    /// Notes that `author`'s op, stamped `stamp`, waits here for its time.
+    func noteStampAhead(of author: UserID, _ stamp: HLC) {
+        let lead = Int64(clamping: stamp.wallMillis) - Int64(clamping: wallMillis)
+        if stampsAhead[author] == nil, stampsAhead.count >= Self.maxStampsAhead,
+            let oldest = stampsAhead.min(by: { $0.value.at < $1.value.at })?.key
+        {
+            stampsAhead[oldest] = nil
+        }
+        stampsAhead[author] = (lead, clock.now())
     }
 
     /// What a rejected beacon means for the person reading doctor's output.

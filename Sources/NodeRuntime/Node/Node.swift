@@ -63,6 +63,10 @@ public actor Node {
     var dialing: Set<UserID> = []
     var probing: Set<Endpoint> = []
     var notes: [UserID: PeerNotes] = [:]
+    /// Authors whose ops wait here for stamps too far ahead: how far ahead the latest was, and
+    /// when it came (monotonic); at most `maxStampsAhead`, the oldest forgotten.
+    var stampsAhead: [UserID: (millis: Int64, at: UInt64)] = [:]
+    static let maxStampsAhead = 64
     var keylessNotes: [Endpoint: String] = [:]
     var duplicateIdentitySource: Endpoint?
     /// Faults injected on request (`Faults/FaultInjection.swift`; the lab's splits and loss).

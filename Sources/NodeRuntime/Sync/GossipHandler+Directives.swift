@@ -116,6 +116,13 @@ extension GossipHandler {
             case .forkDetected(let proof):
                 node.log.warn(.fork, "\(node.displayName(of: proof.author)) forked \(proof.partition.text) at seq \(proof.seq)")
                 feedAll(node: node) { _, session, now in session.onLocalForkProof(proof, now: now) }
+            case .rejected(.rule(.stampedAhead)):
+                node.noteStampAhead(of: op.author, op.hlc)
+                node.log.warn(
+                    .clock,
+                    "op \(op.seq) of \(node.displayName(of: op.author)) in \(op.partition.text) is stamped "
+                        + "\(DoctorReport.Clock.span(Int64(clamping: op.hlc.wallMillis) - Int64(clamping: node.wallMillis))) ahead of this node's clock; "
+                        + "held until then")
             case .duplicate, .pending, .rejected:
                 break
             }

@@ -2,6 +2,7 @@ import Foundation
 import Identity
 import NodeRuntime
 import Presentation
+import Replica
 import SQLite
 import Wire
 
@@ -60,6 +61,7 @@ struct DoctorCommand: Command {
                 out.line("  - \(who) (\(peer.state)): \(Format.safe(peer.why, keepNewlines: false))")
             }
         }
+        clocks(out, report.clocks ?? [])
         let admission = report.admission
         section(out, "Incoming connections")
         let linksRefused = admission.linksRefused ?? 0
@@ -69,6 +71,29 @@ struct DoctorCommand: Command {
         if !admission.bannedHosts.isEmpty { out.line("  banned hosts: \(admission.bannedHosts.joined(separator: ", "))") }
         if !admission.bannedPeers.isEmpty { out.line("  banned peers: \(admission.bannedPeers.joined(separator: ", "))") }
         return storage(out, dataDirectory)
+    }
+
+    /// Peers and authors whose clocks are off from this node's, and what that does.
+    private func clocks(_ out: Output, _ clocks: [DoctorReport.Clock]) {
+        section(out, "Clocks")
+        guard !clocks.isEmpty else {
+            out.line("  every linked peer's clock is within a second of this node's")
+            return
+        }
+        for clock in clocks {
+            let who = Format.safe(clock.nick.map { "\($0)#\(clock.id.prefix(6))" } ?? clock.id, keepNewlines: false)
+            let direction = clock.aheadMillis >= 0 ? "ahead of" : "behind"
+            let span = DoctorReport.Clock.span(clock.aheadMillis)
+            switch clock.source {
+            case "held ops":
+                out.line("  ! \(who)'s ops are stamped \(span) \(direction) this node's clock: held here until then")
+            default:
+                out.line("  \(clock.aheadMillis.magnitude >= HybridClock.maxLeadMillis ? "! " : "")\(who)'s clock is \(span) \(direction) this node's")
+            }
+        }
+        out.line(
+            "  Ops stamped more than \(HybridClock.maxLeadMillis / 60_000) minutes ahead of a node's clock wait there until its clock "
+                + "reaches them; set the clocks right (e.g. NTP: timedatectl set-ntp true).")
     }
 
     /// The data directory's privacy, then the whole database file checked

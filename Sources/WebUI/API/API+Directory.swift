@@ -68,7 +68,7 @@ extension API {
         let identity = call.access.identity
         let invited = members
         let descriptor = try await call.access.write { store in
-            try store.createConversation(name: name, members: invited, by: identity, nowMillis: API.now())
+            try store.createConversation(name: name, members: invited, by: identity, nowMillis: call.access.nowMillis())
         }
         call.access.hub.publish(.partitions)
         return json(try await summary(descriptor.id, call), status: 201)
@@ -92,7 +92,7 @@ extension API {
         let conversation = try await conversation(call)
         let identity = call.access.identity
         try await call.access.write { store in
-            _ = try store.author(.conversationRename(name: name), in: conversation.id, by: identity, nowMillis: API.now())
+            _ = try store.author(.conversationRename(name: name), in: conversation.id, by: identity, nowMillis: call.access.nowMillis())
         }
         return json(try await summary(conversation.id, call))
     }
@@ -104,7 +104,7 @@ extension API {
         guard conversation.members.current.contains(identity.id) else { throw WebError.conflict("you are no longer a member") }
         if !conversation.members.current.contains(user) {
             try await call.access.write { store in
-                _ = try store.author(.memberAdd(user), in: conversation.id, by: identity, nowMillis: API.now())
+                _ = try store.author(.memberAdd(user), in: conversation.id, by: identity, nowMillis: call.access.nowMillis())
             }
         }
         return json(try await summary(conversation.id, call))
@@ -118,7 +118,7 @@ extension API {
         guard user != identity.id else { throw WebError.conflict("to leave a conversation, POST its /leave") }
         guard conversation.members.current.contains(user) else { throw WebError.notFound("that person is not a member") }
         try await call.access.write { store in
-            _ = try store.author(.memberRemove(user), in: conversation.id, by: identity, nowMillis: API.now())
+            _ = try store.author(.memberRemove(user), in: conversation.id, by: identity, nowMillis: call.access.nowMillis())
         }
         return json(try await summary(conversation.id, call))
     }
@@ -128,7 +128,7 @@ extension API {
         let identity = call.access.identity
         guard conversation.members.current.contains(identity.id) else { throw WebError.conflict("you are no longer a member") }
         try await call.access.write { store in
-            _ = try store.author(.memberLeave, in: conversation.id, by: identity, nowMillis: API.now())
+            _ = try store.author(.memberLeave, in: conversation.id, by: identity, nowMillis: call.access.nowMillis())
             try store.setJoined(conversation.id, false)
         }
         call.access.hub.publish(.partitions)
@@ -201,7 +201,7 @@ extension API {
     ) async throws -> HTTPReply {
         let identity = call.access.identity
         let profile = try await call.access.write { store in
-            let now = API.now()
+            let now = call.access.nowMillis()
             let avatar = try file.map { file in
                 Attachment(name: file.name, size: UInt64(file.bytes.count), mime: file.mime, hash: try store.storeBlob(file.bytes, nowMillis: now))
             }
@@ -264,7 +264,7 @@ extension API {
         let bytes = try await call.access.read { store in
             var bytes: [UInt8] = []
             let writer = try OpArchive.Writer { bytes += $0 }
-            try store.export(chosen, to: writer, nowMillis: API.now())
+            try store.export(chosen, to: writer, nowMillis: call.access.nowMillis())
             return bytes
         }
         return content(bytes, mime: "application/octet-stream", name: "parley-export.parley")
@@ -289,7 +289,7 @@ extension API {
             } catch {
                 throw WebError.badRequest("archive is not a `parley export` file: \(error)")
             }
-            let summary = try store.importArchive(reader, me: identity.id, nowMillis: API.now())
+            let summary = try store.importArchive(reader, me: identity.id, nowMillis: call.access.nowMillis())
             _ = try store.processInbox(me: identity)
             return summary
         }

@@ -51,7 +51,7 @@ extension API {
         let identity = call.access.identity
         let place = location
         let message = try await call.access.write { store in
-            let now = API.now()
+            let now = call.access.nowMillis()
             let attachments = try files.map { file in
                 try store.attach(file.bytes, name: file.name, mime: file.mime, in: partition, by: identity, nowMillis: now)
             }
@@ -73,7 +73,7 @@ extension API {
         guard message.author == identity.id else { throw WebError.conflict("you can only edit your own messages") }
         guard !message.deleted else { throw WebError.conflict("the message was deleted; there is nothing to edit") }
         let edited = try await call.access.write { store in
-            if message.text != text { try store.author(.edit(target: message.id, text: text), in: partition, by: identity, nowMillis: API.now()) }
+            if message.text != text { try store.author(.edit(target: message.id, text: text), in: partition, by: identity, nowMillis: call.access.nowMillis()) }
             return try store.message(message.id)?.message
         }
         return json(ViewJSON.message(edited ?? message))
@@ -85,7 +85,7 @@ extension API {
         guard message.author == identity.id else { throw WebError.conflict("you can only delete your own messages") }
         if !message.deleted {
             try await call.access.write { store in
-                _ = try store.author(.delete(target: message.id), in: partition, by: identity, nowMillis: API.now())
+                _ = try store.author(.delete(target: message.id), in: partition, by: identity, nowMillis: call.access.nowMillis())
             }
         }
         return noContent
@@ -100,7 +100,7 @@ extension API {
         guard !message.deleted else { throw WebError.conflict("the message was deleted; it takes no reactions") }
         let identity = call.access.identity
         let reacted = try await call.access.write { store in
-            _ = try store.author(.react(target: message.id, emoji: emoji, on: on), in: partition, by: identity, nowMillis: API.now())
+            _ = try store.author(.react(target: message.id, emoji: emoji, on: on), in: partition, by: identity, nowMillis: call.access.nowMillis())
             return try store.message(message.id)?.message
         }
         return json(ViewJSON.message(reacted ?? message))
@@ -127,7 +127,7 @@ extension API {
             if let marker = try store.readMarker(owner: identity.id, partition: partition), marker >= newest { return }
             let ownData = PartitionDescriptor.ownData(owner: identity.id)
             _ = try store.ensurePartition(ownData, joined: true)
-            _ = try store.author(.readMarker(partition: partition, position: newest), in: ownData.id, by: identity, nowMillis: API.now())
+            _ = try store.author(.readMarker(partition: partition, position: newest), in: ownData.id, by: identity, nowMillis: call.access.nowMillis())
         }
         return noContent
     }
@@ -152,7 +152,7 @@ extension API {
         let owner = try body.string("owner").map { text throws(WebError) in try userID(text, field: "owner") }
         let identity = call.access.identity
         let task = try await call.access.write { store in
-            let op = try store.author(.taskCreate(title: title, owner: owner), in: partition, by: identity, nowMillis: API.now())
+            let op = try store.author(.taskCreate(title: title, owner: owner), in: partition, by: identity, nowMillis: call.access.nowMillis())
             return try store.task(op.id)?.task
         }
         guard let task else { throw WebError.internalError("the task was stored but cannot be read back") }
@@ -179,7 +179,8 @@ extension API {
         let identity = call.access.identity
         let change = owner
         let updated = try await call.access.write { store in
-            _ = try store.author(.taskUpdate(target: task.id, title: title, status: status, owner: change), in: partition, by: identity, nowMillis: API.now())
+            _ = try store.author(
+                .taskUpdate(target: task.id, title: title, status: status, owner: change), in: partition, by: identity, nowMillis: call.access.nowMillis())
             return try store.task(task.id)?.task
         }
         return json(ViewJSON.task(updated ?? task))
@@ -189,7 +190,7 @@ extension API {
         let (partition, task) = try await task(call.parameter("task"), call)
         let identity = call.access.identity
         try await call.access.write { store in
-            _ = try store.author(.taskDelete(target: task.id), in: partition, by: identity, nowMillis: API.now())
+            _ = try store.author(.taskDelete(target: task.id), in: partition, by: identity, nowMillis: call.access.nowMillis())
         }
         return noContent
     }

@@ -8,8 +8,6 @@ import Store
 /// The handlers of the JSON API, one static function per endpoint, grouped by facet
 /// (`API+Messages.swift`, ...). Each checks its input, then reads or writes through `NodeAccess`.
 enum API {
-    static func now() -> UInt64 { UInt64(max(0, Date().timeIntervalSince1970 * 1000)) }
-
     static func json(_ value: JSON, status: Int = 200) -> HTTPReply { .response(.json(value.text, status: status)) }
     static var noContent: HTTPReply { .response(HTTPResponse(status: 204)) }
 

@@ -21,6 +21,9 @@ public final class NodeAccess: Sendable {
         reads = ReadConnection(path: node.configuration.databasePath, identity: identity)
     }
 
+    /// The wall clock for the ops the page writes: the node's, with its `--clock-skew-ms`.
+    func nowMillis() -> UInt64 { node.wallMillis }
+
     /// Runs `body` against the node's store, for reads: on the read connection, so the node's
     /// executor goes on with its links meanwhile.
     func read<T: Sendable>(_ body: @escaping @Sendable (ReplicaStore) throws -> T) async throws -> T {
