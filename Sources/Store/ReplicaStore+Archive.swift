@@ -42,7 +42,7 @@ extension ReplicaStore {
 
     /// Why an op of an import still waits for others: it is refused with this reason if they
     /// never come.
-    static let missingEarlierOps = "earlier ops missing"
+    public static let missingEarlierOps = "earlier ops missing"
 
     /// Writes the given partitions (all known ones when nil): each descriptor, then its ops in
     /// chain order per author, then its fork proofs. Like every op that leaves the node, each

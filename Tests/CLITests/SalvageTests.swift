@@ -64,8 +64,10 @@ import Testing
             for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: database + suffix) {
                 try FileManager.default.moveItem(atPath: database + suffix, toPath: sandbox.root + "/damaged.db" + suffix)
             }
+            // The ops after a lost one are refused by name, so the import fails, having taken the rest.
             let imported = sandbox.parley("import", rescue, "--json")
-            expectSuccess(imported)
+            #expect(imported.exitCode == 1, "\(imported)")
+            #expect(imported.stderr.contains("earlier ops missing") && imported.stderr.contains("import it again once a peer"), "\(imported)")
             let counts = imported.jsonArray().first ?? [:]
             #expect(counts["applied"] as? Int == whole.count, "\(imported)")
             #expect(counts["refused"] as? Int == saved.count - whole.count, "only the ops after a lost one wait: \(imported)")

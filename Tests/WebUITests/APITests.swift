@@ -25,6 +25,7 @@ final class APIClient: @unchecked Sendable {
         for (name, value) in parameters { path = path.replacingOccurrences(of: "{\(name)}", with: value) }
         var headers = node.bearer
         var body: [UInt8] = raw ?? []
+        if raw != nil { headers["Content-Type"] = "application/json" }
         if let json {
             body = Array(try JSONSerialization.data(withJSONObject: json))
             headers["Content-Type"] = "application/json"

@@ -45,29 +45,8 @@ struct ExportCommand: Command {
             let conversation = try Lookup.conversation(text, context: context, command: name)
             partitions = try context.storeCall { try store.exportSet(forConversation: conversation.id) }
         }
-        if FileManager.default.fileExists(atPath: path) && !arguments.has("force") {
-            throw CLIError.failure("\(path) already exists; choose another file or pass --force to replace it")
-        }
-        let temporary = path + ".partial"
-        guard FileManager.default.createFile(atPath: temporary, contents: nil), let handle = FileHandle(forWritingAtPath: temporary) else {
-            throw CLIError.failure("cannot write \(path): check that its directory exists and is writable")
-        }
-        let summary: ReplicaStore.ExportSummary
-        do {
-            defer { try? handle.close() }
-            let writer = try OpArchive.Writer { try handle.write(contentsOf: $0) }
-            summary = try context.storeCall(command: name) { try store.export(partitions, to: writer, nowMillis: context.nowMillis) }
-            try handle.synchronize()
-        } catch {
-            try? FileManager.default.removeItem(atPath: temporary)
-            if let error = error as? CLIError { throw error }
-            throw CLIError.failure("cannot write \(path): \(error.localizedDescription); check free space and permissions")
-        }
-        _ = try? FileManager.default.removeItem(atPath: path)
-        do {
-            try FileManager.default.moveItem(atPath: temporary, toPath: path)
-        } catch {
-            throw CLIError.failure("cannot move the export into \(path): \(error.localizedDescription)")
+        let summary = try ArchiveFile.write(to: path, force: arguments.has("force"), what: "the export") { writer in
+            try context.storeCall(command: name) { try store.export(partitions, to: writer, nowMillis: context.nowMillis) }
         }
         context.output.line("exported \(summary.ops) ops to \(path)")
         if summary.withheld > 0 {
@@ -135,10 +114,49 @@ struct ImportCommand: Command {
             throw CLIError.failure("\(path) could not be read to the end: \(problem); the ops before that point were imported")
         }
         if summary.refused > 0 {
+            let onlyWaiting = summary.refusedBy.keys.allSatisfy { $0 == ReplicaStore.missingEarlierOps }
             throw CLIError.failure(
-                "\(summary.refused) ops in \(path) were refused (\(summary.refusalsText)); the file was changed or damaged "
-                    + "after `parley export`, or holds ops this node cannot check yet: ask its sender for a fresh export")
+                "\(summary.refused) ops in \(path) were refused (\(summary.refusalsText)); "
+                    + (onlyWaiting
+                        ? "they follow ops this file does not hold (a salvaged store's lost ones, or a partial export): "
+                            + "import it again once a peer has sent those"
+                        : "the file was changed or damaged after `parley export`, or holds ops this node cannot check yet: "
+                            + "ask its sender for a fresh export"))
         }
         return 0
+    }
+}
+
+/// Writing an export file (`export`, `salvage`): into `PATH.partial`, synced, then renamed over
+/// `path`, so a crash or a full disk never leaves half a file under the name.
+enum ArchiveFile {
+    /// Runs `body` with a writer into the file and returns what it returned. `force`: replace an
+    /// existing file; `what` names the contents in an error ("the export"). A `CLIError` from
+    /// `body` passes through; any other error becomes "cannot write" with the fix.
+    static func write<T>(to path: String, force: Bool, what: String, _ body: (OpArchive.Writer) throws -> T) throws -> T {
+        if FileManager.default.fileExists(atPath: path) && !force {
+            throw CLIError.failure("\(path) already exists; choose another file or pass --force to replace it")
+        }
+        let temporary = path + ".partial"
+        guard FileManager.default.createFile(atPath: temporary, contents: nil), let handle = FileHandle(forWritingAtPath: temporary) else {
+            throw CLIError.failure("cannot write \(path): check that its directory exists and is writable")
+        }
+        let result: T
+        do {
+            defer { try? handle.close() }
+            result = try body(try OpArchive.Writer { try handle.write(contentsOf: $0) })
+            try handle.synchronize()
+        } catch {
+            try? FileManager.default.removeItem(atPath: temporary)
+            if let error = error as? CLIError { throw error }
+            throw CLIError.failure("cannot write \(path): \(error.localizedDescription); check free space and permissions")
+        }
+        _ = try? FileManager.default.removeItem(atPath: path)
+        do {
+            try FileManager.default.moveItem(atPath: temporary, toPath: path)
+        } catch {
+            throw CLIError.failure("cannot move \(what) into \(path): \(error.localizedDescription)")
+        }
+        return result
     }
 }

@@ -43,33 +43,14 @@ struct SalvageCommand: Command {
         guard FileManager.default.fileExists(atPath: database) else {
             throw CLIError.failure("there is no database at \(database); give the damaged file with --database FILE")
         }
-        if FileManager.default.fileExists(atPath: path) && !arguments.has("force") {
-            throw CLIError.failure("\(path) already exists; choose another file or pass --force to replace it")
-        }
-        let temporary = path + ".partial"
-        guard FileManager.default.createFile(atPath: temporary, contents: nil), let handle = FileHandle(forWritingAtPath: temporary) else {
-            throw CLIError.failure("cannot write \(path): check that its directory exists and is writable")
-        }
-        let report: ReplicaStore.SalvageReport
-        do {
-            defer { try? handle.close() }
-            let writer = try OpArchive.Writer { try handle.write(contentsOf: $0) }
-            report = try ReplicaStore.salvage(databaseAt: database, to: writer)
-            try handle.synchronize()
-        } catch let error as SQLiteError {
-            try? FileManager.default.removeItem(atPath: temporary)
-            throw CLIError.failure(
-                "cannot read \(database) at all (\(error.message)): its first page or table list is damaged, so nothing can be "
-                    + "salvaged; move it away and start fresh, and peers send back what they hold")
-        } catch {
-            try? FileManager.default.removeItem(atPath: temporary)
-            throw CLIError.failure("cannot write \(path): \(error.localizedDescription); check free space and permissions")
-        }
-        _ = try? FileManager.default.removeItem(atPath: path)
-        do {
-            try FileManager.default.moveItem(atPath: temporary, toPath: path)
-        } catch {
-            throw CLIError.failure("cannot move the salvaged ops into \(path): \(error.localizedDescription)")
+        let report = try ArchiveFile.write(to: path, force: arguments.has("force"), what: "the salvaged ops") { writer in
+            do {
+                return try ReplicaStore.salvage(databaseAt: database, to: writer)
+            } catch let error as SQLiteError {
+                throw CLIError.failure(
+                    "cannot read \(database) at all (\(error.message)): its first page or table list is damaged, so nothing can be "
+                        + "salvaged; move it away and start fresh, and peers send back what they hold")
+            }
         }
         if arguments.has("json") {
             context.output.json([json(report)])
