@@ -20,10 +20,11 @@ public struct HLC: Hashable, Comparable, Sendable, CustomStringConvertible {
 public struct HybridClock: Sendable {
     /// How far a remote timestamp may pull the local clock ahead of the wall clock.
     public static let maxDriftMillis: UInt64 = 60_000
-    /// How far ahead of a replica's wall clock an op's stamp may be when it is applied: twice
-    /// the drift, so honest stamps — at most `maxDriftMillis` ahead of a correct clock, since
-    /// every clock caps what it takes from others — pass between clocks a minute apart.
-    public static let maxLeadMillis: UInt64 = 2 * maxDriftMillis
+    /// How far ahead of a replica's wall clock an op's stamp may be when it is applied. Clocks a
+    /// few minutes apart (a laptop in the field without time sync, the lab's 3-minute skew)
+    /// still exchange ops at once; a stamp further ahead would sort a message out of its place
+    /// for longer than a turn of a conversation, so it waits.
+    public static let maxLeadMillis: UInt64 = 5 * 60_000
 
     /// Whether an op stamped `stamp` must wait at a replica whose wall clock reads `nowMillis`.
     public static func isAhead(_ stamp: HLC, of nowMillis: UInt64) -> Bool {

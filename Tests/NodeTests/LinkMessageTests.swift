@@ -36,10 +36,13 @@ import Wire
 
     @Test func hello_carriesTheSyncFieldsAtItsEnd_andIgnoresFieldsAppendedByALaterVersion() throws {
         let sync = SyncHello(protocolVersion: 1, maxFrame: 0x0010_0000, features: 5)
-        let hello = LinkHello(instance: InstanceID(raw: 9), listenPort: 1, nick: "x", sync: sync)
+        let hello = LinkHello(instance: InstanceID(raw: 9), listenPort: 1, nick: "x", sync: sync, wallMillis: 0x0102_0304)
         let bytes = LinkMessage.hello(hello).encoded
-        #expect(Array(bytes.suffix(10)) == [0, 1, 0, 0x10, 0, 0, 0, 0, 0, 5])
+        #expect(Array(bytes.suffix(18)) == [0, 1, 0, 0x10, 0, 0, 0, 0, 0, 5] + [0, 0, 0, 0, 1, 2, 3, 4])
         #expect(try LinkMessage(decoding: bytes + [7, 7, 7]) == .hello(hello))
+        // A HELLO of a node that sends no clock ends after the sync fields.
+        let clockless = LinkHello(instance: InstanceID(raw: 9), listenPort: 1, nick: "x", sync: sync)
+        #expect(try LinkMessage(decoding: LinkMessage.hello(clockless).encoded) == .hello(clockless))
         // A HELLO that ends after the nick: a node without the sync protocol.
         let bare = LinkHello(instance: InstanceID(raw: 9), listenPort: 1, nick: "x")
         #expect(try LinkMessage(decoding: LinkMessage.hello(bare).encoded) == .hello(bare))

@@ -206,8 +206,11 @@ extension NodeProcessTests {
             }
             // Both also hold the other's profile, so the directory is in sync as well.
             let profiles = try [x, y].map { node in try node.withStore { try $0.allOps(in: PartitionDescriptor.directory.id) } }
-            try x.withStore { _ = try $0.apply(profiles[1], nowMillis: Fixtures.now()) }
-            try y.withStore { _ = try $0.apply(profiles[0], nowMillis: Fixtures.now()) }
+            // The profiles were written at the wall clock's time: applied at it (not the fixtures' day,
+            // which they are months ahead of, and would wait for).
+            let wall = UInt64(Date().timeIntervalSince1970 * 1000)
+            try x.withStore { _ = try $0.apply(profiles[1], nowMillis: wall) }
+            try y.withStore { _ = try $0.apply(profiles[0], nowMillis: wall) }
 
             let base = ["--listen", "127.0.0.1:0", "--no-discovery"] + NodeCluster.fastTiming
             try await x.start(base)
