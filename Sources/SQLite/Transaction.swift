@@ -42,6 +42,7 @@ extension Database {
             rollbackIfOpen("ROLLBACK TRANSACTION")
             throw error
         }
+        truncateWALIfPending()
         return result
     }
 
