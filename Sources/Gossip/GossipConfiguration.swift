@@ -3,8 +3,10 @@ import Replica
 /// Limits and timings of a `GossipSession`. The defaults follow DESIGN §7 and
 /// PROTOCOL-RESEARCH §6.2; tests shrink them.
 public struct GossipConfiguration: Hashable, Sendable {
-    /// The protocol version this build speaks.
-    public static let protocolVersion: UInt16 = 1
+    /// The protocol version this build speaks, and the oldest it links with. 2: OPS carries
+    /// erased ops with their proofs (`SyncMessage`), and a delete body may name edits to erase
+    /// (`OperationBody.delete`); a version 1 node would refuse both as malformed.
+    public static let protocolVersion: UInt16 = 2
     /// The smallest frame a peer may announce: one OPS message must hold one largest op.
     public static let minimumFrameBytes = SyncMessage.opsPrefixBytes + SyncMessage.opLengthBytes + SyncMessage.maxOpBytes
 

@@ -70,6 +70,10 @@ public enum GossipError: Error, Hashable, Sendable, CustomStringConvertible {
     /// signature before it sends it (`ReplicaStore.sendable`), so one bad signature is the
     /// sender's doing.
     case badSignature(PartitionID, author: UserID, seq: UInt64)
+    /// The peer sent an erased op whose proof does not show that its author deleted it. An
+    /// honest node holds only proofs it checked, so this is the sender's doing (a relay trying
+    /// to make a message vanish).
+    case unprovenErasure(PartitionID, author: UserID, seq: UInt64)
     /// The peer pushed one author's ops faster than `GossipConfiguration.authorPushRate`
     /// allows (an honest node paces its pushes below it and leaves the rest to WANTs).
     case pushFlood(author: UserID, rate: OpRate)
@@ -84,6 +88,8 @@ public enum GossipError: Error, Hashable, Sendable, CustomStringConvertible {
         case .tooManyWants: "too many WANTs outstanding"
         case .tooManyInvalidOps(let count): "\(count) invalid ops"
         case .badSignature(let id, let author, let seq): "op \(seq) of \(author.short) in \(id.text) has a signature that does not verify"
+        case .unprovenErasure(let id, let author, let seq):
+            "op \(seq) of \(author.short) in \(id.text) came without its body, and no delete of its author's proves it erased"
         case .pushFlood(let author, let rate):
             "push flood: more than \(rate.perSecond) ops a second (burst \(rate.burst)) by \(author.short)"
         }

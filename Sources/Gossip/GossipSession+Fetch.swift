@@ -271,6 +271,7 @@ extension GossipSession {
         var proofsMissing = false
         var forkFound = false
         var badSignature: Operation?
+        var unprovenErasure: Operation?
         for (op, outcome) in zip(ops, outcomes) {
             switch outcome {
             case .applied:
@@ -294,6 +295,9 @@ extension GossipSession {
             case .rejected(.invalid(.badSignature)):
                 badSignature = badSignature ?? op
                 chain.blocked = true
+            case .rejected(.invalid(.unprovenErasure)):
+                unprovenErasure = unprovenErasure ?? op
+                chain.blocked = true
             case .rejected(.invalid):
                 invalidOps += 1
                 chain.blocked = true
@@ -312,6 +316,10 @@ extension GossipSession {
         setChain(key, chain)
         if let badSignature {
             close(.badSignature(badSignature.partition, author: badSignature.author, seq: badSignature.seq))
+            return finish()
+        }
+        if let unprovenErasure {
+            close(.unprovenErasure(unprovenErasure.partition, author: unprovenErasure.author, seq: unprovenErasure.seq))
             return finish()
         }
         if invalidOps > configuration.maxInvalidOps {

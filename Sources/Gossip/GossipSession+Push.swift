@@ -40,7 +40,11 @@ extension GossipSession {
             var chain = current ?? Chain()
             let baseline = shared.values[partition].baseline
             if Self.wantsPush(op.seq, of: current, baseline: baseline) {
-                if pushesSent.take(op.author, now: self.now) {
+                // An erased op travels with its proof, in OPS only: a round lets the peer fetch it.
+                if op.isErased {
+                    chain.heldBack = true
+                    paced(key.partition)
+                } else if pushesSent.take(op.author, now: self.now) {
                     send(.newOp(op))
                     chain.peerSeq = op.seq
                     chain.resumed = false

@@ -81,7 +81,7 @@ extension GossipSession {
         var batch = OpBatch(partition: key.partition, author: key.author, ops: [], isLast: false)
         var size = SyncMessage.opsPrefixBytes
         for op in ops {
-            let opSize = SyncMessage.opLengthBytes + op.header.count + op.body.count
+            let opSize = SyncMessage.opLengthBytes + op.carriedByteCount
             if batch.ops.count == SyncMessage.maxOpsPerBatch || size + opSize > peerMaxFrame {
                 send(.ops(batch))
                 (batch.ops, size) = ([], SyncMessage.opsPrefixBytes)

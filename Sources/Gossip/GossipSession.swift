@@ -156,14 +156,15 @@ public struct GossipSession: Sendable {
 
     /// Starts the session on a ready link, given the peer's `SyncHello` (from its link HELLO):
     /// sends the SUMMARY of `summaries` (every partition with its sharing for this peer; `.never`
-    /// ones are not listed). The peer MUST speak version 1 (a later version is expected to speak
-    /// down to 1) and accept frames that hold one largest op; otherwise the link closes.
+    /// ones are not listed). The peer MUST speak version 2 or later (`GossipConfiguration.protocolVersion`;
+    /// a later version is expected to speak down to 2) and accept frames that hold one largest
+    /// op; otherwise the link closes.
     public mutating func start(local summaries: [PartitionSummary], peer: SyncHello, now: UInt64) -> [GossipDirective] {
         guard phase == .idle else { preconditionFailure("invalid state \(phase): start called twice") }
         phase = .running
         self.now = now
         nextAntiEntropy = now + configuration.antiEntropyInterval
-        guard peer.protocolVersion >= 1 else {
+        guard peer.protocolVersion >= GossipConfiguration.protocolVersion else {
             close(.incompatiblePeer("sync protocol version \(peer.protocolVersion)"))
             return finish()
         }

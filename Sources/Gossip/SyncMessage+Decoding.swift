@@ -134,13 +134,16 @@ extension SyncMessage {
         var ops: [Operation] = []
         ops.reserveCapacity(count)
         for _ in 0..<count {
-            let length = Int(try reader.u32("op length"))
-            guard length <= maxOpBytes else { throw SyncDecodingError.overLimit(field: "op length", value: length, limit: maxOpBytes) }
-            guard length >= minOpBytes else { throw SyncDecodingError.invalidValue(field: "op length") }
+            let field = try reader.u32("op length")
+            let erased = field & erasedOpBit != 0
+            let length = Int(field & ~erasedOpBit)
+            let (minimum, maximum) = erased ? (2 * Operation.headerBytes, Operation.maxErasedCarriedBytes) : (minOpBytes, maxOpBytes)
+            guard length <= maximum else { throw SyncDecodingError.overLimit(field: "op length", value: length, limit: maximum) }
+            guard length >= minimum else { throw SyncDecodingError.invalidValue(field: "op length") }
             let bytes = try reader.raw(length, "op")
             let op: Operation
             do {
-                op = try Operation(encoded: bytes)
+                op = erased ? try Operation(erasedEncoding: bytes) : try Operation(encoded: bytes)
             } catch {
                 throw SyncDecodingError.invalidOperation(error)
             }

@@ -49,11 +49,12 @@ extension SyncMessage {
             writer.u16(UInt16(batch.ops.count))
             for op in batch.ops {
                 precondition(op.partition == batch.partition && op.author == batch.author, "an op outside the batch's chain")
-                writer.u32(UInt32(op.header.count + op.body.count))
-                writer.raw(op.header)
-                writer.raw(op.body)
+                let bytes = op.carriedBytes
+                writer.u32(UInt32(bytes.count) | (op.isErased ? Self.erasedOpBit : 0))
+                writer.raw(bytes)
             }
         case .newOp(let op):
+            precondition(!op.isErased, "an erased op travels in OPS only, with its proof")
             writer.raw(op.header)
             writer.raw(op.body)
         case .fork(let proof):
@@ -75,7 +76,7 @@ extension SyncMessage {
         case .summary(_, let entries): Self.summaryPrefixBytes + entries.count * (Self.summaryEntryFixedBytes + 40)
         case .vector(_, _, let heads): Self.vectorPrefixBytes + heads.count * Self.headBytes
         case .ops(let batch): batch.encodedSize
-        case .newOp(let op): 1 + op.header.count + op.body.count
+        case .newOp(let op): 1 + op.carriedByteCount
         case .fork: 1 + 2 * Operation.headerBytes
         case .want: 1 + 32 + 32 + 8 + 2
         case .skip(let chains), .resume(let chains): 1 + 2 + chains.count * Self.chainBytes

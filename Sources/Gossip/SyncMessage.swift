@@ -15,7 +15,7 @@ import Wire
 /// | 0x03 | VECTOR | `partition [32]` ‖ `flags u8` (bit0 more) ‖ `count u16` (≤ 1,024) ‖ count × head |
 /// | 0x04 | WANT | `partition [32]` ‖ `author [32]` ‖ `from seq u64` (≥ 1) ‖ `max count u16` (1…256) |
 /// | 0x05 | OPS | `OpBatch`: `partition [32]` ‖ `author [32]` ‖ `flags u8` (bit0 last) ‖ `count u16` (≤ 256) ‖ count × (`length u32` ‖ op) |
-/// | 0x06 | NEW_OP | one op: `header [216]` ‖ body (the rest of the message) |
+/// | 0x06 | NEW_OP | one whole op: `header [216]` ‖ body (the rest of the message); never an erased op |
 /// | 0x07 | FORK | `ForkProof.encoded`: two signed headers `[216]` ‖ `[216]` |
 /// | 0x08 | PRESENCE | reserved |
 /// | 0x0C | TYPING | `TypingMessage` (the shell's, not the session's) |
@@ -37,6 +37,10 @@ import Wire
 /// `frozen at u64` (0 = not frozen); max seq is 0 exactly when the head id is zero, and a
 /// frozen-at seq is above max seq. An op inside OPS is `Operation.encoded` (header ‖ body), its
 /// length between 216 and 216 + 64 KiB, and MUST belong to the batch's partition and author.
+/// Since protocol version 2, bit 31 of an op's `length` marks an *erased* op (its author deleted
+/// it, and the sender holds no body): `header [216]` ‖ the erasure proof, the author's delete
+/// as `header [216]` ‖ body, `length` (bits 0–30) between 432 and 432 + 64 KiB. The receiver
+/// checks the proof itself (`Operation.erasureProblem`) and refuses an op it does not prove.
 /// Flag bits not named here MUST be 0 when sent and are ignored when read.
 ///
 /// Reserved types are for later features (negotiated through `SyncHello.features`): a decoder
@@ -77,6 +81,9 @@ public enum SyncMessage: Hashable, Sendable {
     /// The smallest op on the wire (a header and an empty or erased body) and the largest.
     public static let minOpBytes = Operation.headerBytes
     public static let maxOpBytes = Operation.headerBytes + Operation.maxBodyBytes
+
+    /// Bit 31 of an OPS entry's length: the entry is an erased op with its proof.
+    static let erasedOpBit: UInt32 = 1 << 31
 
     /// Bytes of the fixed parts, for sizing pages.
     static let summaryPrefixBytes = 1 + 1 + 2
@@ -180,6 +187,6 @@ public struct OpBatch: Hashable, Sendable {
 
     /// Bytes of this batch as an OPS message.
     public var encodedSize: Int {
-        ops.reduce(SyncMessage.opsPrefixBytes) { $0 + SyncMessage.opLengthBytes + $1.header.count + $1.body.count }
+        ops.reduce(SyncMessage.opsPrefixBytes) { $0 + SyncMessage.opLengthBytes + $1.carriedByteCount }
     }
 }

@@ -37,6 +37,7 @@ public enum RejectReason: Hashable, Sendable, CustomStringConvertible {
             case .bodyHashMismatch: "body does not match its hash"
             case .badSignature: "bad signature"
             case .brokenChain: "broken chain"
+            case .unprovenErasure: "erased without proof"
             }
         case .rule(.typeNotAllowed): "op type not allowed in its partition"
         case .rule(.invalidBody): "invalid body"

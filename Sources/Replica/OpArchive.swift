@@ -8,15 +8,21 @@ import Wire
 ///
 /// | part | bytes | content |
 /// |---|---|---|
-/// | magic | 8 | `PRLYOPS1` |
-/// | record | 1 + 4 + n | kind (1 descriptor, 2 op, 3 fork proof), u32 length, payload |
+/// | magic | 8 | `PRLYOPS2` (written); `PRLYOPS1` files are still read |
+/// | record | 1 + 4 + n | kind (1 descriptor, 2 op, 3 fork proof, 4 erased op), u32 length, payload |
 /// | trailer | 1 + 4 + 32 | kind 0xFF, length 32, BLAKE2b-256 of every byte before the trailer |
 ///
-/// Records of one partition come after its descriptor; ops come in chain order per author.
+/// Records of one partition come after its descriptor; ops come in chain order per author. An
+/// op is `header ‖ body`; an erased op (kind 4, `PRLYOPS2` only) is `header [216]` ‖ its
+/// erasure proof as `header ‖ body` (`Operation.carriedBytes`): the importer checks the proof
+/// as a peer would, so an export carries a deleted message's header but never its words.
 public enum OpArchive {
-    public static let magic = Array("PRLYOPS1".utf8)
-    /// A record can hold at most one op (header + 64 KiB body) or a descriptor; larger is damage.
-    public static let maxRecordBytes = Operation.headerBytes + Operation.maxBodyBytes
+    public static let magic = Array("PRLYOPS2".utf8)
+    /// The magic of files written before erased ops (no kind 4 records).
+    public static let magicVersion1 = Array("PRLYOPS1".utf8)
+    /// A record can hold at most one op (header + 64 KiB body), an erased op with its proof,
+    /// or a descriptor; larger is damage.
+    public static let maxRecordBytes = Operation.maxErasedCarriedBytes
 
     public enum Record: Hashable, Sendable {
         case partition(PartitionDescriptor)
@@ -57,7 +63,7 @@ public enum OpArchive {
             let (kind, payload): (UInt8, [UInt8])
             switch record {
             case .partition(let descriptor): (kind, payload) = (1, descriptor.encoded)
-            case .operation(let op): (kind, payload) = (2, op.encoded)
+            case .operation(let op): (kind, payload) = (op.isErased ? 4 : 2, op.carriedBytes)
             case .forkProof(let proof): (kind, payload) = (3, proof.encoded)
             }
             var w = ByteWriter(capacity: payload.count + 5)
@@ -91,11 +97,14 @@ public enum OpArchive {
         private let hasher = GenericHash.Hasher()
         public private(set) var recordsRead = 0
         private var done = false
+        /// Whether the file is `PRLYOPS1`, which holds no erased ops.
+        private let isVersion1: Bool
 
         public init(source: @escaping (Int) throws -> [UInt8]) throws {
             self.source = source
             let head = try source(OpArchive.magic.count)
-            guard head == OpArchive.magic else { throw ArchiveError.notAnArchive }
+            guard head == OpArchive.magic || head == OpArchive.magicVersion1 else { throw ArchiveError.notAnArchive }
+            isVersion1 = head == OpArchive.magicVersion1
             hasher.update(head)
         }
 
@@ -125,8 +134,11 @@ public enum OpArchive {
             do {
                 switch kind {
                 case 1: return .partition(try PartitionDescriptor(decoding: payload))
-                case 2: return .operation(try Operation(encoded: payload))
+                case 2:
+                    guard payload.count <= Operation.headerBytes + Operation.maxBodyBytes else { throw ArchiveError.damaged("an op record of \(length) bytes") }
+                    return .operation(try Operation(encoded: payload))
                 case 3: return .forkProof(try ForkProof(encoded: payload))
+                case 4 where !isVersion1: return .operation(try Operation(erasedEncoding: payload))
                 default: throw ArchiveError.damaged("unknown record kind \(kind)")
                 }
             } catch let error as ArchiveError {

@@ -22,6 +22,12 @@ import Wire
 ///
 /// op id = BLAKE2b-256(bytes 0..<152). Relays check signature, chain and body hash without
 /// reading an encrypted body.
+///
+/// An op may also be held *erased*: its author deleted it (a post, or an edit of that post),
+/// so replicas dropped its body from storage and keep the signed header, which still gives the
+/// op's id, its place in the chain and its signature. Its body hash can no longer be checked;
+/// instead the op carries its `erasure`, the author's delete that erased it, which anyone can
+/// verify (`erasureProblem`). Flag bit1 is another thing: an op signed with no body at all.
 public struct Operation: Hashable, Sendable {
     public static let version: UInt8 = 1
     public static let headerBytes = 216
@@ -41,6 +47,8 @@ public struct Operation: Hashable, Sendable {
     public let body: [UInt8]
     /// BLAKE2b-256 of `header[0..<152]`.
     public let id: OpID
+    /// The author's delete that erased this op's body (nil: the body is here).
+    public let erasure: Erasure?
 
     public let type: UInt8
     public let flags: Flags
@@ -96,7 +104,7 @@ public struct Operation: Hashable, Sendable {
         public func signed(by identity: Identity) -> Operation {
             precondition(identity.id == author, "an op is signed by its own author")
             let signature = identity.sign(signatureDomain + signedBytes)
-            return try! Operation(header: signedBytes + signature, body: body, bodyAbsent: false, id: id)
+            return try! Operation(header: signedBytes + signature, body: body, bodyAbsent: false, id: id, erasure: nil)
         }
     }
 
@@ -104,11 +112,18 @@ public struct Operation: Hashable, Sendable {
     /// body length); `verify` checks hash and signature. `bodyAbsent` parses a header alone
     /// (fork proofs), whose body is then empty.
     public init(header: [UInt8], body: [UInt8], bodyAbsent: Bool = false) throws(OperationError) {
-        try self.init(header: header, body: body, bodyAbsent: bodyAbsent, id: nil)
+        try self.init(header: header, body: body, bodyAbsent: bodyAbsent, id: nil, erasure: nil)
+    }
+
+    /// An op whose body its author's delete `proof` erased: the header alone, and the proof.
+    /// Checks only the layouts; `erasureProblem` checks that the proof proves the erasure.
+    public init(erasedHeader header: [UInt8], proof: Operation) throws(OperationError) {
+        guard proof.erasure == nil else { throw .malformed("an erasure proof must be whole") }
+        try self.init(header: header, body: [], bodyAbsent: true, id: nil, erasure: Erasure(proof: proof))
     }
 
     /// `id`: the op id when the caller computed it already (`Unsigned.signed(by:)`), else nil.
-    private init(header: [UInt8], body: [UInt8], bodyAbsent: Bool, id: OpID?) throws(OperationError) {
+    private init(header: [UInt8], body: [UInt8], bodyAbsent: Bool, id: OpID?, erasure: Erasure?) throws(OperationError) {
         guard header.count == Operation.headerBytes else { throw .malformed("header is \(header.count) bytes, expected \(Operation.headerBytes)") }
         var r = ByteReader(header)
         do {
@@ -137,6 +152,7 @@ public struct Operation: Hashable, Sendable {
         }
         self.header = header
         self.body = body
+        self.erasure = erasure
         self.id = id ?? header.withUnsafeBytes { OpID(Bytes32.blake2b(UnsafeRawBufferPointer(rebasing: $0[0..<Operation.signedBytes]))) }
     }
 
@@ -156,10 +172,15 @@ public struct Operation: Hashable, Sendable {
         Int(header[4]) << 24 | Int(header[5]) << 16 | Int(header[6]) << 8 | Int(header[7])
     }
 
-    /// Whether the body matches the hash in the header (erased bodies match by definition).
+    /// Whether the body matches the hash in the header. A body signed absent (flag bit1)
+    /// matches by definition; so does an erased one, whose `erasure` stands for it and must be
+    /// checked instead (`erasureProblem`).
     public var hasValidBodyHash: Bool {
-        flags.contains(.bodyErased) || body.withUnsafeBytes { Bytes32.blake2b($0) } == bodyHash
+        flags.contains(.bodyErased) || erasure != nil || body.withUnsafeBytes { Bytes32.blake2b($0) } == bodyHash
     }
+
+    /// Whether the body was erased after its author deleted the op (see `erasure`).
+    public var isErased: Bool { erasure != nil }
 
     /// Whether the author's signature covers the header (and through the body hash, the body).
     public var hasValidSignature: Bool {
@@ -198,7 +219,9 @@ public struct Operation: Hashable, Sendable {
         guard hasValidSignature else { throw .badSignature }
     }
 
-    public static func == (a: Operation, b: Operation) -> Bool { a.id == b.id && a.header == b.header && a.body == b.body }
+    public static func == (a: Operation, b: Operation) -> Bool {
+        a.id == b.id && a.header == b.header && a.body == b.body && a.erasure == b.erasure
+    }
     public func hash(into hasher: inout Hasher) { hasher.combine(id) }
 }
 
@@ -235,6 +258,10 @@ public enum OperationError: Error, Hashable, Sendable, CustomStringConvertible {
     case badSignature
     /// prev is not the id of the author's previous op, or seq is out of step.
     case brokenChain
+    /// An op without its body whose erasure proof does not prove that its author erased it
+    /// (`Operation.erasureProblem`). An honest node checks every proof it holds, so this is
+    /// the sender's doing, like a bad signature.
+    case unprovenErasure(String)
 
     public var description: String {
         switch self {
@@ -244,6 +271,7 @@ public enum OperationError: Error, Hashable, Sendable, CustomStringConvertible {
         case .bodyHashMismatch: "op body does not match its hash"
         case .badSignature: "op signature is not valid"
         case .brokenChain: "op does not link to the author's previous op"
+        case .unprovenErasure(let why): "op arrived without its body, and \(why)"
         }
     }
 }

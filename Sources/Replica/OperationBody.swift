@@ -106,7 +106,10 @@ public enum OperationBody: Hashable, Sendable {
     /// Local callers may leave `targetSeq` at 0: the store fills it in before signing.
     case edit(target: OpID, targetSeq: UInt64 = 0, text: String)
     /// Deletes the author's own post `target` (their op number `targetSeq`); a tombstone.
-    case delete(target: OpID, targetSeq: UInt64 = 0)
+    /// `erasing`: the seqs of the author's edits of that post, increasing, which replicas erase
+    /// with it (`Erasure`); at most `Operation.maxErasedEdits`. Empty, it encodes as before.
+    /// Local callers may leave it empty with `targetSeq` 0: the store fills both in.
+    case delete(target: OpID, targetSeq: UInt64 = 0, erasing: [UInt64] = [])
     case react(target: OpID, emoji: String, on: Bool)
     /// A directory entry; `subject` must be the author. Nil fields are unchanged.
     case profile(subject: UserID, nick: String?, displayName: String?, status: String?, presence: PresenceMode?, avatar: Attachment?)
@@ -167,8 +170,12 @@ extension OperationBody {
             w.optional(replyTo) { w, id in w.opID(id) }
         case .edit(let target, let targetSeq, let text):
             w.opID(target); w.u64(targetSeq); w.string16(text)
-        case .delete(let target, let targetSeq):
+        case .delete(let target, let targetSeq, let erasing):
             w.opID(target); w.u64(targetSeq)
+            if !erasing.isEmpty {
+                w.u16(UInt16(erasing.count))
+                for seq in erasing { w.u64(seq) }
+            }
         case .taskDelete(let target):
             w.opID(target)
         case .react(let target, let emoji, let on):
@@ -250,7 +257,9 @@ extension OperationBody {
             return grant.validate()
         case .invite(let descriptor):
             return descriptor.kind == .conversation ? nil : "an invite must name a conversation"
-        case .delete, .taskDelete, .memberAdd, .memberRemove, .memberLeave, .readMarker:
+        case .delete(_, _, let erasing):
+            return erasing.count > Operation.maxErasedEdits ? "a delete erases at most \(Operation.maxErasedEdits) edits" : nil
+        case .taskDelete, .memberAdd, .memberRemove, .memberLeave, .readMarker:
             return nil
         }
     }
@@ -278,7 +287,24 @@ extension OperationBody {
         case .edit:
             self = .edit(target: try r.opID("target"), targetSeq: try r.u64("target seq"), text: try r.string16("text", limit: BodyLimits.textBytes))
         case .delete:
-            self = .delete(target: try r.opID("target"), targetSeq: try r.u64("target seq"))
+            // `target ‖ target seq`, then, only when the delete erases edits: `count u16`
+            // (1…4,096) ‖ count × `seq u64`, increasing, each above the target seq.
+            let target = try r.opID("target")
+            let targetSeq = try r.u64("target seq")
+            var erasing: [UInt64] = []
+            if r.remaining > 0 {
+                let count = Int(try r.u16("erased edit count"))
+                guard (1...Operation.maxErasedEdits).contains(count) else {
+                    throw .tooLong(field: "erased edits", length: count, limit: Operation.maxErasedEdits)
+                }
+                erasing.reserveCapacity(count)
+                for _ in 0..<count {
+                    let seq = try r.u64("erased edit seq")
+                    guard seq > (erasing.last ?? targetSeq) else { throw .invalidValue(field: "erased edit seqs must increase, above the target seq") }
+                    erasing.append(seq)
+                }
+            }
+            self = .delete(target: target, targetSeq: targetSeq, erasing: erasing)
         case .react:
             let target = try r.opID("target")
             let emoji = try r.string16("emoji", limit: BodyLimits.emojiBytes)

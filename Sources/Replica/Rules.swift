@@ -69,6 +69,9 @@ public enum CheckedBody: Hashable, Sendable {
     case encrypted(EncryptedBody)
     /// An invite sealed to an inbox's owner: only the owner opens it.
     case sealed
+    /// A room's post or edit whose body its author's delete erased (`Operation.erasure`, checked
+    /// by the store): only the header is left, and the proof.
+    case erased(Erasure)
 }
 
 /// The rules that depend only on the op itself and its partition's descriptor.

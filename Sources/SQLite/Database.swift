@@ -39,16 +39,19 @@ public final class Database {
     var durableCommitPending = false
     /// Set by `checkpointInBackground`; stopped before the connection closes.
     var checkpointer: WALCheckpointer?
+    /// Set by `truncateWALAfterCommit`: the WAL is to be emptied after the next commit.
+    var walTruncationPending = false
 
     /// Opens (or, in `.readWrite` mode, creates) the database at `path`.
     ///
     /// Sets a 5 s busy timeout and `foreign_keys = ON`; file databases opened `.readWrite` are
     /// switched to WAL with `synchronous = NORMAL` (a power loss may drop the last commits but
-    /// never corrupts; `transaction(durable: true)` keeps a commit through one), and a new one
-    /// gets pages of `newFilePageSize` bytes. Reads the schema before returning, so a file that
-    /// is not a database (`SQLiteError.notADatabase`) or is damaged (`SQLiteError.corrupt`)
-    /// fails here, not at the first query. `vfs` names a registered SQLite VFS to open the file
-    /// through (tests put a fault-injecting file layer there); nil is the default one.
+    /// never corrupts; `transaction(durable: true)` keeps a commit through one) and
+    /// `secure_delete = ON` (see `prepareFileForWriting`), and a new one gets pages of
+    /// `newFilePageSize` bytes. Reads the schema before returning, so a file that is not a
+    /// database (`SQLiteError.notADatabase`) or is damaged (`SQLiteError.corrupt`) fails here,
+    /// not at the first query. `vfs` names a registered SQLite VFS to open the file through
+    /// (tests put a fault-injecting file layer there); nil is the default one.
     public init(path: String, mode: OpenMode = .readWrite, vfs: String? = nil) throws {
         self.connection = try Self.open(path: path, mode: mode, vfs: vfs)
         self.path = path
@@ -246,6 +249,23 @@ public final class Database {
         }
     }
 
+    /// Asks for the WAL to be checkpointed and truncated to zero bytes once the current (or
+    /// next) transaction commits: a write that erased content wants its old page images gone
+    /// from the `-wal` file too, where they stay after a checkpoint until new frames happen to
+    /// overwrite them. Tried after each later commit until it succeeds (readers or another
+    /// checkpoint on other connections make it fail with `SQLITE_BUSY` meanwhile).
+    public func truncateWALAfterCommit() {
+        walTruncationPending = true
+    }
+
+    /// Runs the truncation `truncateWALAfterCommit` asked for, if one is pending and no
+    /// transaction is open; keeps it pending when another connection is in the way.
+    func truncateWALIfPending() {
+        guard walTruncationPending, !isInTransaction, let connection else { return }
+        let resultCode = sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
+        if resultCode == SQLITE_OK { walTruncationPending = false }
+    }
+
     // MARK: Private
 
     func openConnection() throws -> OpaquePointer {
@@ -315,7 +335,11 @@ public final class Database {
     public static let newFilePageSize = 1024
 
     /// Refuses a silently read-only open, then switches to WAL with `synchronous = NORMAL`
-    /// (a new file first gets its page size: WAL fixes it once set).
+    /// (a new file first gets its page size: WAL fixes it once set), and turns on
+    /// `secure_delete`: content that a write frees (a row deleted or shrunk, a page put on the
+    /// free list, an overflow page) is overwritten with zeros in the same write, so erased
+    /// words do not linger in free space of the file. `ON` rather than `FAST`: `FAST` leaves
+    /// freed pages as they were, and a long text spills into overflow pages that a delete frees.
     private static func prepareFileForWriting(_ connection: OpaquePointer) throws {
         if sqlite3_db_readonly(connection, "main") == 1 {
             throw SQLiteError(
@@ -335,6 +359,7 @@ public final class Database {
         }
         statement.reset()
         try exec("PRAGMA synchronous = NORMAL", on: connection)
+        try exec("PRAGMA secure_delete = ON", on: connection)
     }
 
     private static func exec(_ sql: String, on connection: OpaquePointer) throws {

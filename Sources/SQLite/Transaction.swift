@@ -58,6 +58,7 @@ extension Database {
             durableCommitPending = false
             try syncJournal()
         }
+        truncateWALIfPending()
         return result
     }
 

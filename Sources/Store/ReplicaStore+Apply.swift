@@ -134,9 +134,16 @@ extension ReplicaStore {
         // The body hash comes before decoding the body: a changed body is reported as such.
         guard op.hasValidBodyHash else { return .rejected(.invalid(.bodyHashMismatch)) }
         let checked: CheckedBody
-        switch PartitionRules.check(op, in: record.descriptor) {
-        case .success(let body): checked = body
-        case .failure(let violation): return .rejected(.rule(violation))
+        if let erasure = op.erasure {
+            // An erased op stands on its proof instead of its body: checked in full, whoever sent it.
+            guard record.descriptor.kind == .room else { return .rejected(.invalid(.unprovenErasure("only a room's ops are erased"))) }
+            if let problem = op.erasureProblem() { return .rejected(.invalid(.unprovenErasure(problem))) }
+            checked = .erased(erasure)
+        } else {
+            switch PartitionRules.check(op, in: record.descriptor) {
+            case .success(let body): checked = body
+            case .failure(let violation): return .rejected(.rule(violation))
+            }
         }
         let existingAID = try existingAuthorID(op.author)
         let head = try knownHead ?? existingAID.map { try self.head(pid: record.pid, aid: $0) } ?? .none
@@ -175,6 +182,9 @@ extension ReplicaStore {
         if writesHead { try writeHead(of: op, pid: record.pid, aid: aid, uncheckedFrom: Self.uncheckedFrom(after: op, deferred: deferred, head: head)) }
         noteStored(op, pid: record.pid)
         try applyViews(op, checked: checked, oid: oid, record: record, aid: aid, rebuilding: false)
+        if case .plain(.delete(let target, let targetSeq, let erasing)) = checked {
+            try erase(deletedBy: op, target: target, targetSeq: targetSeq, erasing: erasing, pid: record.pid, aid: aid, signatureChecked: signatureChecked)
+        }
         clock.observe(op.hlc, nowMillis: nowMillis)
         return .applied
     }
@@ -188,17 +198,34 @@ extension ReplicaStore {
             let isCreation = op.author == creator && op.seq == 1
             if !isCreation, try !isEverMember(op.author, pid: record.pid) { return .notMember }
         }
-        guard case .plain(let body) = checked else { return nil }
+        let body: OperationBody
+        switch checked {
+        case .plain(let plain): body = plain
+        case .erased(let erasure):
+            // An erased edit: the post its proof deletes must be the author's own, as for the
+            // delete itself (an erased post is that post; `erasureProblem` checked its id).
+            guard op.type == OperationType.edit.rawValue,
+                case .delete(let target, let targetSeq, _)? = try? OperationBody(type: erasure.proof.type, decoding: erasure.proof.body)
+            else { return nil }
+            return try isOwnPost(target, seq: targetSeq, before: op.seq, author: op.author, pid: record.pid) ? nil : .notAuthorOfTarget
+        default: return nil
+        }
         switch body {
-        case .edit(let target, let targetSeq, _), .delete(let target, let targetSeq):
-            guard targetSeq < op.seq, let aid = try existingAuthorID(op.author),
-                let found = try storedOp(pid: record.pid, aid: aid, seq: targetSeq),
-                found.type == OperationType.post.rawValue, found.id == target
-            else { return .notAuthorOfTarget }
+        case .edit(let target, let targetSeq, _), .delete(let target, let targetSeq, _):
+            guard try isOwnPost(target, seq: targetSeq, before: op.seq, author: op.author, pid: record.pid) else { return .notAuthorOfTarget }
+            if case .delete(_, _, let erasing) = body, try !namesOwnEdits(erasing, of: target, before: op.seq, author: op.author, pid: record.pid) {
+                return .notAuthorOfTarget
+            }
         default:
             break
         }
         return nil
+    }
+
+    /// Whether the author's op `seq` in the partition, below `before`, is the post `target`.
+    func isOwnPost(_ target: OpID, seq: UInt64, before: UInt64, author: UserID, pid: Int64) throws -> Bool {
+        guard seq < before, let aid = try existingAuthorID(author), let found = try storedOp(pid: pid, aid: aid, seq: seq) else { return false }
+        return found.type == OperationType.post.rawValue && found.id == target
     }
 
     func isEverMember(_ user: UserID, pid: Int64) throws -> Bool {
@@ -209,12 +236,12 @@ extension ReplicaStore {
     private func insert(_ op: Operation, pid: Int64, aid: Int64, signatureChecked: Bool, nowMillis: UInt64) throws -> Int64 {
         try database.cachedStatement(
             """
-            INSERT INTO ops(pid, aid, seq, type, hlc, header, body, received_at, signature_checked) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO ops(pid, aid, seq, type, hlc, header, body, received_at, signature_checked, erasure) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """
         ).run(
             .integer(pid), .integer(aid), .integer(Int64(op.seq)),
             .integer(Int64(op.type)), .integer(Int64(bitPattern: op.hlc.raw)), .blob(op.header), .blob(op.body),
-            .integer(Int64(nowMillis)), .integer(signatureChecked ? 1 : 0))
+            .integer(Int64(nowMillis)), .integer(signatureChecked ? 1 : 0), op.erasure.map { .blob($0.proof.header + $0.proof.body) } ?? .null)
         if signatureChecked { noteSignatureChecked(op) }
         let oid = database.lastInsertRowID
         if firstOpRowIDSinceMark == nil { firstOpRowIDSinceMark = oid }
@@ -258,17 +285,20 @@ extension ReplicaStore {
         let type: UInt8
         /// Whether the op's own signature was verified (else it is held on another op's word).
         let signatureChecked: Bool
+        /// The proof (`header ‖ body` of the author's delete) when the body was erased.
+        let erasure: [UInt8]?
         var id: OpID { header.withUnsafeBytes { OpID(bytes: GenericHash.hash(UnsafeRawBufferPointer(rebasing: $0[0..<Operation.signedBytes])))! } }
-        func operation() throws -> Operation { try Operation(header: header, body: body) }
+        func operation() throws -> Operation { try ReplicaStore.storedOperation(header: header, body: body, erasure: erasure) }
     }
 
     func storedOp(pid: Int64, aid: Int64, seq: UInt64) throws -> StoredOp? {
-        let statement = try database.cachedStatement("SELECT oid, header, body, type, signature_checked FROM ops WHERE pid = ? AND aid = ? AND seq = ?")
+        let statement = try database.cachedStatement(
+            "SELECT oid, header, body, type, signature_checked, erasure FROM ops WHERE pid = ? AND aid = ? AND seq = ?")
         return try statement.firstRow(.integer(pid), .integer(aid), .integer(Int64(seq))) { row in
             let header = row.blob(1)
             return StoredOp(
                 oid: row.int64(0), header: header, body: row.blob(2), author: UserID(publicKey: header[40..<72])!, type: UInt8(row.int(3)),
-                signatureChecked: row.int(4) != 0)
+                signatureChecked: row.int(4) != 0, erasure: row.isNull(5) ? nil : row.blob(5))
         }
     }
 
@@ -281,17 +311,17 @@ extension ReplicaStore {
     /// One author's ops in a partition from `fromSeq`, at most `limit` (sync, export).
     public func ops(in partition: PartitionID, author: UserID, fromSeq: UInt64, limit: Int) throws -> [Operation] {
         guard let record = try self.partition(partition), let aid = try existingAuthorID(author) else { return [] }
-        let statement = try database.cachedStatement("SELECT header, body FROM ops WHERE pid = ? AND aid = ? AND seq >= ? ORDER BY seq LIMIT ?")
+        let statement = try database.cachedStatement("SELECT header, body, erasure FROM ops WHERE pid = ? AND aid = ? AND seq >= ? ORDER BY seq LIMIT ?")
         return try statement.rows(.integer(record.pid), .integer(aid), .integer(Int64(fromSeq)), .integer(Int64(limit))) { row in
-            try Operation(header: row.blob(0), body: row.blob(1))
+            try Self.storedOperation(row, from: 0)
         }
     }
 
     /// Every op of a partition in an order that respects each author's chain (export, rebuild).
     public func allOps(in partition: PartitionID) throws -> [Operation] {
         guard let record = try self.partition(partition) else { return [] }
-        return try database.prepare("SELECT header, body FROM ops WHERE pid = ? ORDER BY aid, seq").rows(.integer(record.pid)) { row in
-            try Operation(header: row.blob(0), body: row.blob(1))
+        return try database.prepare("SELECT header, body, erasure FROM ops WHERE pid = ? ORDER BY aid, seq").rows(.integer(record.pid)) { row in
+            try Self.storedOperation(row, from: 0)
         }
     }
 }

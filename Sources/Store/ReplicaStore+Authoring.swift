@@ -91,7 +91,7 @@ extension ReplicaStore {
         encoded.reserveCapacity(bodies.count)
         for body in bodies {
             switch body {
-            case .edit(_, 0, _), .delete(_, 0), .invite: return nil
+            case .edit(_, 0, _), .delete, .invite: return nil
             default: break
             }
             guard body.validate() == nil else { return nil }
@@ -184,23 +184,38 @@ extension ReplicaStore {
     }
 
     /// Fills in the seq of an edit's or delete's target (the author's own post) when the caller
-    /// left it at 0. An unknown target is left at 0 and refused by the rules.
+    /// left it at 0, and a room delete's `erasing`: the author's edits of the post, which every
+    /// replica then erases with it. An unknown target is left at 0 and refused by the rules. A
+    /// deleted message is not edited: the edit's words would be stored again, and no delete
+    /// would erase them.
     private func resolvingTargetSeq(_ body: OperationBody, in partition: PartitionID, author: UserID) throws -> OperationBody {
         let target: OpID
+        let givenSeq: UInt64
         switch body {
-        case .edit(let id, 0, _), .delete(let id, 0): target = id
+        case .edit(let id, let seq, _): (target, givenSeq) = (id, seq)
+        case .delete(let id, let seq, []): (target, givenSeq) = (id, seq)
         default: return body
         }
         guard let record = try self.partition(partition), let aid = try existingAuthorID(author) else { return body }
         // Through the author's own chain, newest first: an edit of a recent post reads a few rows,
         // where the room's messages (all authors') were read to the end, on the node's thread.
-        let seq =
+        let found =
             try database.cachedStatement(
-                "SELECT m.seq FROM ops o CROSS JOIN messages m ON m.oid = o.oid WHERE o.pid = ? AND o.aid = ? AND m.op_id = ? ORDER BY o.seq DESC LIMIT 1"
-            ).firstRow(.integer(record.pid), .integer(aid), .blob(target.bytes)) { UInt64($0.int64(0)) } ?? 0
+                """
+                SELECT m.seq, m.deleted FROM ops o CROSS JOIN messages m ON m.oid = o.oid WHERE o.pid = ? AND o.aid = ? AND m.op_id = ?
+                    AND (? = 0 OR o.seq = ?) ORDER BY o.seq DESC LIMIT 1
+                """
+            ).firstRow(.integer(record.pid), .integer(aid), .blob(target.bytes), .integer(Int64(givenSeq)), .integer(Int64(givenSeq))) {
+                (seq: UInt64($0.int64(0)), deleted: $0.int(1) != 0)
+            }
+        let seq = givenSeq == 0 ? found?.seq ?? 0 : givenSeq
         switch body {
-        case .edit(_, _, let text): return .edit(target: target, targetSeq: seq, text: text)
-        default: return .delete(target: target, targetSeq: seq)
+        case .edit(_, _, let text):
+            if found?.deleted == true { throw StoreError.invalidInput("message \(target.text.prefix(12)) was deleted; a deleted message cannot be edited") }
+            return .edit(target: target, targetSeq: seq, text: text)
+        default:
+            let erasing = record.descriptor.kind == .room && seq > 0 ? try editsToErase(of: target, targetSeq: seq, pid: record.pid, aid: aid) : []
+            return .delete(target: target, targetSeq: seq, erasing: erasing)
         }
     }
 

@@ -62,10 +62,10 @@ extension ReplicaStore {
     /// Returns the row id to pass next time.
     public func ops(afterRowID rowID: Int64, limit: Int = 1_000) throws -> (ops: [Operation], lastRowID: Int64) {
         var last = rowID
-        let ops = try database.cachedStatement("SELECT oid, header, body FROM ops WHERE oid > ? ORDER BY oid LIMIT ?")
+        let ops = try database.cachedStatement("SELECT oid, header, body, erasure FROM ops WHERE oid > ? ORDER BY oid LIMIT ?")
             .rows(.integer(rowID), .integer(Int64(limit))) { row -> Operation in
                 last = row.int64(0)
-                return try Operation(header: row.blob(1), body: row.blob(2))
+                return try Self.storedOperation(row, from: 1)
             }
         return (ops, last)
     }

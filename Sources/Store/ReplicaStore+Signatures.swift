@@ -125,7 +125,11 @@ extension ReplicaStore {
     /// node other than by its author, once; verifying every op on arrival would cost it for
     /// every op stored, which is what chain-batched verification saves (docs/ARCHITECTURE.md,
     /// *Every op that leaves a node has a checked signature*).
+    ///
+    /// An op whose body this store erased since it was read leaves in its erased form, with
+    /// its proof (`erasedForms`).
     public func sendable(_ ops: [Operation], nowMillis: UInt64) throws -> (ops: [Operation], discarded: Operation?) {
+        let ops = try erasedForms(of: ops)
         var start = 0
         while start < ops.count {
             var end = start + 1

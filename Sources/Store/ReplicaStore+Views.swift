@@ -27,6 +27,8 @@ extension ReplicaStore {
             try applyViews(op, body: body, oid: oid, record: record, aid: aid, rebuilding: rebuilding)
         case .sealed:
             break  // invites: their owner reads them with `processInbox`
+        case .erased(let erasure):
+            try applyErasedViews(op, erasure: erasure, oid: oid, pid: record.pid, aid: aid)
         }
     }
 
@@ -55,14 +57,9 @@ extension ReplicaStore {
                 WHERE oid = (SELECT oid FROM ops WHERE pid = ? AND aid = ? AND seq = ?) AND op_id = ? AND deleted = 0
                 """
             ).run(.text(text), .integer(pid), .integer(aid), .integer(Int64(targetSeq)), .blob(target.bytes))
-        case .delete(let target, let targetSeq):
+        case .delete(let target, let targetSeq, _):
             guard targetSeq < op.seq else { return }
-            try database.cachedStatement(
-                """
-                UPDATE messages SET text = '', attachments = NULL, latitude = NULL, longitude = NULL, deleted = 1
-                WHERE oid = (SELECT oid FROM ops WHERE pid = ? AND aid = ? AND seq = ?) AND op_id = ?
-                """
-            ).run(.integer(pid), .integer(aid), .integer(Int64(targetSeq)), .blob(target.bytes))
+            try markDeleted(target, seq: targetSeq, pid: pid, aid: aid)
         case .react(let target, let emoji, let on):
             try database.cachedStatement("INSERT OR REPLACE INTO reactions(pid, target, reactor, emoji, on_) VALUES (?, ?, ?, ?, ?)")
                 .run(.integer(pid), .blob(target.bytes), .integer(aid), .text(emoji), .integer(on ? 1 : 0))
@@ -212,12 +209,16 @@ extension ReplicaStore {
     /// any body is opened, as at the end of live application), then the rest in chain order per
     /// author (so edits follow their posts).
     private func replay(_ record: PartitionRecord) throws {
-        let rows = try database.prepare("SELECT oid, aid, header, body FROM ops WHERE pid = ? ORDER BY aid, seq").rows(.integer(record.pid)) {
-            ($0.int64(0), $0.int64(1), try Operation(header: $0.blob(2), body: $0.blob(3)))
+        let rows = try database.prepare("SELECT oid, aid, header, body, erasure FROM ops WHERE pid = ? ORDER BY aid, seq").rows(.integer(record.pid)) {
+            ($0.int64(0), $0.int64(1), try Self.storedOperation($0, from: 2))
         }
         let isContent = { (op: Operation) in OperationType(rawValue: op.type)?.isConversationContent ?? true }
         func apply(_ row: (Int64, Int64, Operation)) throws {
             let (oid, aid, op) = row
+            if let erasure = op.erasure {
+                try applyViews(op, checked: .erased(erasure), oid: oid, record: record, aid: aid, rebuilding: true)
+                return
+            }
             guard case .success(let checked) = PartitionRules.check(op, in: record.descriptor) else {
                 throw StoreError.damaged("stored op \(op.id) no longer passes its partition's rules")
             }

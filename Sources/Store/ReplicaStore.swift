@@ -41,6 +41,10 @@ public final class ReplicaStore {
     var membershipCache: [Int64: Membership.State] = [:]
     /// Ops whose signatures this process verified (`noteSignatureChecked`).
     var checkedSignatures: Set<SignedOpKey> = []
+    /// Ids of ops whose bodies this process erased, up to `maxRememberedErasures` (then started
+    /// afresh): an op applied and erased in one write may still be in memory whole, on its way
+    /// to the links; `sendable` sends the erased form instead.
+    var erasedHere: Set<OpID> = []
     /// The `refused_signatures` table's positions (loaded on first use).
     var refusedSignaturesCache: Set<ChainPosition>?
     /// The row id of the first op this connection stored since `markOpInserts()` (nil: none).
@@ -77,6 +81,7 @@ public final class ReplicaStore {
         clock = HybridClock(last: try Self.clockSetting(database))
         try forgetCachedRowsOnRollback()
         try fillAttachmentHashesIfNeeded()
+        try eraseDeletedBodiesIfNeeded()
         try ensurePartition(.directory, joined: true)
     }
 

@@ -229,6 +229,17 @@ enum Schema {
                 PRIMARY KEY(pid, aid, seq)
             ) STRICT, WITHOUT ROWID;
             """),
+        // A deleted message's words leave every replica's storage (docs/ARCHITECTURE.md, *A
+        // delete erases the words*): the body of a room's deleted post, and of the author's
+        // edits of it, is emptied, and `erasure` holds the author's delete that erased it
+        // (`header ‖ body`, the proof a peer or an import checks before it takes the op erased).
+        // NULL: the body is held. Ops deleted before this migration are erased once at open
+        // (`eraseDeletedBodiesIfNeeded`).
+        Migration(
+            "008-erased-bodies",
+            """
+            ALTER TABLE ops ADD COLUMN erasure BLOB;
+            """),
     ]
 
     /// View tables, emptied before a rebuild from the log.

@@ -35,7 +35,7 @@ import Wire
     @Test func summary_ofManyPartitions_isPagedWithinAFrame() {
         var session = GossipSession()
         let summaries = (0..<5_000).map { PartitionSummary(descriptor: .room(RoomName("room-\($0)")!), digest: .empty, sharing: .offer) }
-        let smallFrames = SyncHello(protocolVersion: 1, maxFrame: UInt32(GossipConfiguration.minimumFrameBytes), features: 0)
+        let smallFrames = SyncHello(protocolVersion: GossipConfiguration.protocolVersion, maxFrame: UInt32(GossipConfiguration.minimumFrameBytes), features: 0)
         let pages = messages(session.start(local: summaries, peer: smallFrames, now: 0)).compactMap { message -> (Bool, [SummaryEntry], Int)? in
             if case .summary(let more, let entries) = message { (more, entries, message.encode().count) } else { nil }
         }

@@ -11,7 +11,8 @@ import Wire
 @Suite struct PushControlTests {
     let alice = Fixtures.identity(40)
     let bob = Fixtures.identity(41)
-    let withPushControl = SyncHello(protocolVersion: 1, maxFrame: UInt32(SyncMessage.maxBytes), features: SyncHello.pushControl)
+    let withPushControl = SyncHello(
+        protocolVersion: GossipConfiguration.protocolVersion, maxFrame: UInt32(SyncMessage.maxBytes), features: SyncHello.pushControl)
 
     /// A session in sync with its peer on #lobby (equal digests), so every new op is pushed.
     func inSync(peer hello: SyncHello? = nil, configuration: GossipConfiguration = GossipConfiguration()) -> GossipSession {

@@ -214,7 +214,7 @@ func makeLink(
 // MARK: - Driving one session by hand (a scripted peer)
 
 /// The sync fields of a peer's link HELLO with the default limits.
-let standardHello = SyncHello(protocolVersion: 1, maxFrame: UInt32(SyncMessage.maxBytes), features: 0)
+let standardHello = SyncHello(protocolVersion: GossipConfiguration.protocolVersion, maxFrame: UInt32(SyncMessage.maxBytes), features: 0)
 
 /// A session started with `summaries` on a link whose peer announced `standardHello`.
 func startedSession(

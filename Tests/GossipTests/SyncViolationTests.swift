@@ -156,9 +156,14 @@ import Wire
         #expect(node.closedWith == nil)
     }
 
-    @Test func aPeerWithTooSmallFrames_orVersionZero_isClosedAtStart_withoutAViolation() {
+    /// Version 1 peers cannot read erased ops (OPS) nor deletes that name edits to erase.
+    @Test func aPeerWithTooSmallFrames_orAVersionBefore2_isClosedAtStart_withoutAViolation() {
         let summary = PartitionSummary(descriptor: lobby, digest: .empty, sharing: .ifPeerHolds)
-        for hello in [SyncHello(protocolVersion: 1, maxFrame: 4_096, features: 0), SyncHello(protocolVersion: 0, maxFrame: 1 << 20, features: 0)] {
+        let hellos = [
+            SyncHello(protocolVersion: GossipConfiguration.protocolVersion, maxFrame: 4_096, features: 0),
+            SyncHello(protocolVersion: 0, maxFrame: 1 << 20, features: 0), SyncHello(protocolVersion: 1, maxFrame: 1 << 20, features: 0),
+        ]
+        for hello in hellos {
             var session = GossipSession()
             let directives = session.start(local: [summary], peer: hello, now: 0)
             guard case .incompatiblePeer = closeReason(directives) else {

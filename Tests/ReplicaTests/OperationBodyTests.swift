@@ -14,6 +14,7 @@ import Wire
         .post(text: "plain", attachments: [], location: nil, replyTo: nil),
         .edit(target: target, targetSeq: 7, text: "fixed"),
         .delete(target: target, targetSeq: 7),
+        .delete(target: target, targetSeq: 7, erasing: [8, 12]),
         .react(target: target, emoji: "🎉", on: true),
         .profile(subject: alice, nick: "alice", displayName: "Alice A.", status: "here", presence: .away, avatar: attachment),
         .profile(subject: alice, nick: nil, displayName: nil, status: nil, presence: nil, avatar: nil),
@@ -37,10 +38,32 @@ import Wire
     @Test(arguments: samples)
     func everyTruncation_isRefused(body: OperationBody) {
         let bytes = body.encoded
-        for length in 0..<bytes.count {
+        // A delete without its erased edits is a delete of its own (their list is optional).
+        let whole = { (length: Int) in if case .delete(_, _, let erasing) = body, !erasing.isEmpty, length == 40 { true } else { false } }
+        for length in 0..<bytes.count where !whole(length) {
             #expect(throws: DecodingError.self) { try OperationBody(type: body.type.rawValue, decoding: Array(bytes.prefix(length))) }
         }
-        #expect(throws: DecodingError.trailingBytes(count: 1)) { try OperationBody(type: body.type.rawValue, decoding: bytes + [0]) }
+        // A delete may go on with the edits it erases: one more byte is a cut-short count there.
+        if case .delete(_, _, []) = body {
+            #expect(throws: DecodingError.truncated(field: "erased edit count")) { try OperationBody(type: body.type.rawValue, decoding: bytes + [0]) }
+        } else {
+            #expect(throws: DecodingError.trailingBytes(count: 1)) { try OperationBody(type: body.type.rawValue, decoding: bytes + [0]) }
+        }
+    }
+
+    /// A delete's erased edits: 1…4,096 of them, increasing, each above the target's seq.
+    @Test func deleteErasingEdits_isBounded_andIncreasing() throws {
+        func decode(_ tail: [UInt8]) throws(DecodingError) -> OperationBody {
+            try OperationBody(type: OperationType.delete.rawValue, decoding: OperationBody.delete(target: Self.target, targetSeq: 7).encoded + tail)
+        }
+        let count = { (n: UInt16) in [UInt8(n >> 8), UInt8(n & 0xff)] }
+        let seq = { (s: UInt64) in (0..<8).reversed().map { UInt8((s >> (8 * UInt64($0))) & 0xff) } }
+        #expect(throws: DecodingError.self) { try decode(count(0)) }
+        #expect(throws: DecodingError.self) { try decode(count(4_097)) }
+        #expect(throws: DecodingError.self) { try decode(count(1) + seq(7)) }
+        #expect(throws: DecodingError.self) { try decode(count(2) + seq(9) + seq(9)) }
+        #expect(throws: DecodingError.self) { try decode(count(2) + seq(9)) }
+        #expect(try decode(count(2) + seq(8) + seq(9)) == .delete(target: Self.target, targetSeq: 7, erasing: [8, 9]))
     }
 
     @Test func malformedBodies_giveSpecificErrors() {

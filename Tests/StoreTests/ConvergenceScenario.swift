@@ -213,6 +213,18 @@ struct ScenarioBuilder {
         let author = authors.first { $0.id == victim.author }!
         let kind = scenario.partitions.first { $0.id == victim.partition }!.kind
         guard PartitionRules.allows(.post, in: kind), !(victim.partition == conversation.id && victim.seq == 1) else { return }
+        // A fork that cuts off a room delete of a post below the fork point leaves the post
+        // erased where the delete applied first and whole elsewhere: views then differ, as
+        // documented (docs/ARCHITECTURE.md, *A delete erases the words*), so no such fork here.
+        let cutsOffAnErasure =
+            kind == .room
+            && honest.contains { op in
+                guard op.author == victim.author, op.partition == victim.partition, op.seq >= victim.seq,
+                    case .delete(_, let targetSeq, _)? = try? OperationBody(type: op.type, decoding: op.body)
+                else { return false }
+                return targetSeq < victim.seq
+            }
+        guard !cutsOffAnErasure else { return }
         func body(_ text: String) -> (flags: Operation.Flags, bytes: [UInt8]) {
             let plain = OperationBody.post(text: text, attachments: [], location: nil, replyTo: nil)
             guard kind == .conversation else { return ([], plain.encoded) }

@@ -30,7 +30,7 @@ import Wire
             let reopened = try ReplicaStore(path: path)
             #expect(try reopened.history(lobby.id).map(\.text) == ["kept"])
             let migrations: Int? = try reopened.database.scalar("SELECT count(*) FROM schema_migrations")
-            #expect(migrations == 7)
+            #expect(migrations == 8)
             #expect(try reopened.database.scalar("PRAGMA journal_mode", as: String.self) == "wal")
         }
     }
@@ -387,7 +387,8 @@ import Wire
         let gone = try store.author(post("oops"), in: lobby.id, by: alice, nowMillis: now)
         try store.author(.edit(target: hello.id, text: "hello"), in: lobby.id, by: alice, nowMillis: now)
         try store.author(.delete(target: gone.id), in: lobby.id, by: alice, nowMillis: now)
-        try store.author(.edit(target: gone.id, text: "too late"), in: lobby.id, by: alice, nowMillis: now)
+        // A deleted message is not edited: no delete would erase the edit's words.
+        #expect(throws: StoreError.self) { try store.author(.edit(target: gone.id, text: "too late"), in: lobby.id, by: alice, nowMillis: now) }
         try store.author(.react(target: hello.id, emoji: "👍", on: true), in: lobby.id, by: bob, nowMillis: now)
         try store.author(.react(target: hello.id, emoji: "🎉", on: true), in: lobby.id, by: bob, nowMillis: now)
         try store.author(.react(target: hello.id, emoji: "🎉", on: false), in: lobby.id, by: bob, nowMillis: now)

@@ -12,7 +12,8 @@ extension GossipHandler {
         let store = node.store!
         switch directive {
         case .send(let message):
-            if case .newOp(let op) = message { guard sendable([op], to: peer, node: node)?.isEmpty == false else { return } }
+            // An op erased since the session was told of it goes by WANT/OPS, with its proof.
+            if case .newOp(let op) = message { guard let sent = sendable([op], to: peer, node: node)?.first, !sent.isErased else { return } }
             let bytes = message.encode()
             node.send(SyncFrame(type: bytes[0], payload: Array(bytes[1...])), to: peer)
 
