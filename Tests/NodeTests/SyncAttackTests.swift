@@ -5,6 +5,7 @@ import Replica
 import Store
 import TestSupport
 import Testing
+import Transport
 import Wire
 
 @testable import NodeRuntime
@@ -168,6 +169,22 @@ import Wire
         await nodes.stopAll()
     }
 
+    /// Starts a relay and an honest node linked to it that closes its link at the first invalid
+    /// op (so it shows any the relay passes on); both log warnings.
+    func startRelay(
+        _ configuration: NodeConfiguration, _ relay: Identity, andHonestNode honest: Identity, _ nodes: InProcessNodes
+    ) async throws -> (relay: Node, address: SocketAddress, relayLog: LogLines, honest: Node, honestLog: LogLines) {
+        let relayLog = LogLines()
+        let (relayNode, relayAddress) = try await nodes.start(configuration, identity: relay, log: relayLog.log(.warn))
+        var honestConfiguration = nodes.configuration("honest")
+        honestConfiguration.staticPeers = [InProcessNodes.peer(relay, at: relayAddress)]
+        honestConfiguration.gossip.maxInvalidOps = 0
+        let honestLog = LogLines()
+        let (honestNode, _) = try await nodes.start(honestConfiguration, identity: honest, log: honestLog.log(.warn))
+        #expect(await eventually { await relayNode.linkedPeers.contains(honest.id) })
+        return (relayNode, relayAddress, relayLog, honestNode, honestLog)
+    }
+
     /// Pushes its own post with a bad signature: the link proves who wrote it, so the node
     /// stores it before checking the signature (`ReplicaStore.maxLinkAuthenticatedTail`).
     final class OwnBadSignaturePusher: LinkMessageHandler {
@@ -198,14 +215,8 @@ import Wire
         defer { nodes.removeFiles() }
         let relay = Fixtures.identity(64), honest = Fixtures.identity(65), author = Fixtures.identity(66)
         try nodes.prepare(["relay", "honest"], joining: lobby)
-        let relayLog = LogLines()
-        let (relayNode, relayAddress) = try await nodes.start(nodes.configuration("relay"), identity: relay, log: relayLog.log(.warn))
-        var honestConfiguration = nodes.configuration("honest")
-        honestConfiguration.staticPeers = [InProcessNodes.peer(relay, at: relayAddress)]
-        honestConfiguration.gossip.maxInvalidOps = 0
-        let honestLog = LogLines()
-        let (honestNode, _) = try await nodes.start(honestConfiguration, identity: honest, log: honestLog.log(.warn))
-        #expect(await eventually { await relayNode.linkedPeers.contains(honest.id) })
+        let (_, relayAddress, relayLog, honestNode, honestLog) = try await startRelay(
+            nodes.configuration("relay"), relay, andHonestNode: honest, nodes)
 
         var factory = OpFactory()
         let good = factory.make(post("signed badly"), in: lobby.id, by: author)
@@ -288,14 +299,8 @@ import Wire
         try nodes.prepare(["relay", "honest"], joining: lobby)
         var relayConfiguration = nodes.configuration("relay")
         relayConfiguration.admission.violationsBeforeBan = 1
-        let relayLog = LogLines()
-        let (relayNode, relayAddress) = try await nodes.start(relayConfiguration, identity: relay, log: relayLog.log(.warn))
-        var honestConfiguration = nodes.configuration("honest")
-        honestConfiguration.staticPeers = [InProcessNodes.peer(relay, at: relayAddress)]
-        honestConfiguration.gossip.maxInvalidOps = 0
-        let honestLog = LogLines()
-        let (honestNode, _) = try await nodes.start(honestConfiguration, identity: honest, log: honestLog.log(.warn))
-        #expect(await eventually { await relayNode.linkedPeers.contains(honest.id) })
+        let (relayNode, relayAddress, relayLog, honestNode, honestLog) = try await startRelay(
+            relayConfiguration, relay, andHonestNode: honest, nodes)
 
         // More ops than the relay serves in one batch (`GossipConfiguration.loadBatch`).
         var factory = OpFactory()
