@@ -270,8 +270,8 @@ extension GossipSession {
         if probe != nil { chain.probe = nil }
         var proofsMissing = false
         var forkFound = false
-        var badSignature: Operation?
-        var unprovenErasure: Operation?
+        // An op an honest node never sends (it checks each before it leaves): the link closes at once.
+        var refusal: GossipError?
         for (op, outcome) in zip(ops, outcomes) {
             switch outcome {
             case .applied:
@@ -293,10 +293,10 @@ extension GossipSession {
                 chain.probe = Probe(seq: op.seq - 1, reason: .brokenChain)
                 chain.blocked = true
             case .rejected(.invalid(.badSignature)):
-                badSignature = badSignature ?? op
+                refusal = refusal ?? .badSignature(op.partition, author: op.author, seq: op.seq)
                 chain.blocked = true
             case .rejected(.invalid(.unprovenErasure)):
-                unprovenErasure = unprovenErasure ?? op
+                refusal = refusal ?? .unprovenErasure(op.partition, author: op.author, seq: op.seq)
                 chain.blocked = true
             case .rejected(.invalid):
                 invalidOps += 1
@@ -314,12 +314,8 @@ extension GossipSession {
         if chain.frozen { chain.pending = [] }
         if chain.blocked { chain.pending = [] }
         setChain(key, chain)
-        if let badSignature {
-            close(.badSignature(badSignature.partition, author: badSignature.author, seq: badSignature.seq))
-            return finish()
-        }
-        if let unprovenErasure {
-            close(.unprovenErasure(unprovenErasure.partition, author: unprovenErasure.author, seq: unprovenErasure.seq))
+        if let refusal {
+            close(refusal)
             return finish()
         }
         if invalidOps > configuration.maxInvalidOps {
