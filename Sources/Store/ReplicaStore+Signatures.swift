@@ -164,8 +164,18 @@ extension ReplicaStore {
         var removed = false
         try database.transaction(.immediate) {
             if let lastGood = good.last {
-                try database.cachedStatement("UPDATE ops SET signature_checked = 1 WHERE pid = ? AND aid = ? AND seq BETWEEN ? AND ? AND signature_checked = 0")
-                    .run(.integer(record.pid), .integer(aid), .integer(Int64(first.seq)), .integer(Int64(lastGood.seq)))
+                // Only a stored copy that is the op verified here (signature bytes and all) is marked.
+                let matching = good.filter { stored.checks[$0.seq]?.key == SignedOpKey($0) }
+                if matching.count == good.count {
+                    try database.cachedStatement(
+                        "UPDATE ops SET signature_checked = 1 WHERE pid = ? AND aid = ? AND seq BETWEEN ? AND ? AND signature_checked = 0"
+                    ).run(.integer(record.pid), .integer(aid), .integer(Int64(first.seq)), .integer(Int64(lastGood.seq)))
+                } else {
+                    for op in matching {
+                        try database.cachedStatement("UPDATE ops SET signature_checked = 1 WHERE pid = ? AND aid = ? AND seq = ?")
+                            .run(.integer(record.pid), .integer(aid), .integer(Int64(op.seq)))
+                    }
+                }
                 // A good signature in the link-authenticated tail authenticates the tail below it.
                 let head = try head(pid: record.pid, aid: aid)
                 if let tail = head.tail, tail.contains(lastGood.seq) {
