@@ -1,6 +1,6 @@
 # Parley: the two commands of the README (run, test) plus bench and fuzz.
 #
-# Every node started from here beacons only to loopback (see DESIGN §4.1): the machines this
+# Every node started from here beacons only to loopback (see docs/DESIGN.md §4.1): the machines this
 # project is developed and tested on must never see a beacon on their real network.
 export PARLEY_BROADCAST ?= 127.255.255.255
 

@@ -3,7 +3,7 @@ import Sodium
 import Wire
 
 /// One UDP discovery beacon: "a node with this identity listens on TCP `tcpPort` at the address
-/// this datagram came from" (DESIGN §4.1, PROTOCOL-RESEARCH §2.2).
+/// this datagram came from" (docs/DESIGN.md §4.1).
 ///
 /// Fixed 96 bytes, big-endian:
 ///

@@ -3,7 +3,7 @@ import Identity
 extension Discovery {
     /// A UDP datagram arrived on the discovery port from `source` (the `recvfrom` address).
     ///
-    /// Checked in order, cheapest first (PROTOCOL-RESEARCH §2.2): the source's rate limit, then
+    /// Checked in order, cheapest first (docs/DESIGN.md §4.1.1): the source's rate limit, then
     /// `Beacon(decoding:)` (magic, version, length, MAC), then own identity, then replay. What
     /// fails is counted in `diagnostics`; only an accepted beacon changes the peer table. The
     /// peer's dial endpoint is `source.host` with the beacon's TCP port.

@@ -1,7 +1,7 @@
 import Identity
 
 /// Peers learned other than by beacon: the static peers file, and address lists from linked
-/// peers (DESIGN §4.1: "linked peers may also exchange known addresses so one node on two
+/// peers (docs/DESIGN.md §4.1: "linked peers may also exchange known addresses so one node on two
 /// subnets bridges them").
 extension Discovery {
     /// Adds the entries of a peers file (`PeersFile.parse`). They are dialed whatever the key

@@ -1,7 +1,7 @@
 import Identity
 
 /// Link outcomes reported by the shell. "The link" of a peer means its one authenticated link
-/// (DESIGN §4.2: one link per identity): the shell reports `onLinkEstablished` when the peer gets
+/// (docs/DESIGN.md §4.2: one link per identity): the shell reports `onLinkEstablished` when the peer gets
 /// a link and `onLinkLost` when it has none left, not once per TCP connection (a duplicate closed
 /// by the tie-break is not a lost link).
 extension Discovery {

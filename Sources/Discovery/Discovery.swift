@@ -1,7 +1,7 @@
 import Identity
 
 /// LAN discovery as a pure state machine: sends and reads authenticated beacons, keeps the peer
-/// table, and decides whom to dial and when (DESIGN §4.1).
+/// table, and decides whom to dial and when (docs/DESIGN.md §4.1).
 ///
 /// The shell feeds events — `start`, `onBeacon`, `onTick`, link outcomes, static peers, address
 /// lists — with its monotonic clock in milliseconds, and performs the returned

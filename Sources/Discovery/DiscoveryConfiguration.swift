@@ -1,7 +1,7 @@
 import Identity
 
 /// Everything a `Discovery` instance is told at creation: who we are, where beacons go, and the
-/// timing and limits of DESIGN §4.1 and §7. Times are milliseconds.
+/// timing and limits of docs/DESIGN.md §4.1 and §7. Times are milliseconds.
 public struct DiscoveryConfiguration: Sendable {
     // MARK: Who we are
 
@@ -36,7 +36,7 @@ public struct DiscoveryConfiguration: Sendable {
 
     // MARK: Liveness
 
-    /// How often a link pings (DESIGN §4.2, 15 s): the evidence period of a linked peer.
+    /// How often a link pings (docs/DESIGN.md §4.2, 15 s): the evidence period of a linked peer.
     public var linkPingInterval: UInt64 = 15_000
     /// The evidence period of a peer known only from a link or an address list (no beacons).
     public var unheardPeriod: UInt64 = 60_000

@@ -1,6 +1,6 @@
 import Identity
 
-/// How alive a peer looks from here; the `state` of `parley peers --json` (DESIGN §6.1).
+/// How alive a peer looks from here; the `state` of `parley peers --json` (docs/DESIGN.md §6.1).
 ///
 /// Evidence and its period: for a linked peer, link pings every `linkPingInterval` (and the link
 /// itself); otherwise beacons, every interval the peer announces; a peer known only from a link

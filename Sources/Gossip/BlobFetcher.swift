@@ -2,7 +2,7 @@ import Identity
 import Replica
 import Wire
 
-/// Fetching blobs from linked peers, as a pure state machine: one per node (DESIGN §4.3).
+/// Fetching blobs from linked peers, as a pure state machine: one per node (docs/DESIGN.md §4.3).
 ///
 /// The shell says which blobs it lacks (`want`, with the linked peers that may hold each), hands
 /// over every BLOB it receives (`onChunk`), the result of checking an assembled blob's hash

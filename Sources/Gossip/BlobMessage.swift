@@ -2,7 +2,7 @@ import Replica
 import Wire
 
 /// BLOB_WANT (0x0D) and BLOB (0x0E): the content of attachments and avatars, fetched by hash in
-/// chunks (DESIGN §4.3). Blobs are not ops: a node fetches the ones its views name and lacks.
+/// chunks (docs/DESIGN.md §4.3). Blobs are not ops: a node fetches the ones its views name and lacks.
 ///
 /// Layouts, after the type byte (big-endian, no slack):
 ///

@@ -1,7 +1,7 @@
 import Replica
 
-/// Limits and timings of a `GossipSession`. The defaults follow DESIGN §7 and
-/// PROTOCOL-RESEARCH §6.2; tests shrink them.
+/// Limits and timings of a `GossipSession`. The defaults follow docs/DESIGN.md §4.3 and §7; tests shrink
+/// them.
 public struct GossipConfiguration: Hashable, Sendable {
     /// The protocol version this build speaks, and the oldest it links with. 2: OPS carries
     /// erased ops with their proofs (`SyncMessage`), and a delete body may name edits to erase
@@ -29,7 +29,7 @@ public struct GossipConfiguration: Hashable, Sendable {
     /// Partitions the peer listed that this node does not (yet) share, remembered per link.
     public var maxPeerPartitions = 16_384
     /// Milliseconds between anti-entropy rounds (re-sent summaries of changed partitions).
-    /// Keepalive and the idle timeout are the link's (DESIGN §4.2), not the session's.
+    /// Keepalive and the idle timeout are the link's (docs/DESIGN.md §4.2), not the session's.
     public var antiEntropyInterval: UInt64 = 30_000
     /// Push control (EBT-style SKIP/RESUME): ask a peer to stop pushing a chain another link
     /// delivers first, and honour such asks. Announced in `hello`; used on a link only when both

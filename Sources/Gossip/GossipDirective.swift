@@ -49,7 +49,7 @@ public enum GossipDirective: Hashable, Sendable {
 
 /// Why a session ended its link. Each case but `incompatiblePeer` is a protocol violation
 /// (`isViolation`): the node MAY ban the peer for a while after repeated ones
-/// (PROTOCOL-RESEARCH §6.2).
+/// (docs/DESIGN.md §4.2.4).
 public enum GossipError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A frame that does not decode.
     case malformedMessage(SyncDecodingError)

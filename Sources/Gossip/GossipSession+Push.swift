@@ -2,7 +2,7 @@ import Identity
 import Replica
 import Wire
 
-/// Live push (EBT-style, PROTOCOL-RESEARCH §3.3 step 6): NEW_OP out when the peer is known to
+/// Live push (EBT-style, docs/DESIGN.md §4.3.3): NEW_OP out when the peer is known to
 /// hold exactly the op before; NEW_OP in, with a bounded buffer for ops that arrive early.
 extension GossipSession {
     /// An op this node just wrote or accepted (from any link). Pushed as NEW_OP only if the

@@ -2,8 +2,8 @@ import Identity
 import Replica
 import Wire
 
-/// Anti-entropy and live push over one link, as a pure state machine (DESIGN §4.3,
-/// PROTOCOL-RESEARCH §3.3). The node keeps one session per linked peer and fans out.
+/// Anti-entropy and live push over one link, as a pure state machine (docs/DESIGN.md §4.3,
+/// §4.3.2). The node keeps one session per linked peer and fans out.
 ///
 /// The session owns no socket, store, timer or clock. The shell feeds it events — `start`,
 /// `onFrame` (or `onMessage`), the answers to its load and apply directives, `onNewLocalOp`,

@@ -2,11 +2,11 @@ import Identity
 import Replica
 import Wire
 
-/// One message of the sync protocol inside a link (DESIGN §4.3, PROTOCOL-RESEARCH §3.3).
+/// One message of the sync protocol inside a link (docs/DESIGN.md §4.3, §4.3.1).
 ///
 /// A message is one link frame: a type byte, then the fields of its type, big-endian, with no
 /// slack (trailing bytes are an error). The whole message MUST fit `SyncMessage.maxBytes`
-/// (1 MiB, the frame limit of DESIGN §4.2); every count and length is checked against its limit
+/// (1 MiB, the frame limit of docs/DESIGN.md §4.2); every count and length is checked against its limit
 /// before anything is allocated. Layouts, after the type byte:
 ///
 /// | type | name | fields |
@@ -64,7 +64,7 @@ public enum SyncMessage: Hashable, Sendable {
     /// is gone or behind (push control).
     case resume([ChainKey])
 
-    /// The largest message: one frame (DESIGN §4.2).
+    /// The largest message: one frame (docs/DESIGN.md §4.2).
     public static let maxBytes = 1 << 20
     /// Entries in one SUMMARY page.
     public static let maxSummaryEntries = 4_096

@@ -1,7 +1,7 @@
 import Identity
 import Replica
 
-/// Which partitions go to which peer (DESIGN §3.2): a pure function of the partition's
+/// Which partitions go to which peer (docs/DESIGN.md §3.2): a pure function of the partition's
 /// descriptor, the peer's id and what this node knows, for the shell to call when it builds a
 /// session's `PartitionSummary`s and when a peer offers a partition (`.learnPartition`).
 ///
@@ -13,7 +13,7 @@ import Replica
 /// | inbox | everyone (`.offer`): its owner, and carriers | when it is this user's own; otherwise as a carrier |
 /// | self | the owner's own nodes, same user id (`.offer`) | when it is this user's own |
 ///
-/// Store and forward (DESIGN §3.5): with `carriesForOthers` (the default) a node offers every
+/// Store and forward (docs/DESIGN.md §3.5): with `carriesForOthers` (the default) a node offers every
 /// conversation and inbox it holds to every linked peer and carries those offered to it, at most
 /// `maxCarried` partitions it is not a member or owner of (each within the store's carrier
 /// quota). So a member who was offline when it was added learns of the conversation through its
@@ -28,7 +28,7 @@ import Replica
 public struct SyncPolicy: Hashable, Sendable {
     /// This node's user.
     public var localUser: UserID
-    /// The members (ever-members, DESIGN §3.4) of the conversations this node knows, from its
+    /// The members (ever-members, docs/DESIGN.md §3.4) of the conversations this node knows, from its
     /// store or from invites in its inbox. A conversation missing here is shared with nobody.
     public var conversationMembers: [PartitionID: Set<UserID>]
 

@@ -1,7 +1,7 @@
 import Sodium
 import Wire
 
-/// The identity's key on disk (DESIGN §3.1): created on first use with mode 0600, never
+/// The identity's key on disk (docs/DESIGN.md §3.1): created on first use with mode 0600, never
 /// overwritten, optionally protected by a passphrase.
 ///
 /// Two kinds share one header; integers are big-endian. Plain (kind 0), 89 bytes:

@@ -3,7 +3,7 @@ import NodeRuntime
 import Replica
 
 /// One run of the convergence lab: starts the nodes, drives the workload while the faults
-/// come and go, waits for the cluster to settle, and judges it (DESIGN §1: "people who test
+/// come and go, waits for the cluster to settle, and judges it (docs/DESIGN.md §1: "people who test
 /// convergence").
 ///
 /// Everything happens on one task in one loop, so the order of writes and faults follows the

@@ -78,7 +78,7 @@ public enum CommandRegistry {
         RunCommand(), ChatCommand(), PeersCommand(), StatusCommand(), DoctorCommand(), LabRunCommand(), HelpCommand(),
     ]
 
-    /// Commands of DESIGN §6.1 that later versions bring; naming one gets a clear answer
+    /// Commands of docs/DESIGN.md §6.1 that later versions bring; naming one gets a clear answer
     /// instead of "unknown command".
     static let planned: Set<String> = []
 

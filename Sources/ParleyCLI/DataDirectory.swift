@@ -6,7 +6,7 @@
 
 /// The directory that holds a node's files: `identity.key` (mode 0600) and `parley.db`.
 ///
-/// Chosen by DESIGN §6.1: `--data-dir DIR`, else `$PARLEY_DATA_DIR`, else
+/// Chosen by docs/DESIGN.md §6.1: `--data-dir DIR`, else `$PARLEY_DATA_DIR`, else
 /// `$XDG_DATA_HOME/parley`, else `~/.local/share/parley`. Every problem with the path becomes a
 /// one-line `CLIError` that names the path and the way out, because a wrong data directory is
 /// the most common reason a first command fails.

@@ -3,7 +3,7 @@ import Replica
 import Wire
 
 /// The `parley` program: reads the command line, finds the command, runs it, and turns every
-/// outcome into an exit status — 0 success, 1 failure, 2 usage error (DESIGN §6.1).
+/// outcome into an exit status — 0 success, 1 failure, 2 usage error (docs/DESIGN.md §6.1).
 ///
 /// The executable's `main.swift` only calls `main()`; everything else is here so the flow from
 /// words to a command is in one readable place.

@@ -1,6 +1,6 @@
 /// A JSON value, written with sorted keys and two-space indentation.
 ///
-/// `--json` output is a contract (DESIGN §6.1): scripts and tests read field names and types, and
+/// `--json` output is a contract (docs/DESIGN.md §6.1): scripts and tests read field names and types, and
 /// a stable key order makes outputs diffable. A tiny encoder of its own gives exact control over
 /// that and over 64-bit integers (HLCs exceed 2^53, where a `Double` would round them).
 public enum JSON: Equatable, Sendable {

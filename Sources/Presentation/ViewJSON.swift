@@ -3,7 +3,7 @@ import Replica
 import Store
 
 /// The JSON objects of the views every interface shows: `--json` output of the commands, the
-/// web API and anything else that speaks JSON. One place, so the shapes of DESIGN §6.1 (a
+/// web API and anything else that speaks JSON. One place, so the shapes of docs/DESIGN.md §6.1 (a
 /// contract: add fields freely, never rename) cannot drift apart between interfaces.
 public enum ViewJSON {
     /// One message of `history`.

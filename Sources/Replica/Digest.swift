@@ -15,7 +15,7 @@ public struct Head: Hashable, Sendable {
     }
 }
 
-/// The digest of a partition's op set (DESIGN §3.6): BLAKE2b-256 over the heads sorted by
+/// The digest of a partition's op set (docs/DESIGN.md §3.6): BLAKE2b-256 over the heads sorted by
 /// author, each `author ‖ max seq ‖ head op id ‖ frozen-at (0 if none)`. Exact, because chains are
 /// hash-linked: equal digests mean equal op sets, hence equal state.
 public struct PartitionDigest: Hashable, Sendable, CustomStringConvertible {

@@ -2,7 +2,7 @@ import Identity
 import Sodium
 import Wire
 
-/// One epoch key of a conversation (DESIGN §3.5): a random XChaCha20-Poly1305 key that
+/// One epoch key of a conversation (docs/DESIGN.md §3.5): a random XChaCha20-Poly1305 key that
 /// encrypts the conversation's bodies from its epoch on, until a removal or a leave calls for
 /// the next epoch.
 ///

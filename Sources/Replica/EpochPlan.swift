@@ -2,7 +2,7 @@ import Identity
 import Wire
 
 /// Which key a member writes a conversation's bodies with, and which grants must come first
-/// (DESIGN §3.5). A pure function of the op set (membership, removals, grants) and of the keys
+/// (docs/DESIGN.md §3.5). A pure function of the op set (membership, removals, grants) and of the keys
 /// the member holds, so members with the same ops and keys decide alike.
 ///
 /// - The *required epoch* is the number of remove and leave ops in the conversation: each calls

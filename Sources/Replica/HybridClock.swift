@@ -1,5 +1,5 @@
 /// A hybrid logical clock timestamp: 48 bits of Unix milliseconds, then a 16-bit counter
-/// (DESIGN §3.4). Ordered as an integer, so `(hlc, author, seq)` is a total order.
+/// (docs/DESIGN.md §3.4). Ordered as an integer, so `(hlc, author, seq)` is a total order.
 public struct HLC: Hashable, Comparable, Sendable, CustomStringConvertible {
     public let raw: UInt64
     public init(raw: UInt64) { self.raw = raw }

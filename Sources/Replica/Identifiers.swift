@@ -8,7 +8,7 @@ public struct PartitionID: Bytes32Identifier {
     public init(_ raw: Bytes32) { self.raw = raw }
 }
 
-/// The id of an operation: BLAKE2b-256 of its signed header bytes 0..<152 (DESIGN §3.3).
+/// The id of an operation: BLAKE2b-256 of its signed header bytes 0..<152 (docs/DESIGN.md §3.3).
 /// A message's id is the id of the op that posted it; a task's id that of the op that created it.
 public struct OpID: Bytes32Identifier {
     public static let zero = OpID(.zero)

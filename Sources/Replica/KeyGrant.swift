@@ -4,7 +4,7 @@ import Wire
 
 /// A key grant (op type `keyGrant`, plaintext, in a conversation): one epoch key sealed to each
 /// listed member with `crypto_box_seal` to their X25519 key, converted from their user id
-/// (DESIGN §3.5). The sealed box is anonymous; the author's signature on the op says who granted.
+/// (docs/DESIGN.md §3.5). The sealed box is anonymous; the author's signature on the op says who granted.
 ///
 /// | off | len | field |
 /// |---|---|---|

@@ -1,6 +1,6 @@
 import Identity
 
-/// Who belongs to a conversation, derived from its membership ops (DESIGN §3.4).
+/// Who belongs to a conversation, derived from its membership ops (docs/DESIGN.md §3.4).
 ///
 /// The result is a function of the *set* of ops, whatever order they arrived in:
 /// - *ever a member*: the creator, the members named at creation, and — to a fixed point —

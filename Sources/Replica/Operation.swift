@@ -3,7 +3,7 @@ import Identity
 import Sodium
 import Wire
 
-/// One signed, immutable change to a partition (DESIGN §3.3). Big-endian, fixed layout:
+/// One signed, immutable change to a partition (docs/DESIGN.md §3.3). Big-endian, fixed layout:
 ///
 /// | off | len | field |
 /// |---|---|---|
@@ -227,7 +227,7 @@ public struct Operation: Hashable, Sendable {
 
 /// Checks a contiguous run of one author's ops in one partition with a single signature check:
 /// each op's prev must be the id of the one before, each body must match its hash, and the last
-/// op's signature then authenticates the whole chain (DESIGN §3.3). `after` is the id of the op
+/// op's signature then authenticates the whole chain (docs/DESIGN.md §3.3). `after` is the id of the op
 /// just before the run (zero when the run starts at seq 1).
 public func verifyChain(_ run: ArraySlice<Operation>, after previous: OpID) throws(OperationError) {
     guard let first = run.first, let last = run.last else { return }
@@ -244,7 +244,7 @@ public func verifyChain(_ run: ArraySlice<Operation>, after previous: OpID) thro
     guard last.hasValidSignature else { throw .badSignature }
 }
 
-/// Why an op was refused. Each case names one check of the validation order (DESIGN §3.3).
+/// Why an op was refused. Each case names one check of the validation order (docs/DESIGN.md §3.3).
 public enum OperationError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The bytes do not form an op envelope.
     case malformed(String)

@@ -20,7 +20,7 @@ public enum OperationType: UInt8, Sendable, CaseIterable {
     case readMarker = 0x50
     case invite = 0x60
 
-    /// Whether, in a conversation, this type's body is encrypted with the epoch key (DESIGN
+    /// Whether, in a conversation, this type's body is encrypted with the epoch key (docs/DESIGN.md
     /// §3.5). The others there — create, add, remove, leave, key grants — stay readable to
     /// carriers: they hold only public keys and sealed boxes.
     public var isConversationContent: Bool {
@@ -95,7 +95,7 @@ public enum FieldChange<Value: Hashable & Sendable>: Hashable, Sendable {
     case unchanged, set(Value), cleared
 }
 
-/// The decoded body of an op; one case per `OperationType` (DESIGN §3.4).
+/// The decoded body of an op; one case per `OperationType` (docs/DESIGN.md §3.4).
 ///
 /// This is the plaintext. In a conversation, content bodies travel encrypted
 /// (`EncryptedBody`) and an invite travels sealed (`Invite`); the store seals and opens them.

@@ -2,7 +2,7 @@ import Identity
 import Sodium
 import Wire
 
-/// The kinds of partition (DESIGN §3.2). A partition is the unit of replication, permission and
+/// The kinds of partition (docs/DESIGN.md §3.2). A partition is the unit of replication, permission and
 /// encryption; its kind fixes who may write what.
 public enum PartitionKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case room = 1

@@ -2,7 +2,7 @@ import Identity
 import Sodium
 import Wire
 
-/// Why an op breaks its partition's rules (DESIGN §3.2). Every replica checks these when it
+/// Why an op breaks its partition's rules (docs/DESIGN.md §3.2). Every replica checks these when it
 /// applies an op, so a misbehaving node cannot write where it may not.
 public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
     /// This kind of op does not belong in this kind of partition.

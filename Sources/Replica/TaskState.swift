@@ -16,7 +16,7 @@ public struct Register<Value: Hashable & Sendable>: Hashable, Sendable {
     }
 }
 
-/// The merged state of one task (DESIGN §3.4): per-field last writer wins on (hlc, author, seq);
+/// The merged state of one task (docs/DESIGN.md §3.4): per-field last writer wins on (hlc, author, seq);
 /// a delete is a tombstone that nothing undoes. Updates may arrive before the create (they come
 /// from other authors), so every field is a register and `created` is set when the create lands.
 public struct TaskState: Hashable, Sendable {

@@ -5,7 +5,7 @@ import Sodium
 /// Both ends SHOULD use the same values: a decoder refuses frames over its own limit, and an
 /// encoder refuses to produce them.
 public struct FrameConfiguration: Sendable, Equatable {
-    /// 1 MiB (DESIGN §7).
+    /// 1 MiB (docs/DESIGN.md §7).
     public static let defaultMaxPlaintextBytes = 1 << 20
     /// Frames between two automatic rekeys.
     public static let defaultRekeyInterval: UInt64 = 1 << 16

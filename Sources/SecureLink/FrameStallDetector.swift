@@ -1,5 +1,5 @@
 /// Notices a frame that started arriving but does not complete in time: the slow-sender defence
-/// of DESIGN §4.2, "a started frame must complete within 30 s".
+/// of docs/DESIGN.md §4.2, "a started frame must complete within 30 s".
 ///
 /// Pure: the shell passes `FrameDecoder.pendingFrame` and the time (milliseconds) after every
 /// `feed` and on every tick, and closes the link on `.stalled`. A frame counts from the first
@@ -7,7 +7,7 @@
 /// ticks alone may date it up to one tick late. An idle link (no partial frame) never stalls here:
 /// idleness is the ping/idle timers' business.
 public struct FrameStallDetector: Sendable {
-    /// 30 s (DESIGN §4.2).
+    /// 30 s (docs/DESIGN.md §4.2).
     public static let defaultLimit: UInt64 = 30_000
 
     /// Milliseconds a started frame may take to complete.

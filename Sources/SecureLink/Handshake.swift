@@ -18,7 +18,7 @@ import Sodium
 /// | 4 | S → C |    80 | `secretbox(0, sha256(N‖ab‖aB‖Ab), sig_B [64])` (+16 MAC)              |
 ///
 /// with `sig_A = sign_A(N ‖ B_pk ‖ sha256(ab))` and `sig_B = sign_B(N ‖ sig_A ‖ A_pk ‖ sha256(ab))`
-/// (see `SHS` for the notation). Rules followed, from the SHS spec and PROTOCOL-RESEARCH §1.3:
+/// (see `SHS` for the notation). Rules followed, from the SHS spec and docs/DESIGN.md §4.2.1:
 /// - "all reads are exact-length; any failure means close without reply": a message of another
 ///   length fails with `.badLength`, and no failure produces a `.send`.
 /// - The server checks the hello's HMAC before anything else, so a node with another network key
@@ -40,7 +40,7 @@ public struct Handshake: Sendable {
         case server
     }
 
-    /// Milliseconds a handshake may take (DESIGN §7).
+    /// Milliseconds a handshake may take (docs/DESIGN.md §7).
     public static let defaultTimeout: UInt64 = 5_000
 
     public let role: Role

@@ -7,7 +7,7 @@ import Sodium
 /// "Changing the key allows separate networks to be created, for example private networks or
 /// testnets."
 ///
-/// Derivation (DESIGN §4.2):
+/// Derivation (docs/DESIGN.md §4.2):
 ///
 ///     without a secret:  N = BLAKE2b-256("parley/net/v1")
 ///     with a secret s:   N = BLAKE2b-256("parley/net/v1", key: BLAKE2b-256(s))

@@ -119,7 +119,7 @@ extension ReplicaStore {
         return outcomes
     }
 
-    /// The validation order of DESIGN §3.3, cheapest first (partition, body hash, rules that need
+    /// The validation order of docs/DESIGN.md §3.3, cheapest first (partition, body hash, rules that need
     /// only the op, chain position, signature, rules that need other ops, the carrier quota),
     /// then the write. Every check reads only what every replica can read — the envelope and
     /// plaintext bodies — so members and carriers accept exactly the same ops.

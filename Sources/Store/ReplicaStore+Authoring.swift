@@ -23,7 +23,7 @@ extension ReplicaStore {
     /// `.notMember` for a write into a conversation `identity` is not a current member of, and
     /// `.rejected` when the op would break a rule, writing nothing in any case.
     ///
-    /// In a conversation the store does what the protocol asks of a member (DESIGN §3.5):
+    /// In a conversation the store does what the protocol asks of a member (docs/DESIGN.md §3.5):
     /// content bodies are encrypted with the epoch key, after any rotation or share the key
     /// plan calls for (`EpochPlan`); a create keeps its name out of the plaintext (it follows as
     /// an encrypted rename), grants epoch 0 and invites the members; an add shares the key and

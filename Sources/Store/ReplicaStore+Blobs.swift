@@ -20,7 +20,7 @@ public enum AttachmentContent: Equatable, Sendable {
 /// attachment's hash is the hash of those bytes: anyone can check it, only members open it, and
 /// nodes serve it only to members.
 extension ReplicaStore {
-    /// The largest attachment or avatar (DESIGN §7).
+    /// The largest attachment or avatar (docs/DESIGN.md §7).
     public static let maxBlobBytes = 8 << 20
 
     /// Keeps `data` under its BLAKE2b-256 hash (idempotent); returns the hash. Throws

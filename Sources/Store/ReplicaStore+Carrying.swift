@@ -2,7 +2,7 @@ import Identity
 import Replica
 import SQLite
 
-/// Carrying partitions for others (DESIGN §3.5: "a node's quota bounds what it carries").
+/// Carrying partitions for others (docs/DESIGN.md §3.5: "a node's quota bounds what it carries").
 ///
 /// A node carries a conversation it does not belong to (store and forward for offline members)
 /// and other users' inboxes. It keeps at most `carrierQuotaBytes` of ops for each; past that it

@@ -2,7 +2,7 @@ import Identity
 import Replica
 import SQLite
 
-/// Noticing ops written by another process (a CLI command while a node runs, DESIGN §5).
+/// Noticing ops written by another process (a CLI command while a node runs, docs/DESIGN.md §5).
 extension ReplicaStore {
     /// The row id of the newest op, so a node can later ask what arrived after it.
     public func latestOpRowID() throws -> Int64 {

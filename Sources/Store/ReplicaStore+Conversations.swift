@@ -18,7 +18,7 @@ public struct ConversationSummary: Hashable, Sendable {
     public var unread: Int
 }
 
-/// Private conversations (DESIGN §3.5): creating them, writing membership changes with their
+/// Private conversations (docs/DESIGN.md §3.5): creating them, writing membership changes with their
 /// keys and invites, learning about them from the inbox, and listing them.
 extension ReplicaStore {
     /// Creates a conversation named `name` with `members` (the creator is always one) and joins

@@ -2,7 +2,7 @@ import Identity
 import Replica
 import SQLite
 
-/// Forks (DESIGN §3.3): an author who signed two different ops at one seq loses its ops in the
+/// Forks (docs/DESIGN.md §3.3): an author who signed two different ops at one seq loses its ops in the
 /// partition from that seq on, on every replica.
 extension ReplicaStore {
     /// Stores a fork proof and excludes the author's ops from the fork point on. In a

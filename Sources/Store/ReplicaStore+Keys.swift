@@ -11,7 +11,7 @@ struct LocalIdentity {
     let boxKeyPair: KeyExchange.KeyPair
 }
 
-/// Epoch keys (DESIGN §3.5): opening grants addressed to local identities, keeping the keys,
+/// Epoch keys (docs/DESIGN.md §3.5): opening grants addressed to local identities, keeping the keys,
 /// opening encrypted bodies, and choosing (or making) the key to write with.
 extension ReplicaStore {
     /// Gives the store `identity`'s keys: grants addressed to it are opened now and whenever

@@ -1,12 +1,12 @@
 import Identity
 import Replica
 
-/// Whether someone is reachable now, as `people` shows it (DESIGN §6.1).
+/// Whether someone is reachable now, as `people` shows it (docs/DESIGN.md §6.1).
 public enum Presence: String, Sendable, CaseIterable {
     case online, away, offline
 }
 
-/// What a running node knows about a peer from its live links (DESIGN §3.4: presence is
+/// What a running node knows about a peer from its live links (docs/DESIGN.md §3.4: presence is
 /// ephemeral, never an op). The store has no network: callers without a node pass nothing and
 /// everyone else shows as offline; the node passes what its links tell it.
 public struct PeerPresence: Hashable, Sendable {

@@ -5,7 +5,7 @@ import Sodium
 import Wire
 
 /// A node's replicas of all its partitions, in one SQLite file: the op log, the heads (version
-/// vectors), fork proofs and the materialized views (DESIGN §5).
+/// vectors), fork proofs and the materialized views (docs/DESIGN.md §5).
 ///
 /// Not thread-safe: one owner (an actor, or a command-line process) per instance, and one
 /// instance per file per process. Another process may open the same file (WAL); it notices new
@@ -268,7 +268,7 @@ public final class ReplicaStore {
         }
     }
 
-    /// The digest of a partition's op set (DESIGN §3.6).
+    /// The digest of a partition's op set (docs/DESIGN.md §3.6).
     public func digest(_ partition: PartitionID) throws -> PartitionDigest {
         PartitionDigest(heads: try heads(partition))
     }

@@ -2,7 +2,7 @@ import SQLite
 
 /// The store's schema, as named migrations (immutable once shipped; add new ones at the end).
 ///
-/// Integer row keys everywhere a B-tree grows with the log (DESIGN §5: random 32-byte keys cost
+/// Integer row keys everywhere a B-tree grows with the log (docs/DESIGN.md §5: random 32-byte keys cost
 /// 7–25× more per insert); 32-byte ids live in small lookup tables (`partitions`, `authors`), and
 /// ops are found by their chain position (`ops_chain`), never by id: an edit or delete names its
 /// target's seq as well as its id (no index keyed by a hash grows with the log).
@@ -121,7 +121,7 @@ enum Schema {
                 PRIMARY KEY(owner, target)
             ) STRICT;
             """),
-        // Private conversations (DESIGN §3.5). `grants` is a view (carriers fill it too;
+        // Private conversations (docs/DESIGN.md §3.5). `grants` is a view (carriers fill it too;
         // `for_me` marks grants addressed to a local identity); `epoch_keys` holds the keys this
         // node opened from such grants — local secrets, kept across rebuilds, never replicated,
         // usable while a stored grant addressed to a local identity carries them; `blobs` holds
@@ -158,7 +158,7 @@ enum Schema {
             ) STRICT, WITHOUT ROWID;
             ALTER TABLE members ADD COLUMN removed_at INTEGER;
             """),
-        // When each peer was last seen on a link (DESIGN §3.4: kept locally per peer, never an
+        // When each peer was last seen on a link (docs/DESIGN.md §3.4: kept locally per peer, never an
         // op), so `people` shows it after the node stopped; and read receipts, a view: the
         // newest message each member said it read in a conversation (an encrypted read marker
         // written into the conversation itself).
@@ -202,7 +202,7 @@ enum Schema {
         // its signature is checked (`ReplicaStore.maxLinkAuthenticatedTail`): the link already
         // proves who wrote it. `unchecked_from` is the first seq of the chain's tail of such ops
         // (NULL: none); a checked signature at or above it authenticates the tail below it
-        // (DESIGN §3.3), and no op of the tail leaves the node before that (`sendable`). A value
+        // (docs/DESIGN.md §3.3), and no op of the tail leaves the node before that (`sendable`). A value
         // above `max_seq` (the chain was truncated since) means no tail.
         Migration(
             "006-link-authenticated-tails",

@@ -3,7 +3,7 @@ import Replica
 import Sodium
 import Wire
 
-/// Conversation ops signed without a store, the way a member's store writes them (DESIGN §3.5):
+/// Conversation ops signed without a store, the way a member's store writes them (docs/DESIGN.md §3.5):
 /// content bodies encrypted with an epoch key, grants sealed to members, invites sealed to an
 /// inbox's owner.
 extension OpFactory {

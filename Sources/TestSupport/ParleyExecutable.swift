@@ -1,7 +1,7 @@
 import Foundation
 
 /// The real `parley` binary that SwiftPM builds beside the test bundle, for tests that spawn it
-/// (DESIGN §8: multi-process tests run the binary, never an in-process stand-in).
+/// (docs/DESIGN.md §8: multi-process tests run the binary, never an in-process stand-in).
 public enum ParleyExecutable {
     /// The path of the built `parley`, or nil. Looks beside the test bundle and the test process
     /// (`.build/<triple>/debug/`), then upwards a few levels; `$PARLEY_BINARY` overrides.

@@ -35,7 +35,7 @@ enum Descriptor {
 
     /// The options every TCP connection gets: no Nagle delay (frames are small and latency
     /// matters) and keepalive probes after 60 s idle, every 10 s, 3 times — a backstop for the
-    /// link's own ping (DESIGN §4.2: ping 15 s, idle close 45 s). Best effort: an accepted socket
+    /// link's own ping (docs/DESIGN.md §4.2: ping 15 s, idle close 45 s). Best effort: an accepted socket
     /// that the peer already reset refuses options, and its first read reports that better.
     static func configureTCP(_ fd: Int32) {
         try? setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1, call: "TCP_NODELAY")

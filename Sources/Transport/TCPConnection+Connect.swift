@@ -1,7 +1,7 @@
 import Glibc
 
 extension TCPConnection {
-    /// The default time a connect may take (DESIGN §4.2 gives the whole handshake 5 s).
+    /// The default time a connect may take (docs/DESIGN.md §4.2 gives the whole handshake 5 s).
     public static let defaultConnectTimeout: Duration = .seconds(5)
 
     /// Connects to `host:port`: a numeric IPv4/IPv6 address, `localhost`, or a name.

@@ -18,7 +18,7 @@ import Synchronization
 /// number cannot be reused mid-call). The calls are non-blocking, so the lock is held briefly.
 public final class TCPConnection: Sendable {
     /// The default `sendBufferLimit`: 4 MiB, the kernel's own send-buffer ceiling here
-    /// (`net.ipv4.tcp_wmem`), four maximal frames (DESIGN §7: frame ≤ 1 MiB).
+    /// (`net.ipv4.tcp_wmem`), four maximal frames (docs/DESIGN.md §7: frame ≤ 1 MiB).
     public static let defaultSendBufferLimit = 4 << 20
 
     /// This side's address (the port the kernel chose for an outgoing connection).

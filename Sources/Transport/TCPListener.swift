@@ -5,7 +5,7 @@ import Glibc
 ///
 /// Accepting is pulled, not pushed: a connection is taken from the kernel only when the caller
 /// asks for one, so the kernel's backlog is the bound on waiting connections and a flood cannot
-/// grow memory here. Capping unauthenticated connections (DESIGN §4.2: in total and per IP) is
+/// grow memory here. Capping unauthenticated connections (docs/DESIGN.md §4.2: in total and per IP) is
 /// the caller's job: it sees each connection's `remoteAddress` before reading a byte, and
 /// closes the ones over the cap. `close()` stops listening, fails pending `accept()` calls with
 /// `.closed` and ends `connections`; connections already accepted live on.

@@ -3,7 +3,7 @@ import Glibc
 /// Every failure of the socket layer, with the errno behind it and a message that names the fix.
 ///
 /// Match cases in `catch` (`catch TransportError.closed`); `errno` gives the system code when
-/// there is one; `description` is one line fit for a user (DESIGN §6.1: errors name the problem
+/// there is one; `description` is one line fit for a user (docs/DESIGN.md §6.1: errors name the problem
 /// and the fix). A cancelled task gets `CancellationError` instead, as Swift code expects.
 public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `bind` found the port taken (`EADDRINUSE`), usually by another node on this host.

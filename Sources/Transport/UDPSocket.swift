@@ -4,7 +4,7 @@ import Synchronization
 /// A datagram and the address it came from.
 public struct Datagram: Sendable, Hashable {
     public let bytes: [UInt8]
-    /// The sender: beacons carry no IP, so this is how a peer's address is learnt (DESIGN §4.1).
+    /// The sender: beacons carry no IP, so this is how a peer's address is learnt (docs/DESIGN.md §4.1).
     public let source: SocketAddress
 
     public init(bytes: [UInt8], source: SocketAddress) {

@@ -3,7 +3,7 @@ import Identity
 import NodeRuntime
 import Presentation
 
-/// The web UI and JSON API of one node (DESIGN §6.3): the HTTP server, the gate every request
+/// The web UI and JSON API of one node (docs/DESIGN.md §6.3): the HTTP server, the gate every request
 /// passes, the routes, the page's static files and the live events.
 public final class WebServer: Sendable {
     /// Where it listens by default.

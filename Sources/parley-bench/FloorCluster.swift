@@ -15,7 +15,7 @@ import Store
 /// the pushes an author sends over its own link: the link vouches for the rest) and stores the
 /// message with its receive time, one commit per wake-up (as Parley's drain). No
 /// handshake, no JSON, no views, no gossip state: what is left is the floor of a replica that
-/// checks and keeps what it receives. With `FloorRows.design` it keeps the rows DESIGN.md §5
+/// checks and keeps what it receives. With `FloorRows.design` it keeps the rows docs/DESIGN.md §5
 /// asks of each op as well (`FloorStore`), still in this structure.
 ///
 /// Its writes follow `Pacer`'s schedule: write `k` is node `k % count`'s, due at
@@ -359,7 +359,7 @@ func floorKeys(prefix: String, nodes count: Int) -> [String] {
 /// `plainExtraNanosPerDelivery` is `--floor-extra-ms` on the plain floor: the figures keep their
 /// `floor_*` names (a sweep's experiment, not the reference of a default run).
 ///
-/// With `rows: .design` the floor nodes keep DESIGN.md §5's rows of each op (`FloorRows`), and
+/// With `rows: .design` the floor nodes keep docs/DESIGN.md §5's rows of each op (`FloorRows`), and
 /// the figures are `floor_design_*`: what this design's storage costs a replica of the floor's
 /// structure, and the tail the host gives it.
 func floorCluster(

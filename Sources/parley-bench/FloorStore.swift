@@ -1,5 +1,5 @@
 // What a floor node keeps of each message (`FloorCluster.swift`): the plain floor's one row, or
-// the rows DESIGN.md §5 asks of every replica of this design, in the same single-threaded
+// the rows docs/DESIGN.md §5 asks of every replica of this design, in the same single-threaded
 // structure.
 import SQLite
 import Sodium
@@ -10,7 +10,7 @@ enum FloorRows: String {
     /// One row (the signed message) with its chain index: the floor of any replica that checks
     /// and keeps what it receives.
     case plain
-    /// DESIGN.md §5's rows, in one transaction per commit as there: the op (a header the size of
+    /// docs/DESIGN.md §5's rows, in one transaction per commit as there: the op (a header the size of
     /// Parley's, with the partition, the author's key, the HLC, the previous op's id and the
     /// body's hash) and its chain index, the author's head (read, checked against the op's seq
     /// and `prev`, written back), and the message's view row with its order index. Per op it

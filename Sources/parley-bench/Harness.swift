@@ -94,7 +94,7 @@ struct BenchOptions: Sendable {
                       (default 100; their latencies are reported apart, as latency_warmup_p99_ms_N_nodes).
                       The latency figures stand next to a floor cluster of as many processes of this
                       program (--floor-node, started by the bench itself; --only floor runs them alone),
-                      and the same floor keeping the rows DESIGN.md asks of each op (floor_design_*).
+                      and the same floor keeping the rows docs/DESIGN.md asks of each op (floor_design_*).
                       --only floor_at_parley_cpu runs Parley's clusters too: that floor spends their CPU.
                       --floor-extra-ms: the floor cluster also spends MS of fixed work per write, spread
                       over its deliveries (default 0): `--only floor_latency --floor-extra-ms 1.5` shows

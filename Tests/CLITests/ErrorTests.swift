@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Bad input of every kind: one line on stderr, `parley: <problem>; <fix>`, exit 1 or 2, never
-/// a crash (DESIGN §6.1).
+/// a crash (docs/DESIGN.md §6.1).
 @Suite struct ErrorTests {
     /// Usage errors (exit 2) and failures (exit 1) on an initialized node.
     static let cases: [(arguments: [String], exitCode: Int32, fragment: String)] = [

@@ -7,7 +7,7 @@ import TestSupport
 import Testing
 
 /// `send`, `history`, `edit`, `delete`, `react`, `read` and `rooms`, checked through the
-/// JSON contract of DESIGN §6.1.
+/// JSON contract of docs/DESIGN.md §6.1.
 @Suite struct MessageCommandTests {
     static let historyFields: Set<String> = [
         "id", "author", "nick", "time", "hlc", "text", "edited", "deleted", "reactions", "attachments", "location",

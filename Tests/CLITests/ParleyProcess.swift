@@ -38,7 +38,7 @@ extension Array where Element == String {
     fileprivate func dropLastIfEmpty() -> [String] { last == "" ? Array(dropLast()) : self }
 }
 
-/// Runs the real `parley` executable, which SwiftPM builds beside the test bundle (DESIGN §8:
+/// Runs the real `parley` executable, which SwiftPM builds beside the test bundle (docs/DESIGN.md §8:
 /// multi-process tests spawn the binary, never an in-process stand-in).
 enum ParleyBinary {
     /// Seconds a single command may take before it is killed and the test fails.

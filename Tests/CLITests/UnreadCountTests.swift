@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 
 /// Unread counts (what `parley rooms` shows) with two identities sharing one store: computed
-/// locally from read markers, never replicated as counters (DESIGN §3.4).
+/// locally from read markers, never replicated as counters (docs/DESIGN.md §3.4).
 @Suite struct UnreadCountTests {
     @Test func othersMessages_areUnreadUntilTheReadMarkerPassesThem() throws {
         let alice = Fixtures.identity(0), bob = Fixtures.identity(1)

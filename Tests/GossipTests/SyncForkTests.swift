@@ -7,7 +7,7 @@ import Testing
 import Wire
 
 /// A forked author (two ops signed at one seq): the proof crosses the link and both replicas
-/// exclude the author from the same seq on (DESIGN §3.3).
+/// exclude the author from the same seq on (docs/DESIGN.md §3.3).
 @Suite struct SyncForkTests {
     let alice = Fixtures.identity(0)
     let mallory = Fixtures.identity(3)

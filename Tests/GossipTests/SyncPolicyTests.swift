@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 import Wire
 
-/// Which partitions go to which peer (DESIGN §3.2).
+/// Which partitions go to which peer (docs/DESIGN.md §3.2).
 @Suite struct SyncPolicyTests {
     let me = Fixtures.identity(0)
     let friend = Fixtures.identity(1)

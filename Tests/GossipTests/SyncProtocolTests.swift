@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 import Wire
 
-/// Two real stores synced through two sessions over an in-memory link (DESIGN §4.3): the cost
+/// Two real stores synced through two sessions over an in-memory link (docs/DESIGN.md §4.3): the cost
 /// in sync, exactly k ops when behind by k, convergence both ways, live push.
 @Suite struct SyncProtocolTests {
     let authors = (20..<30).map { Fixtures.identity(UInt8($0)) }
@@ -95,7 +95,7 @@ import Wire
         let conversation = PartitionDescriptor.conversation(creator: alice.id, nonce: Bytes32(w0: 9, w1: 9, w2: 9, w3: 9))
         let storeA = try Fixtures.store(partitions: [lobby, kitchen, conversation])
         let storeB = try Fixtures.store(partitions: [lobby])
-        try storeB.useIdentity(bob)  // B reads the conversation with bob's key (DESIGN §3.5)
+        try storeB.useIdentity(bob)  // B reads the conversation with bob's key (docs/DESIGN.md §3.5)
         try storeA.author(.conversationCreate(name: "plans", members: [alice.id, bob.id]), in: conversation.id, by: alice, nowMillis: Fixtures.now())
         try storeA.author(post("secret plans"), in: conversation.id, by: alice, nowMillis: Fixtures.now())
         try storeA.author(post("soup"), in: kitchen.id, by: alice, nowMillis: Fixtures.now())

@@ -13,7 +13,7 @@ import Wire
 @testable import NodeRuntime
 
 extension NodeProcessTests {
-    /// Issue 10's abuse cases against real processes (DESIGN §4.2, §8 adversarial): a victim
+    /// Issue 10's abuse cases against real processes (docs/DESIGN.md §4.2, §8 adversarial): a victim
     /// `parley run` linked to an honest `parley run` (`AbuseScene`), attacked from the test
     /// process with real sockets (`Attacker`, on its own loopback addresses). During each attack
     /// the honest node writes messages and their latency to the victim is measured and printed;

@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 extension NodeProcessTests {
-    /// DESIGN §6.1: "Commands work whether or not a node runs." Every command of the contract
+    /// docs/DESIGN.md §6.1: "Commands work whether or not a node runs." Every command of the contract
     /// (but chat, lab, conversations and attachments) against a running node; what one node's
     /// commands write reaches its linked peer.
     @Suite struct CommandsWithANode {

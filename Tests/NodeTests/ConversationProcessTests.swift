@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 extension NodeProcessTests {
-    /// Private conversations between real `parley run` processes (issue 6, DESIGN §3.5): members
+    /// Private conversations between real `parley run` processes (issue 6, docs/DESIGN.md §3.5): members
     /// converse, a node that is not a member carries the ciphertext and reads nothing, a removed
     /// member reads nothing written after its removal, a member added while offline gets the
     /// conversation from a carrier after the creator has gone, images arrive byte-identical, and

@@ -9,7 +9,7 @@ import Transport
 import Wire
 
 extension NodeProcessTests {
-    /// DESIGN §4.2 and §8 (adversarial): a node that receives garbage keeps running, keeps its
+    /// docs/DESIGN.md §4.2 and §8 (adversarial): a node that receives garbage keeps running, keeps its
     /// honest links, and still links to newcomers.
     @Suite struct Garbage {
         @Test func garbageOnTCPAndUDP_leavesTheNodeRunning_withItsHonestLinks() async throws {

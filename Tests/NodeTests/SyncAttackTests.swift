@@ -10,7 +10,7 @@ import Wire
 
 @testable import NodeRuntime
 
-/// DESIGN §4.2, §8 (adversarial), in process: a peer that sends malformed or forged ops, ops
+/// docs/DESIGN.md §4.2, §8 (adversarial), in process: a peer that sends malformed or forged ops, ops
 /// where it may not write, a flood of frames or of one author's pushes, loses its link and is banned; nothing it sent is
 /// stored; the node keeps syncing with its honest peer.
 @Suite struct SyncAttackTests {

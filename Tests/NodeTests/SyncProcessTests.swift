@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 
 extension NodeProcessTests {
-    /// Sync between real `parley run` processes on loopback (DESIGN §4.3, §8): convergence under
+    /// Sync between real `parley run` processes on loopback (docs/DESIGN.md §4.3, §8): convergence under
     /// concurrent writes, catch-up after a stop and after `kill -9`, a split and its heal.
     /// Each test prints the figures it measured.
     @Suite struct Sync {

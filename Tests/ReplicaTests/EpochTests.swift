@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 import Wire
 
-/// Epoch keys, encrypted bodies, grants, invites and the key plan (DESIGN §3.5).
+/// Epoch keys, encrypted bodies, grants, invites and the key plan (docs/DESIGN.md §3.5).
 @Suite struct EpochTests {
     let alice = Fixtures.identity(0)
     let bob = Fixtures.identity(1)

@@ -5,8 +5,8 @@ import TestSupport
 import Testing
 import Wire
 
-/// An op's id and body hash are BLAKE2b-256 of its signed header bytes and of its body (DESIGN
-/// §3.2), however the code computes them.
+/// An op's id and body hash are BLAKE2b-256 of its signed header bytes and of its body (docs/DESIGN.md
+/// §3.3), however the code computes them.
 @Suite struct OperationHashTests {
     @Test func idAndBodyHash_areBlake2bOfTheSignedHeaderAndOfTheBody() throws {
         var factory = OpFactory()

@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 import Wire
 
-/// Seeded property test of DESIGN §3.4: random op sets over several authors and partitions —
+/// Seeded property test of docs/DESIGN.md §3.4: random op sets over several authors and partitions —
 /// posts, edits, deletes, reactions, tasks, profiles, read markers, an end-to-end encrypted
 /// conversation with adds, removes, leaves, rotations and shares, plus rule-breaking and forked
 /// ops — delivered to several replicas in random orders, in random batches, with duplicates,

@@ -7,7 +7,7 @@ import Wire
 /// One random world: partitions, the ops honest and dishonest authors wrote, and which of them
 /// break a rule (and so must never be stored).
 ///
-/// The conversation is end-to-end encrypted as members' stores write it (DESIGN §3.5): a
+/// The conversation is end-to-end encrypted as members' stores write it (docs/DESIGN.md §3.5): a
 /// plaintext create and epoch-0 grant, an encrypted name, encrypted content under each
 /// writer's latest key, shares to added members, a rotation by the creator on each removal and
 /// by the next current writer after a leave — sometimes two concurrent rotations for one

@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 import Wire
 
-/// Private conversations end to end (DESIGN §3.5), with stores as nodes: members read every
+/// Private conversations end to end (docs/DESIGN.md §3.5), with stores as nodes: members read every
 /// body, carriers hold the same ops without a readable byte, removals and leaves lock out later
 /// messages, and concurrent membership changes and rotations converge.
 @Suite struct ConversationTests {

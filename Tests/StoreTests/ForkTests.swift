@@ -6,7 +6,7 @@ import Testing
 import Wire
 
 /// An author who signs two different ops at one (partition, seq) is caught, the proof kept, and
-/// their later ops excluded the same way everywhere (DESIGN §3.3).
+/// their later ops excluded the same way everywhere (docs/DESIGN.md §3.3).
 @Suite struct ForkTests {
     let alice = Fixtures.identity(0)
     let mallory = Fixtures.identity(3)

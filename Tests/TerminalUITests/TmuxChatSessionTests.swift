@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `parley chat` driven in tmux: two real sessions, each with its own data directory and an
-/// in-process node, linked over loopback (DESIGN §8: the terminal chat driven in tmux).
+/// in-process node, linked over loopback (docs/DESIGN.md §8: the terminal chat driven in tmux).
 @Suite(.serialized) struct TmuxChatSessionTests {
     /// Starts alice and bob (fresh data directories: both see the nickname prompt), logs them
     /// in, and waits until each sees the other online.

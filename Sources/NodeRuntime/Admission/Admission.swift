@@ -1,6 +1,6 @@
 import Identity
 
-/// Limits and timing of `Admission` (DESIGN §4.2, §7). Times are milliseconds.
+/// Limits and timing of `Admission` (docs/DESIGN.md §4.2, §7). Times are milliseconds.
 public struct AdmissionConfiguration: Sendable, Equatable {
     /// Connections accepted but not yet authenticated (handshake or probe under way), in total.
     public var maxUnauthenticated = 64

@@ -240,7 +240,7 @@ public struct PokeReport: Codable, Sendable, Equatable {
     public var ops: Int
 }
 
-/// One peer of `parley peers --json` (DESIGN §6.1). Times are Unix milliseconds.
+/// One peer of `parley peers --json` (docs/DESIGN.md §6.1). Times are Unix milliseconds.
 public struct PeerReport: Codable, Sendable, Equatable {
     public var id: String
     public var nick: String?

@@ -1,5 +1,5 @@
 /// `parley doctor`: what a node sees on the network, and why a peer is not linked
-/// (DESIGN §4.1). Times are Unix milliseconds.
+/// (docs/DESIGN.md §4.1). Times are Unix milliseconds.
 public struct DoctorReport: Codable, Sendable, Equatable {
     public struct Interface: Codable, Sendable, Equatable {
         public var name: String

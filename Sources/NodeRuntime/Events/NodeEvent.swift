@@ -1,7 +1,7 @@
 import Identity
 import Replica
 
-/// Something a user interface shows live (DESIGN §2: "`.emit(change)` → peer's UIs redraw").
+/// Something a user interface shows live (docs/DESIGN.md §2: "`.emit(change)` → peer's UIs redraw").
 ///
 /// Events say *what* changed, not the new state: a UI re-reads the views it shows from the store.
 /// That keeps events small and lets a UI that fell behind (its buffer dropped events) catch up

@@ -1,4 +1,4 @@
-/// When a link pings and when it gives up on a silent peer (DESIGN §4.2: ping 15 s, idle close
+/// When a link pings and when it gives up on a silent peer (docs/DESIGN.md §4.2: ping 15 s, idle close
 /// 45 s), as a pure state machine the link's timer drives. Times are milliseconds.
 ///
 /// Every `pingInterval` the link sends a PING, whatever else flows: the peer's Discovery counts

@@ -50,13 +50,13 @@ public enum LinkEnd: Sendable, Equatable, CustomStringConvertible {
 
 /// Timing of a link. Milliseconds.
 public struct LinkConfiguration: Sendable, Equatable {
-    /// DESIGN §4.2: ping 15 s.
+    /// docs/DESIGN.md §4.2: ping 15 s.
     public var pingInterval: UInt64 = 15_000
-    /// DESIGN §4.2: idle close 45 s.
+    /// docs/DESIGN.md §4.2: idle close 45 s.
     public var idleTimeout: UInt64 = 45_000
     /// How long the peer's HELLO may take after the handshake.
     public var helloTimeout: UInt64 = 5_000
-    /// DESIGN §4.2: a started frame must complete within 30 s.
+    /// docs/DESIGN.md §4.2: a started frame must complete within 30 s.
     public var frameStallLimit: UInt64 = FrameStallDetector.defaultLimit
     /// Frame limits (1 MiB).
     public var frames = FrameConfiguration()

@@ -208,7 +208,7 @@ public struct ByeReason: RawRepresentable, Sendable, Hashable, CustomStringConve
 
     /// The node is shutting down.
     public static let shutdown = ByeReason(rawValue: 0)
-    /// Both sides dialed at once; this is the link the tie-break drops (DESIGN §4.1).
+    /// Both sides dialed at once; this is the link the tie-break drops (docs/DESIGN.md §4.1).
     public static let duplicate = ByeReason(rawValue: 1)
     /// A newer link from the same identity (a restarted peer) replaces this one.
     public static let replaced = ByeReason(rawValue: 2)

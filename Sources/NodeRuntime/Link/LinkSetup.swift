@@ -4,7 +4,7 @@ import Transport
 
 /// Runs the unauthenticated start of a connection — the secret handshake, or a key probe —
 /// by driving the pure `Handshake` over a `TCPConnection`. Every read is exact-length and bounded
-/// by one deadline for the whole exchange (DESIGN §4.2: handshake 5 s).
+/// by one deadline for the whole exchange (docs/DESIGN.md §4.2: handshake 5 s).
 enum LinkSetup {
     /// How an accepted connection's start ended well.
     enum Accepted: Sendable {

@@ -1,11 +1,11 @@
 import Gossip
 
-/// Per-link limits on what a peer may send (DESIGN §4.2: "per-link rate limits; repeated
+/// Per-link limits on what a peer may send (docs/DESIGN.md §4.2: "per-link rate limits; repeated
 /// violations → temporary ban").
 ///
 /// The defaults sit far above what an honest node sends: a node reads a peer's frames only as
 /// fast as it handles them, and its own writes and relays are bounded by applying ops (a few
-/// thousand a second here, DESIGN §9), so only a flood — frames that cost the sender nothing,
+/// thousand a second here, docs/DESIGN.md §9), so only a flood — frames that cost the sender nothing,
 /// sent without pause — trips them. A link over either limit is closed as a violation, which
 /// counts towards a ban of the peer (`AdmissionConfiguration`).
 public struct RateLimitConfiguration: Sendable, Equatable {

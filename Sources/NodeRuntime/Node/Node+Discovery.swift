@@ -5,7 +5,7 @@ import Transport
 import struct Discovery.Endpoint
 
 /// The node as Discovery's shell: it feeds the instance datagrams, ticks and link outcomes, and
-/// carries out its directives (DESIGN §4.1).
+/// carries out its directives (docs/DESIGN.md §4.1).
 extension Node {
     /// Creates the Discovery instance for the bound ports, adds the static peers and starts it.
     func startDiscovery() {

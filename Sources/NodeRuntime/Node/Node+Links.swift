@@ -409,7 +409,7 @@ extension Node {
     }
 }
 
-/// DESIGN §4.1: "If both sides dial at once, keep the link dialed by the smaller key."
+/// docs/DESIGN.md §4.1: "If both sides dial at once, keep the link dialed by the smaller key."
 enum LinkTieBreak {
     /// Whether a newly ready link replaces the existing ready link of the same peer.
     ///

@@ -9,7 +9,7 @@ import Transport
 import struct Discovery.Endpoint
 
 /// A running Parley node: the actor shell that owns the sockets, the timers, the store and the
-/// links, and carries out the directives of the pure protocol instances (DESIGN §2).
+/// links, and carries out the directives of the pure protocol instances (docs/DESIGN.md §2).
 ///
 /// It makes no protocol decisions: Discovery decides whom to dial and what each peer's state
 /// is, `Handshake` and the frame codec decide what bytes mean, `Admission` decides who may

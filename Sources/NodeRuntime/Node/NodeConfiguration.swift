@@ -5,9 +5,9 @@ import Transport
 
 /// Everything `parley run` decides before a node starts. Times are milliseconds.
 public struct NodeConfiguration: Sendable {
-    /// DESIGN §7: TCP port 7748.
+    /// docs/DESIGN.md §7: TCP port 7748.
     public static let defaultListenPort: UInt16 = 7748
-    /// DESIGN §7: UDP discovery port 7747.
+    /// docs/DESIGN.md §7: UDP discovery port 7747.
     public static let defaultDiscoveryPort: UInt16 = 7747
     /// The loopback broadcast, always a target, so nodes on one host find each other.
     public static let loopbackBroadcast = "127.255.255.255"
@@ -35,7 +35,7 @@ public struct NodeConfiguration: Sendable {
     public var link = LinkConfiguration()
     /// Caps on unauthenticated connections and bans.
     public var admission = AdmissionConfiguration()
-    /// The whole handshake (or key probe) must finish within this (DESIGN §4.2: 5 s).
+    /// The whole handshake (or key probe) must finish within this (docs/DESIGN.md §4.2: 5 s).
     public var handshakeTimeout: UInt64 = 5_000
     /// Beacons: the fast interval and the ceiling the stable interval doubles up to.
     public var beaconInterval: UInt64 = 1_000

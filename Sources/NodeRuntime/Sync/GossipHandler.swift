@@ -5,7 +5,7 @@ import Store
 import Wire
 
 /// The shell of the sync protocol: one `GossipSession` per linked peer, carried out on the
-/// node's executor against the node's store and links (DESIGN §2, §4.3).
+/// node's executor against the node's store and links (docs/DESIGN.md §2, §4.3).
 ///
 /// It makes no protocol decisions. Each session's directives are queued and carried out in
 /// order by one flat switch (`perform`); loads and applies are answered at once from the store

@@ -3,7 +3,7 @@ import NodeRuntime
 import Replica
 import TerminalUI
 
-/// `parley chat [ROOM]`: the terminal chat (DESIGN §6.2), TinyChat in a terminal at the level of
+/// `parley chat [ROOM]`: the terminal chat (docs/DESIGN.md §6.2), TinyChat in a terminal at the level of
 /// irssi's basics. Attaches to the node running for the data directory, or runs one in this
 /// process (configured by the same options as `parley run`) while the chat is open.
 struct ChatCommand: Command {

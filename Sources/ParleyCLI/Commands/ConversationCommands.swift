@@ -4,7 +4,7 @@ import Replica
 import Store
 
 /// `parley conversation create`: a private, end-to-end encrypted conversation (RChat's
-/// conversations, DESIGN §3.5). Prints only the new id, so scripts can capture it.
+/// conversations, docs/DESIGN.md §3.5). Prints only the new id, so scripts can capture it.
 struct ConversationCreateCommand: Command {
     let name = "conversation create"
     let summary = "start a private conversation with some people; prints its id"

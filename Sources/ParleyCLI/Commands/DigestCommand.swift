@@ -2,7 +2,7 @@ import Presentation
 import Replica
 import Store
 
-/// `parley digest`: per partition, the digest of its op set (DESIGN §3.6). Two replicas with
+/// `parley digest`: per partition, the digest of its op set (docs/DESIGN.md §3.6). Two replicas with
 /// equal digests hold the same ops, hence the same state: what convergence tests compare.
 struct DigestCommand: Command {
     let name = "digest"

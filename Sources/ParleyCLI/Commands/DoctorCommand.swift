@@ -7,7 +7,7 @@ import SQLite
 import Wire
 
 /// `parley doctor`: explains what the node sees on the network and why a peer is not linked
-/// (DESIGN §4.1). Without a running node it says so and shows what this machine offers.
+/// (docs/DESIGN.md §4.1). Without a running node it says so and shows what this machine offers.
 struct DoctorCommand: Command {
     let name = "doctor"
     let summary = "explain what the node sees: interfaces, sockets, beacons heard and rejected, why peers are not linked"

@@ -3,7 +3,7 @@ import Presentation
 import Replica
 import Store
 
-/// `parley edit`: replace the text of one of your messages (DESIGN §3.4: only the author edits;
+/// `parley edit`: replace the text of one of your messages (docs/DESIGN.md §3.4: only the author edits;
 /// the latest edit wins; a delete beats an edit).
 struct EditCommand: Command {
     let name = "edit"

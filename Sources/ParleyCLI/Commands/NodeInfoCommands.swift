@@ -4,7 +4,7 @@ import NodeRuntime
 import Presentation
 import Wire
 
-/// `parley peers`: the running node's peer table (DESIGN §6.1).
+/// `parley peers`: the running node's peer table (docs/DESIGN.md §6.1).
 struct PeersCommand: Command {
     let name = "peers"
     let summary = "list the peers the running node knows: linked, discovered, suspect or gone"

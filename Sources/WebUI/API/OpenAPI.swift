@@ -1,6 +1,6 @@
 import Presentation
 
-/// JSON Schema pieces of the API's shapes (the `--json` shapes of DESIGN §6.1).
+/// JSON Schema pieces of the API's shapes (the `--json` shapes of docs/DESIGN.md §6.1).
 enum Schema {
     static func object(_ properties: [String: JSON], required: [String]? = nil) -> JSON {
         .object([
