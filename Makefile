@@ -38,7 +38,7 @@ install: release
 run: build
 	@$(PARLEY) chat lobby
 
-## test: the whole suite (XCTest and Swift Testing); any failure fails it.
+## test: the whole suite (Swift Testing; swift test also prints an empty XCTest summary); any failure fails it.
 ## The node tests, the lab's, the terminal chat's tmux tests and the browser tests run in a
 ## second pass: their links, handshakes, panes and pages have deadlines, and the other suites'
 ## CPU-heavy and process-spawning tests would otherwise starve Swift's cooperative thread pool
