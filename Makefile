@@ -8,9 +8,8 @@ SWIFT_FLAGS := -Xswiftc -warnings-as-errors
 PARLEY := .build/debug/parley
 ## Release builds carry the Swift runtime inside the binary: one file that runs on any Debian
 ## machine with the C libraries (scripts/install-deps.sh), 5 MB less RSS per node, a faster
-## start and about 9% less CPU per write with ten nodes (docs/BENCHMARKS.md, *A release binary
-## with the Swift runtime inside*). Its link prints one notice from gold about `mktemp` in the
-## toolchain's static Foundation; that is not a warning in Parley's code.
+## start and about 9% less CPU per write with ten nodes. Its link prints one notice from gold
+## about `mktemp` in the toolchain's static Foundation; that is not a warning in Parley's code.
 RELEASE_FLAGS := -c release --static-swift-stdlib $(SWIFT_FLAGS)
 
 .PHONY: run test build release install deps test-deps bench-build bench bench-sweep bench-tail bench-edge bench-ab bench-room bench-vcpus clean lint format fuzz
@@ -76,23 +75,24 @@ bench: bench-build
 	.build/release/parley-bench --out bench.json $(BENCH_FLAGS)
 
 ## bench-sweep: the latency cluster at several paces, one row each (latency, CPU per write):
-## `make bench-sweep NODES=10 PACES='50 100 200 300 400 500'` (docs/BENCHMARKS.md, the knee).
+## `make bench-sweep NODES=10 PACES='50 100 200 300 400 500'`: the pace at which the latency leaves the
+## targets' range here (docs/BENCHMARKS.md, *Reproducing*).
 NODES ?= 10
 PACES ?= 50 100 200 300 400 500
 bench-sweep: bench-build
 	scripts/bench-sweep.sh $(NODES) $(PACES)
 
 ## bench-tail: the latency clusters RUNS times, one row each, then p99 grouped by how often the
-## host slowed the vCPUs meanwhile: `make bench-tail NODES=3 RUNS=12` (docs/BENCHMARKS.md,
-## *Where the latency targets stand*). NODES defaults to 10, as for bench-sweep.
+## host slowed the vCPUs meanwhile, since the tail follows the host: `make bench-tail NODES=3 RUNS=12`
+## (docs/BENCHMARKS.md, *Reading the figures on a shared 2-core host*). NODES defaults to 10, as for bench-sweep.
 RUNS ?= 10
 bench-tail: bench-build
 	scripts/bench-tail.sh $(NODES) $(RUNS)
 
 ## bench-edge: the CPU per write a latency target allows here: the floor cluster made to spend
 ## each of EXTRA ms more per write, ROUNDS times: `make bench-edge NODES=3 ROUNDS=5 EXTRA='0 0.1 0.2'`
-## (docs/BENCHMARKS.md, *What the latency targets let a write cost*). NODES defaults to 10, as
-## for bench-sweep; EXTRA to levels around that target's edge.
+## (docs/BENCHMARKS.md, *Reproducing*). NODES defaults to 10, as for bench-sweep; EXTRA to levels
+## around that target's edge.
 ROUNDS ?= 5
 EXTRA ?=
 bench-edge: bench-build
@@ -100,22 +100,21 @@ bench-edge: bench-build
 
 ## bench-ab: two parley binaries compared by CPU per write in the paced cluster, alternated
 ## ROUNDS times: `make bench-ab A=/tmp/parley-before B=.build/release/parley NODES=3 ROUNDS=6`
-## (docs/BENCHMARKS.md, *How to check a change to the write path*). NODES defaults to 10, as
-## for bench-sweep; ROUNDS to 5.
+## (CPU per write, which the host moves far less than the tail: docs/BENCHMARKS.md, *Reproducing*).
+## NODES defaults to 10, as for bench-sweep; ROUNDS to 5.
 bench-ab: bench-build
 	scripts/bench-ab.sh "$(A)" "$(B)" $(NODES) $(ROUNDS)
 
 ## bench-room: what a person feels in a long room: the web API's post, edit and page of history,
 ## an edit on the control socket, `parley react` and `parley edit`, timed in a room of MESSAGES
-## posts: `make bench-room MESSAGES=100000` (python3; docs/BENCHMARKS.md, *A start that read
-## the op log, and one message by id*).
+## posts: `make bench-room MESSAGES=100000` (python3; docs/BENCHMARKS.md, *Reproducing*).
 MESSAGES ?= 100000
 bench-room: release
 	scripts/big-room.py --messages $(MESSAGES)
 
 ## bench-vcpus: whether the host's slow episodes hit one vCPU or all of them at once: a probe
-## thread pinned to each CPU for VCPU_SECONDS (docs/BENCHMARKS.md, *What the latency targets let
-## a write cost*). Built with the C compiler the Swift toolchain brings (clang) if there is no cc.
+## thread pinned to each CPU for VCPU_SECONDS (docs/BENCHMARKS.md, *Reading the figures on a shared
+## 2-core host*). Built with the C compiler the Swift toolchain brings (clang) if there is no cc.
 VCPU_SECONDS ?= 20
 bench-vcpus:
 	@compiler=$$(command -v cc || command -v clang) || { echo "make bench-vcpus: no C compiler (cc or clang) on PATH; install one, e.g. apt-get install gcc" >&2; exit 1; }; \

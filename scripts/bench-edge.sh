@@ -4,8 +4,8 @@
 # write (--floor-extra-ms), the levels alternated, ROUNDS times, and prints one row per run (the
 # host's slowed share, the CPU per write, p50, p99). Then one row per level: its CPU per write,
 # its p99s and how many met the target. The highest CPU per write whose runs all met it is what
-# a replica may cost here (docs/BENCHMARKS.md, "What the latency targets let a write cost on this
-# host"). Compare Parley's paced_cpu_ms_per_write from `make bench-tail`. Never part of the tests.
+# a replica may cost here (docs/BENCHMARKS.md, *Reproducing*). Compare Parley's
+# paced_cpu_ms_per_write from `make bench-tail`. Never part of the tests.
 #
 #   scripts/bench-edge.sh [NODES] [ROUNDS] [EXTRA_MS...]     e.g. scripts/bench-edge.sh 3 5 0 0.1 0.2 0.3
 set -euo pipefail

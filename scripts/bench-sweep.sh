@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Latency and CPU against the pace: runs parley-bench's latency cluster (3 or 10 nodes) at each
 # pace in turn and prints one row per pace, with the floor cluster's p99 and CPU per write at the
-# same pace (docs/BENCHMARKS.md, "The floor cluster"). Shows where the cluster leaves the targets'
-# range on this machine ("Where the knee is"). Never part of the tests.
+# same pace (docs/BENCHMARKS.md, *The figures*). Shows the pace at which the cluster leaves the
+# targets' range on this machine. Never part of the tests.
 #
 #   scripts/bench-sweep.sh [NODES] [PACE...]     e.g. scripts/bench-sweep.sh 10 50 100 200 300 400 500
 #

@@ -3,7 +3,7 @@
 # issue's 500 writes/s) RUNS times and prints one row per run: the share of the host probe's runs
 # the host slowed, Parley's p50 and p99, its p99 away from the slowed runs (quiet), its CPU per
 # write, the floor's p99, the p99 of the floor with the design's rows and that of the floor at
-# Parley's CPU (docs/BENCHMARKS.md, "Where the latency targets stand"). Then the runs grouped
+# Parley's CPU (docs/BENCHMARKS.md, *The figures*). Then the runs grouped
 # by that share, with the median p99 and how many met the target, in all and away from the
 # slowed runs. On this machine the host runs the vCPUs slowly in episodes, and the tail follows
 # them: one run says little, a dozen grouped this way say what the code does. Never part of the

@@ -11,8 +11,7 @@ Never part of the tests.
 
 The node runs with --no-discovery (it beacons nowhere), links nothing, and serves its web UI on a
 free loopback port; the data directory is a temporary one (or DIR, kept, and reused when it
-already holds a node: then no posts are added). Needs python3 (docs/BENCHMARKS.md, *A start that
-read the op log, and one message by id*).
+already holds a node: then no posts are added). Needs python3 (docs/BENCHMARKS.md, *Reproducing*).
 """
 import argparse, json, os, re, shutil, socket, subprocess, sys, tempfile, threading, time, urllib.request
 

@@ -5,7 +5,7 @@
 # splits the deliveries at or above it: "author-side" when even the op's fastest receiver took at
 # least half as long (the op left its author late, so every receiver got it late), else
 # "receiver-side" (that receiver was late). Then the tail per receiver and per author, to show
-# whether one node makes it. Never part of the tests (docs/BENCHMARKS.md, *Where the tail is made*).
+# whether one node makes it. Never part of the tests (docs/BENCHMARKS.md, *Reproducing*).
 #
 #   scripts/tail-split.sh /tmp/d/run_10_nodes.csv [more.csv ...]
 set -euo pipefail

@@ -330,8 +330,8 @@ public final class Database {
     /// each op changes a page in five b-trees (the op, its chain index, the head, the message,
     /// its order index): a commit appends and checksums every changed page whole to the WAL.
     /// With 1 KiB pages that is a quarter of the bytes: half the instructions of writing the
-    /// frames, and a third more single-post transactions a second (`docs/BENCHMARKS.md`, *The
-    /// control socket's JSON, smaller pages, …*). Ops, at a few hundred bytes, still fit a page.
+    /// frames, and a third more single-post transactions a second. Ops, at a few hundred bytes,
+    /// still fit a page.
     public static let newFilePageSize = 1024
 
     /// Refuses a silently read-only open, then switches to WAL with `synchronous = NORMAL`

@@ -59,7 +59,7 @@ extension ReplicaStore {
     ///
     /// A long batch of plain bodies (a room, the directory: nothing to encrypt, no edit target
     /// to look up) is signed on a second thread while this one stores the ops signed before:
-    /// Ed25519 signing is about two thirds of a post's instructions (docs/BENCHMARKS.md), and an
+    /// Ed25519 signing is about two thirds of a post's instructions, and an
     /// op's `prev` is the id of the op before, so the signer runs ahead along the chain.
     @discardableResult
     public func author(_ bodies: [OperationBody], in partition: PartitionID, by identity: Identity, nowMillis: UInt64) throws -> [Operation] {

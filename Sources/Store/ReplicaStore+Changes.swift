@@ -40,7 +40,7 @@ extension ReplicaStore {
     ///
     /// A node's own write hands its ops to the links from here rather than reading them back:
     /// five read transactions and the ops' decoding, about a tenth of an own write's
-    /// instructions besides the signature (docs/BENCHMARKS.md).
+    /// instructions besides the signature.
     public func takeOpsSinceMark() -> MarkedWrite? {
         defer { opsSinceMark = nil }
         guard opsSinceMarkAreExact, let ops = opsSinceMark else { return nil }

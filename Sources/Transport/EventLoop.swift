@@ -34,7 +34,7 @@ protocol IOEventHandler: AnyObject, Sendable {
 /// Why epoll: a wake-up costs the loop the descriptors that are ready, not all it watches. With
 /// `poll(2)` every wake-up handed the kernel the whole set, which registered a wait on each
 /// socket and removed it again: 4% of a node's CPU in the 10-node latency benchmark, with ten
-/// descriptors (docs/BENCHMARKS.md). The Glibc module exports no `epoll_*`, so `CEpoll` wraps
+/// descriptors. The Glibc module exports no `epoll_*`, so `CEpoll` wraps
 /// it; libdispatch's sources were the other choice, and a descriptor may be closed only after
 /// such a source's cancel handler has run — easy to get wrong, fd by fd.
 ///

@@ -4,7 +4,7 @@ import Synchronization
 /// waiter resumed twice, or never, is reported there. Unsafe in release builds: every resolver
 /// removes its waiter under the socket's lock first (`Waiter`), so each is resumed exactly once,
 /// and a checked one cost every wait a generic metadata lookup in each copy of its waiter and
-/// an object of its own (about 1% of a 3-node write's instructions, docs/BENCHMARKS.md).
+/// an object of its own (about 1% of a 3-node write's instructions).
 #if DEBUG
     typealias WaiterContinuation<Value: Sendable> = CheckedContinuation<Value, any Error>
 #else

@@ -153,7 +153,7 @@ enum FloorNode {
 
     /// Spends the work `nanos` of CPU stand for at full speed: a fixed count of loop iterations,
     /// calibrated by `SpinWork.iterationsPerNano`. Work, not CPU time: while the host slows this
-    /// machine's vCPUs (its slow episodes, BENCHMARKS.md *The host runs the vCPUs slowly in episodes*), Parley's work takes
+    /// machine's vCPUs (its slow episodes, `HostProbe`), Parley's work takes
     /// longer in CPU time too, and so must the stand-in for it; a spin that stopped at a CPU-time
     /// deadline would finish early exactly when the host is slow.
     private static func spendWork(nanos: UInt64, rate: Double) {
@@ -354,7 +354,8 @@ func floorKeys(prefix: String, nodes count: Int) -> [String] {
 /// With `extraNanosPerDelivery`, each wake-up that received deliveries also spends the work of
 /// that much CPU, and the figures are `floor_at_parley_cpu_*`: Parley's CPU per write at the
 /// floor's structure (one thread, no hand-offs), a stand-in that brackets Parley rather than
-/// models it (BENCHMARKS.md, *The host runs the vCPUs slowly in episodes*).
+/// models it: the surplus is spent once per wake-up and on the receivers only, though part of
+/// Parley's is the author's own write (docs/BENCHMARKS.md, *The figures*).
 ///
 /// `plainExtraNanosPerDelivery` is `--floor-extra-ms` on the plain floor: the figures keep their
 /// `floor_*` names (a sweep's experiment, not the reference of a default run).

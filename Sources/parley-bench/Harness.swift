@@ -274,7 +274,7 @@ func report(_ results: [BenchResult], jsonPath: String) {
 /// A line under the table for each latency target missed, with how often the host slowed the
 /// vCPUs in that window (on these machines the tail follows the host, so one run's miss says
 /// little without it) and the floor with the design's rows beside Parley's CPU per write (the
-/// tail also follows the CPU a write costs: docs/BENCHMARKS.md, *Where the latency targets stand*).
+/// tail also follows the CPU a write costs).
 func hostNotes(_ results: [BenchResult]) -> [String] {
     results.compactMap { result in
         guard result.key.hasPrefix("latency_p99_ms_"), let target = result.target, !target.met(by: result.value) else { return nil }

@@ -7,7 +7,7 @@ import Synchronization
 /// full-speed time. Preemption does not count (thread CPU time), and the guest's steal is
 /// subtracted from it (paravirtual time accounting), yet on this host the work takes 10–15× as long
 /// for 50–150 ms, every 1.3–1.8 s, even with the machine idle: the host runs the vCPU slowly.
-/// Those episodes are the bursts in the 10-node latencies (BENCHMARKS.md, *The host runs the vCPUs slowly in episodes*).
+/// Those episodes are the bursts in the latency tails (docs/BENCHMARKS.md, *Reading the figures on a shared 2-core host*).
 /// It costs 1% of one core.
 final class HostProbe: Sendable {
     /// One probe run: when (wall clock, ms) and how many times its full-speed CPU time it took.

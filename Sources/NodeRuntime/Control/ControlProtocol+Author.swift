@@ -3,9 +3,8 @@ import Foundation
 /// The `author` request and its answer without `Codable`: they are the control socket's hot path
 /// (the benchmark's pacer and the lab's writers send hundreds a second), and `JSONDecoder` and
 /// `JSONEncoder` cost 72,000 and 82,000 instructions per write, a quarter of what the node
-/// spends on the write (`docs/BENCHMARKS.md`, *The control socket's JSON, …*). Both give way to
-/// `Codable` for anything they are not sure to read or write exactly as it would, so the lines
-/// and the errors stay the same.
+/// spends on the write. Both give way to `Codable` for anything they are not sure to read or
+/// write exactly as it would, so the lines and the errors stay the same.
 extension ControlProtocol {
     /// An `author` request in the plain shape `PlainAuthorLine` reads (what the pacer and the
     /// lab send); nil for any other line, which `Codable` then reads or refuses.

@@ -48,8 +48,8 @@ public enum ControlProtocol {
     }()
 
     /// The same without the snake_case conversion, which costs as much as the rest of coding an
-    /// `author` request and its answer (`docs/BENCHMARKS.md`, *The control socket's JSON, …*). A
-    /// key that is one lowercase word converts to itself, so for such lines they agree.
+    /// `author` request and its answer. A key that is one lowercase word converts to itself, so
+    /// for such lines they agree.
     static let wordKeysEncoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
