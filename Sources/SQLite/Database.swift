@@ -37,6 +37,10 @@ public final class Database {
     var rollbackHandler: (() -> Void)?
     /// Set by `transaction(durable: true)` (at any depth) until the outermost transaction commits.
     var durableCommitPending = false
+    /// Inside `deferringDurableSync`: durable commits leave their sync to its end.
+    var durableSyncDeferred = false
+    /// A durable commit inside `deferringDurableSync` has not been synced yet.
+    var durableSyncOwed = false
     /// Set by `checkpointInBackground`; stopped before the connection closes.
     var checkpointer: WALCheckpointer?
     /// Set by `truncateWALAfterCommit`: the WAL is to be emptied after the next commit.
@@ -235,6 +239,22 @@ public final class Database {
                 resultCode: resultCode, connection: connection,
                 sql: "PRAGMA wal_checkpoint(TRUNCATE)")
         }
+    }
+
+    /// Runs `body` with the syncs that durable transactions owe put off until it ends (returns
+    /// or throws), then makes them, once: a caller with something to do first (a node sending
+    /// its own new op to its peers, which need not wait for this disk) still returns only once
+    /// the write is durable.
+    public func deferringDurableSync<T>(_ body: () throws -> T) throws -> T {
+        guard !durableSyncDeferred else { return try body() }
+        durableSyncDeferred = true
+        let result: Result<T, any Error> = Result { try body() }
+        durableSyncDeferred = false
+        if durableSyncOwed {
+            durableSyncOwed = false
+            try syncJournal()
+        }
+        return try result.get()
     }
 
     /// Makes every commit so far survive a power loss: syncs the WAL file (the journal, outside

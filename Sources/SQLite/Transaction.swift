@@ -56,7 +56,7 @@ extension Database {
         }
         if durableCommitPending {
             durableCommitPending = false
-            try syncJournal()
+            if durableSyncDeferred { durableSyncOwed = true } else { try syncJournal() }
         }
         truncateWALIfPending()
         return result

@@ -34,6 +34,12 @@ import Testing
         _ = try cutThePower(checkpointing: true)
     }
 
+    /// The same with each own write made as a node makes it: its sync put off until the node has
+    /// pushed the op (`Database.deferringDurableSync`), and acknowledged when that returns.
+    @Test func powerCut_keepsEveryOwnWriteAcknowledgedAfterADeferredSync() throws {
+        _ = try cutThePower(checkpointing: false, deferringSyncs: true)
+    }
+
     struct Outcome: CustomStringConvertible {
         var ownOps = 0
         var peerOpsApplied = 0
@@ -42,7 +48,7 @@ import Testing
         var description: String { "\(ownOps) own ops, \(peerOpsKept) of \(peerOpsApplied) peer ops kept, \(syncs) syncs" }
     }
 
-    private func cutThePower(checkpointing: Bool, sourceLocation: SourceLocation = #_sourceLocation) throws -> Outcome {
+    private func cutThePower(checkpointing: Bool, deferringSyncs: Bool = false, sourceLocation: SourceLocation = #_sourceLocation) throws -> Outcome {
         #expect(parley_power_cut_register(Self.vfs) == 0, sourceLocation: sourceLocation)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-power-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -77,7 +83,8 @@ import Testing
                 #expect(try store.apply(batch, nowMillis: Fixtures.now()) == batch.map { _ in .applied }, sourceLocation: sourceLocation)
                 fromPeer += batch
                 // Acknowledged: the call returned.
-                acknowledged.append(try store.author(post("own \(index) \(filler)"), in: lobby.id, by: me, nowMillis: Fixtures.now(UInt64(index))))
+                let own = { try store.author(post("own \(index) \(filler)"), in: lobby.id, by: me, nowMillis: Fixtures.now(UInt64(index))) }
+                acknowledged.append(try deferringSyncs ? store.database.deferringDurableSync(own) : own())
             }
             let last = (0..<5).map { factory.make(post("peer, last \($0)"), in: lobby.id, by: peer) }
             #expect(try store.apply(last, nowMillis: Fixtures.now()) == last.map { _ in .applied }, sourceLocation: sourceLocation)

@@ -37,9 +37,13 @@ extension Node {
         store.markOpInserts()
         // The watch ends when this returns or throws (by then the handler has taken the ops).
         defer { _ = store.takeOpsSinceMark() }
-        let result = try body(store)
-        handler.nodeWroteStore(node: self)
-        return result
+        // The peers get the news before this node waits for its disk: the write is durable
+        // before this returns (and the person is answered), but a push need not wait for it.
+        return try store.database.deferringDurableSync {
+            let result = try body(store)
+            handler.nodeWroteStore(node: self)
+            return result
+        }
     }
 
     /// Runs `body` against the node's store on the node's executor (reads; a write made here is
