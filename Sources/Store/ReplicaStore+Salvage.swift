@@ -15,8 +15,9 @@ extension ReplicaStore {
     public struct SalvageReport: Equatable, Sendable {
         /// Partitions written (their descriptors read whole).
         public var partitions = 0
-        /// Ops written: each read whole, with its body hash and signature checked (chain by
-        /// chain: a run linked by `prev` is authenticated by its last op's signature).
+        /// Ops written: each read whole, linked to the one before it in its chain, with its body
+        /// hash and its own signature checked (an export file carries only ops whose signatures
+        /// this node verified, as every op that leaves a node).
         public var ops = 0
         /// Of `ops`, those after a lost op in their author's chain. An import stores an op only
         /// after every earlier op of its chain, so these wait for a peer to send the lost ones
@@ -39,7 +40,7 @@ extension ReplicaStore {
         public init() {}
     }
 
-    /// Ops verified together at most: one signature for a run of one chain.
+    /// Ops of one chain verified together at most (their signatures on every core).
     static let salvageRunLength = 256
 
     /// Reads every op still readable from the store file at `path` (opened read-only) and
@@ -135,14 +136,13 @@ private struct ChainSalvager {
         run.append(op)
     }
 
-    /// Verifies the run (one signature for the whole linked run; each op alone if that fails)
-    /// and writes the ops that hold.
+    /// Verifies each op of the run (its `prev` links were checked as it was added) and writes
+    /// the ops that hold.
     mutating func flush(report: inout ReplicaStore.SalvageReport) throws {
-        guard let first = run.first else { return }
+        guard !run.isEmpty else { return }
         defer { run.removeAll(keepingCapacity: true) }
-        let whole = (try? verifyChain(run[...], after: first.prev)) != nil
-        for op in run {
-            guard whole || (try? op.verify()) != nil else {
+        for (op, signed) in zip(run, Operation.signaturesAreValid(run)) {
+            guard signed, op.hasValidBodyHash else {
                 report.invalidOps += 1
                 broken = true
                 continue
