@@ -6,12 +6,12 @@ import Replica
 public enum GossipDirective: Hashable, Sendable {
     /// Encode the message and send it on this link.
     case send(SyncMessage)
-    /// Read the partition's heads (`ReplicaStore.heads`) and pass them to `onLocalVector`.
+    /// Read the partition's heads (`OpLog.heads`) and pass them to `onLocalVector`.
     case loadVector(PartitionID)
-    /// Read at most `limit` of one author's ops from `fromSeq` on (`ReplicaStore.ops(in:author:fromSeq:limit:)`)
+    /// Read at most `limit` of one author's ops from `fromSeq` on (`OpLog.ops(in:author:fromSeq:limit:)`)
     /// and pass them to `onOpsLoaded`.
     case loadOps(PartitionID, author: UserID, fromSeq: UInt64, limit: Int)
-    /// Read the partition's fork proofs (`ReplicaStore.forkProofs`) and pass them to `onForkProofsLoaded`.
+    /// Read the partition's fork proofs (`OpLog.forkProofs`) and pass them to `onForkProofsLoaded`.
     case loadForkProofs(PartitionID)
     /// Compute the current summaries for this peer (as for `start`) and pass them to `onLocalSummaries`.
     case refreshSummaries

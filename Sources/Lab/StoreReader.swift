@@ -12,8 +12,8 @@ public enum StoreReader {
         guard let store = try? ReplicaStore(readOnlyPath: path) else { return [:] }
         defer { store.database.close() }
         var result: [String: String] = [:]
-        for record in (try? store.partitions()) ?? [] where partitions.contains(record.id.text) {
-            if let digest = try? store.digest(record.id) { result[record.id.text] = digest.text }
+        for record in (try? store.log.partitions()) ?? [] where partitions.contains(record.id.text) {
+            if let digest = try? store.log.digest(record.id) { result[record.id.text] = digest.text }
         }
         return result
     }

@@ -172,7 +172,7 @@ public final class Context {
     func joinedRoom(_ text: String, command: String) throws(CLIError) -> (name: RoomName, id: PartitionID) {
         let name = try roomName(text, command: command)
         let id = PartitionDescriptor.room(name).id
-        let record = try storeCall { try store().partition(id) }
+        let record = try storeCall { try store().log.partition(id) }
         guard let record, record.joined else {
             throw .failure("you have not joined \(name); run `parley join \(name.value)` first")
         }
@@ -200,6 +200,6 @@ public final class Context {
     /// The nickname of `user` in the directory, if they set one.
     func nick(of user: UserID) throws(CLIError) -> String? {
         let store = try store()
-        return try storeCall { try store.profile(user)?.nick }
+        return try storeCall { try store.directory.profile(user)?.nick }
     }
 }

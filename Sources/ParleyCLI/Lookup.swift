@@ -28,7 +28,7 @@ enum Lookup {
         /// The ids whose text starts with `prefix` (base32, checked by the caller).
         func ids(startingWith prefix: String, in store: ReplicaStore) throws -> [OpID] {
             guard let (low, high) = Base32.prefixRange(prefix, byteCount: 32) else { return [] }
-            return self == .message ? try store.messageIDs(from: low, through: high) : try store.taskIDs(from: low, through: high)
+            return self == .message ? try store.views.messageIDs(from: low, through: high) : try store.views.taskIDs(from: low, through: high)
         }
     }
 
@@ -67,7 +67,7 @@ enum Lookup {
     static func message(_ text: String, context: Context, command: String) throws(CLIError) -> (partition: PartitionID, message: MessageView) {
         let id = try id(text, .message, context: context, command: command)
         let store = try context.store()
-        guard let found = try context.storeCall({ try store.message(id) }) else {
+        guard let found = try context.storeCall({ try store.views.message(id) }) else {
             throw .failure("no message with id \(id.text); \(IDKind.message.listHint)")
         }
         return found
@@ -77,7 +77,7 @@ enum Lookup {
     static func task(_ text: String, context: Context, command: String) throws(CLIError) -> (partition: PartitionID, task: TaskView) {
         let id = try id(text, .task, context: context, command: command)
         let store = try context.store()
-        guard let found = try context.storeCall({ try store.task(id) }) else {
+        guard let found = try context.storeCall({ try store.views.task(id) }) else {
             throw .failure("no task with id \(id.text) (or it was deleted); \(IDKind.task.listHint)")
         }
         return found

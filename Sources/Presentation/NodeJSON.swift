@@ -67,16 +67,16 @@ extension ViewJSON {
 
     /// Every partition's digest row, as `digest` lists them.
     public static func digestRows(_ store: ReplicaStore) throws -> [DigestRow] {
-        try store.partitions().map { record in
-            let heads = try store.heads(record.id)
+        try store.log.partitions().map { record in
+            let heads = try store.log.heads(record.id)
             let name: String
             switch record.descriptor {
             case .room(let room): name = room.value
-            case .conversation: name = try store.conversation(record.id)?.name ?? ""
+            case .conversation: name = try store.views.conversation(record.id)?.name ?? ""
             case .directory, .inbox, .ownData: name = record.descriptor.kind.description
             }
             return DigestRow(
-                partition: record.id, kind: record.descriptor.kind, name: name, ops: try store.opCount(record.id),
+                partition: record.id, kind: record.descriptor.kind, name: name, ops: try store.log.opCount(record.id),
                 authors: heads.filter { $0.maxSeq > 0 }.count, digest: PartitionDigest(heads: heads), joined: record.joined)
         }
     }

@@ -225,6 +225,29 @@ public struct Operation: Hashable, Sendable {
     public func hash(into hasher: inout Hasher) { hasher.combine(id) }
 }
 
+// MARK: - Fields of a stored header
+
+extension Operation {
+    /// Where the author's key lies in a header.
+    static let authorBytes = 40..<72
+
+    /// The id of the op with this header: BLAKE2b-256 of its signed bytes. For a header whose
+    /// layout was checked when it was stored (`Operation(header:body:)`), read without parsing it.
+    public static func id(ofHeader header: [UInt8]) -> OpID {
+        header.withUnsafeBytes { OpID(Bytes32.blake2b(UnsafeRawBufferPointer(rebasing: $0[0..<signedBytes]))) }
+    }
+
+    /// The author field of such a header.
+    public static func author(ofHeader header: [UInt8]) -> UserID? {
+        UserID(publicKey: header[authorBytes])
+    }
+
+    /// Calls `body` with the signature field of such a header, without copying it.
+    public static func withSignature<R>(ofHeader header: [UInt8], _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        header.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[signedBytes..<headerBytes])) }
+    }
+}
+
 /// Checks a contiguous run of one author's ops in one partition with a single signature check:
 /// each op's prev must be the id of the one before, each body must match its hash, and the last
 /// op's signature then authenticates the whole chain (docs/DESIGN.md §3.3). `after` is the id of the op

@@ -3,15 +3,23 @@
 /// Once shipped, a migration MUST NOT change: databases that already recorded its name never
 /// run it again. Add a new one instead. Its SQL may hold several statements but MUST NOT
 /// contain `BEGIN`, `COMMIT` or `ROLLBACK`: it already runs inside its own transaction.
+///
+/// A migration that needs code (filling a new table from old rows, rewriting rows) carries it
+/// as `code`, run after its SQL inside the same transaction: it runs once, like the SQL, and
+/// rolls back with it.
 public struct Migration: Sendable {
     /// The unique name recorded once the migration is applied, e.g. `"001-ops"`.
     public let name: String
-    /// The statements to run, separated by `;`.
+    /// The statements to run, separated by `;` (may be empty when `code` does the work).
     public let sql: String
+    /// Run after `sql` in the migration's transaction; it must not begin or end transactions
+    /// of its own (`Database.transaction` inside it becomes a savepoint).
+    public let code: (@Sendable (Database) throws -> Void)?
 
-    public init(_ name: String, _ sql: String) {
+    public init(_ name: String, _ sql: String, code: (@Sendable (Database) throws -> Void)? = nil) {
         self.name = name
         self.sql = sql
+        self.code = code
     }
 }
 
@@ -54,7 +62,8 @@ extension Database {
                     "SELECT 1 FROM schema_migrations WHERE name = ?"
                 ).rows(.text(migration.name)) { _ in true }
                 guard isRecorded.isEmpty else { return }
-                try execute(migration.sql)
+                if !migration.sql.isEmpty { try execute(migration.sql) }
+                try migration.code?(self)
                 try execute(
                     """
                     INSERT INTO schema_migrations(name, applied_at)

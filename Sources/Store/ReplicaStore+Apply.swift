@@ -42,7 +42,7 @@ extension ReplicaStore {
         try database.transaction(.immediate) {
             if HybridClock.isAhead(op.hlc, of: nowMillis) { return .rejected(.rule(.stampedAhead)) }
             let outcome = try applyChecked(op, signature: .none, nowMillis: nowMillis)
-            try flushPendingRebuilds()
+            try views.flushPendingRebuilds()
             return outcome
         }
     }
@@ -72,7 +72,7 @@ extension ReplicaStore {
                 outcomes += try applyRun(ops[start..<end], nowMillis: nowMillis, linkAuthor: linkAuthor, signaturesChecked: signaturesChecked)
                 start = end
             }
-            try flushPendingRebuilds()
+            try views.flushPendingRebuilds()
             return outcomes
         }
     }
@@ -81,10 +81,10 @@ extension ReplicaStore {
         _ run: ArraySlice<Operation>, nowMillis: UInt64, linkAuthor: UserID?, signaturesChecked: Bool
     ) throws -> [ApplyOutcome] {
         let alone: SignatureEvidence = signaturesChecked ? .checked : .none
-        guard run.count > 1, let record = try partition(run.first!.partition) else {
+        guard run.count > 1, let record = try log.partition(run.first!.partition) else {
             return try run.map { try applyChecked($0, signature: alone, nowMillis: nowMillis, linkAuthor: linkAuthor) }
         }
-        let head = try existingAuthorID(run.first!.author).map { try self.head(pid: record.pid, aid: $0) } ?? .none
+        let head = try log.existingAuthorID(run.first!.author).map { try log.head(pid: record.pid, aid: $0) } ?? .none
         // Only the part of the run that extends the head can be chain-verified as a whole.
         guard let firstNew = run.firstIndex(where: { $0.seq == head.maxSeq + 1 }) else {
             return try run.map { try applyChecked($0, signature: alone, nowMillis: nowMillis) }
@@ -93,7 +93,7 @@ extension ReplicaStore {
         let newOps = run[firstNew...]
         // The ops below the head may have revealed a fork (a second branch), which freezes the
         // author: then each new op takes the full path, reading the head afresh.
-        if firstNew > run.startIndex, try existingAuthorID(run.first!.author).map({ try self.head(pid: record.pid, aid: $0) })?.frozenAt != head.frozenAt {
+        if firstNew > run.startIndex, try log.existingAuthorID(run.first!.author).map({ try log.head(pid: record.pid, aid: $0) })?.frozenAt != head.frozenAt {
             return outcomes + (try newOps.map { try applyChecked($0, signature: alone, nowMillis: nowMillis) })
         }
         let chainValid: Bool
@@ -113,8 +113,8 @@ extension ReplicaStore {
             outcomes.append(outcome)
         }
         // Each applied op of the run had its signature checked, alone or as the chain's last.
-        if let lastApplied, let aid = try existingAuthorID(lastApplied.author) {
-            try writeHead(of: lastApplied, pid: record.pid, aid: aid, uncheckedFrom: nil)
+        if let lastApplied, let aid = try log.existingAuthorID(lastApplied.author) {
+            try log.writeHead(of: lastApplied, pid: record.pid, aid: aid, uncheckedFrom: nil)
         }
         return outcomes
     }
@@ -130,7 +130,7 @@ extension ReplicaStore {
         _ op: Operation, signature: SignatureEvidence, nowMillis: UInt64, linkAuthor: UserID? = nil, knownHead: ChainHead? = nil,
         writesHead: Bool = true
     ) throws -> ApplyOutcome {
-        guard let record = try partition(op.partition) else { return .rejected(.unknownPartition) }
+        guard let record = try log.partition(op.partition) else { return .rejected(.unknownPartition) }
         // The body hash comes before decoding the body: a changed body is reported as such.
         guard op.hasValidBodyHash else { return .rejected(.invalid(.bodyHashMismatch)) }
         let checked: CheckedBody
@@ -145,11 +145,11 @@ extension ReplicaStore {
             case .failure(let violation): return .rejected(.rule(violation))
             }
         }
-        let existingAID = try existingAuthorID(op.author)
-        let head = try knownHead ?? existingAID.map { try self.head(pid: record.pid, aid: $0) } ?? .none
+        let existingAID = try log.existingAuthorID(op.author)
+        let head = try knownHead ?? existingAID.map { try log.head(pid: record.pid, aid: $0) } ?? .none
         if let frozenAt = head.frozenAt, op.seq >= frozenAt { return .rejected(.authorForked(at: frozenAt)) }
         if op.seq <= head.maxSeq, let aid = existingAID {
-            guard let stored = try storedOp(pid: record.pid, aid: aid, seq: op.seq) else {
+            guard let stored = try log.storedOp(pid: record.pid, aid: aid, seq: op.seq) else {
                 throw StoreError.damaged("missing op \(op.seq) below head \(head.maxSeq)")
             }
             if stored.id == op.id { return .duplicate }
@@ -166,7 +166,7 @@ extension ReplicaStore {
         if op.seq > head.maxSeq + 1 { return .pending(missingFrom: head.maxSeq + 1) }
         guard op.prev == head.headID else { return .rejected(.invalid(.brokenChain)) }
         // A position whose op was refused for its signature takes no op on another's word again.
-        let refused = try existingAID.map { try isRefusedSignature(ChainPosition(pid: record.pid, aid: $0, seq: op.seq)) } ?? false
+        let refused = try existingAID.map { try log.isRefusedSignature(ChainPosition(pid: record.pid, aid: $0, seq: op.seq)) } ?? false
         let deferred = signature == .none && !refused && Self.mayDeferSignature(of: op, linkAuthor: linkAuthor, head: head)
         var signatureChecked = signature == .checked
         if !signatureChecked, !deferred, signature == .none || refused {
@@ -174,16 +174,16 @@ extension ReplicaStore {
             signatureChecked = true
         }
         if let violation = try crossAuthorViolation(op, checked: checked, record: record) { return .rejected(.rule(violation)) }
-        if try exceedsCarrierQuota(op, record: record) { return .rejected(.rule(.quotaExceeded)) }
+        if try carrier.exceedsCarrierQuota(op, record: record) { return .rejected(.rule(.quotaExceeded)) }
 
-        let aid = try existingAID ?? authorID(op.author)
-        let oid = try insert(op, pid: record.pid, aid: aid, signatureChecked: signatureChecked, nowMillis: nowMillis)
-        if refused { try forgetRefusedSignature(ChainPosition(pid: record.pid, aid: aid, seq: op.seq)) }
-        if writesHead { try writeHead(of: op, pid: record.pid, aid: aid, uncheckedFrom: Self.uncheckedFrom(after: op, deferred: deferred, head: head)) }
-        noteStored(op, pid: record.pid)
-        try applyViews(op, checked: checked, oid: oid, record: record, aid: aid, rebuilding: false)
+        let aid = try existingAID ?? log.authorID(op.author)
+        let oid = try log.insert(op, pid: record.pid, aid: aid, signatureChecked: signatureChecked, nowMillis: nowMillis)
+        if refused { try log.forgetRefusedSignature(ChainPosition(pid: record.pid, aid: aid, seq: op.seq)) }
+        if writesHead { try log.writeHead(of: op, pid: record.pid, aid: aid, uncheckedFrom: Self.uncheckedFrom(after: op, deferred: deferred, head: head)) }
+        carrier.noteStored(op, pid: record.pid)
+        try views.applyViews(op, checked: checked, oid: oid, record: record, aid: aid, rebuilding: false)
         if case .plain(.delete(let target, let targetSeq, let erasing)) = checked {
-            try erase(deletedBy: op, target: target, targetSeq: targetSeq, erasing: erasing, pid: record.pid, aid: aid, signatureChecked: signatureChecked)
+            try log.erase(deletedBy: op, target: target, targetSeq: targetSeq, erasing: erasing, pid: record.pid, aid: aid, signatureChecked: signatureChecked)
         }
         clock.observe(op.hlc, nowMillis: nowMillis)
         return .applied
@@ -196,7 +196,7 @@ extension ReplicaStore {
     private func crossAuthorViolation(_ op: Operation, checked: CheckedBody, record: PartitionRecord) throws -> RuleViolation? {
         if case .conversation(let creator, _) = record.descriptor {
             let isCreation = op.author == creator && op.seq == 1
-            if !isCreation, try !isEverMember(op.author, pid: record.pid) { return .notMember }
+            if !isCreation, try !keys.isEverMember(op.author, pid: record.pid) { return .notMember }
         }
         let body: OperationBody
         switch checked {
@@ -207,13 +207,13 @@ extension ReplicaStore {
             guard op.type == OperationType.edit.rawValue,
                 case .delete(let target, let targetSeq, _)? = try? OperationBody(type: erasure.proof.type, decoding: erasure.proof.body)
             else { return nil }
-            return try isOwnPost(target, seq: targetSeq, before: op.seq, author: op.author, pid: record.pid) ? nil : .notAuthorOfTarget
+            return try log.isOwnPost(target, seq: targetSeq, before: op.seq, author: op.author, pid: record.pid) ? nil : .notAuthorOfTarget
         default: return nil
         }
         switch body {
         case .edit(let target, let targetSeq, _), .delete(let target, let targetSeq, _):
-            guard try isOwnPost(target, seq: targetSeq, before: op.seq, author: op.author, pid: record.pid) else { return .notAuthorOfTarget }
-            if case .delete(_, _, let erasing) = body, try !namesOwnEdits(erasing, of: target, before: op.seq, author: op.author, pid: record.pid) {
+            guard try log.isOwnPost(target, seq: targetSeq, before: op.seq, author: op.author, pid: record.pid) else { return .notAuthorOfTarget }
+            if case .delete(_, _, let erasing) = body, try !log.namesOwnEdits(erasing, of: target, before: op.seq, author: op.author, pid: record.pid) {
                 return .notAuthorOfTarget
             }
         default:
@@ -222,106 +222,5 @@ extension ReplicaStore {
         return nil
     }
 
-    /// Whether the author's op `seq` in the partition, below `before`, is the post `target`.
-    func isOwnPost(_ target: OpID, seq: UInt64, before: UInt64, author: UserID, pid: Int64) throws -> Bool {
-        guard seq < before, let aid = try existingAuthorID(author), let found = try storedOp(pid: pid, aid: aid, seq: seq) else { return false }
-        return found.type == OperationType.post.rawValue && found.id == target
-    }
-
-    func isEverMember(_ user: UserID, pid: Int64) throws -> Bool {
-        let statement = try database.cachedStatement("SELECT 1 FROM members WHERE pid = ? AND user = ?")
-        return try statement.firstRow(.integer(pid), .blob(user.publicKey)) { _ in true } ?? false
-    }
-
-    private func insert(_ op: Operation, pid: Int64, aid: Int64, signatureChecked: Bool, nowMillis: UInt64) throws -> Int64 {
-        try database.cachedStatement(
-            """
-            INSERT INTO ops(pid, aid, seq, type, hlc, header, body, received_at, signature_checked, erasure) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """
-        ).run(
-            .integer(pid), .integer(aid), .integer(Int64(op.seq)),
-            .integer(Int64(op.type)), .integer(Int64(bitPattern: op.hlc.raw)), .blob(op.header), .blob(op.body),
-            .integer(Int64(nowMillis)), .integer(signatureChecked ? 1 : 0), op.erasure.map { .blob($0.proof.header + $0.proof.body) } ?? .null)
-        if signatureChecked { noteSignatureChecked(op) }
-        let oid = database.lastInsertRowID
-        if firstOpRowIDSinceMark == nil { firstOpRowIDSinceMark = oid }
-        if opsSinceMark != nil { try watch(op, oid: oid) }
-        return oid
-    }
-
-    /// Keeps `op`, just stored at row `oid`, for `takeOpsSinceMark()`, with the `data_version`
-    /// its transaction sees. A write whose transactions see different values had another
-    /// process commit between them, whose rows lie among the write's: the list then cannot
-    /// stand for every row up to its last.
-    private func watch(_ op: Operation, oid: Int64) throws {
-        let version = try dataVersion
-        if let first = dataVersionAtFirstOpSinceMark {
-            if version != first { opsSinceMarkAreExact = false }
-        } else {
-            dataVersionAtFirstOpSinceMark = version
-        }
-        opsSinceMark?.append(op)
-        lastOpRowIDSinceMark = oid
-    }
-
-    /// Makes `op` the author's head in the partition, with the start of its link-authenticated
-    /// tail (nil: none).
-    private func writeHead(of op: Operation, pid: Int64, aid: Int64, uncheckedFrom: UInt64?) throws {
-        try database.cachedStatement(
-            """
-            INSERT INTO heads(pid, aid, max_seq, head_id, unchecked_from) VALUES (?, ?, ?, ?, ?)
-            ON CONFLICT(pid, aid) DO UPDATE SET max_seq = excluded.max_seq, head_id = excluded.head_id, unchecked_from = excluded.unchecked_from
-            """
-        ).run(.integer(pid), .integer(aid), .integer(Int64(op.seq)), .blob(op.id.bytes), uncheckedFrom.map { .integer(Int64($0)) } ?? .null)
-    }
-
     // MARK: Looking up stored ops
-
-    struct StoredOp {
-        let oid: Int64
-        let header: [UInt8]
-        let body: [UInt8]
-        let author: UserID
-        let type: UInt8
-        /// Whether the op's own signature was verified (else it is held on another op's word).
-        let signatureChecked: Bool
-        /// The proof (`header ‖ body` of the author's delete) when the body was erased.
-        let erasure: [UInt8]?
-        var id: OpID { header.withUnsafeBytes { OpID(bytes: GenericHash.hash(UnsafeRawBufferPointer(rebasing: $0[0..<Operation.signedBytes])))! } }
-        func operation() throws -> Operation { try ReplicaStore.storedOperation(header: header, body: body, erasure: erasure) }
-    }
-
-    func storedOp(pid: Int64, aid: Int64, seq: UInt64) throws -> StoredOp? {
-        let statement = try database.cachedStatement(
-            "SELECT oid, header, body, type, signature_checked, erasure FROM ops WHERE pid = ? AND aid = ? AND seq = ?")
-        return try statement.firstRow(.integer(pid), .integer(aid), .integer(Int64(seq))) { row in
-            let header = row.blob(1)
-            return StoredOp(
-                oid: row.int64(0), header: header, body: row.blob(2), author: UserID(publicKey: header[40..<72])!, type: UInt8(row.int(3)),
-                signatureChecked: row.int(4) != 0, erasure: row.isNull(5) ? nil : row.blob(5))
-        }
-    }
-
-    /// Whether this exact op is stored (same position and id).
-    public func contains(_ op: Operation) throws -> Bool {
-        guard let record = try partition(op.partition), let aid = try existingAuthorID(op.author) else { return false }
-        return try storedOp(pid: record.pid, aid: aid, seq: op.seq)?.id == op.id
-    }
-
-    /// One author's ops in a partition from `fromSeq`, at most `limit` (sync, export).
-    public func ops(in partition: PartitionID, author: UserID, fromSeq: UInt64, limit: Int) throws -> [Operation] {
-        guard let record = try self.partition(partition), let aid = try existingAuthorID(author) else { return [] }
-        let statement = try database.cachedStatement("SELECT header, body, erasure FROM ops WHERE pid = ? AND aid = ? AND seq >= ? ORDER BY seq LIMIT ?")
-        return try statement.rows(.integer(record.pid), .integer(aid), .integer(Int64(fromSeq)), .integer(Int64(limit))) { row in
-            try Self.storedOperation(row, from: 0)
-        }
-    }
-
-    /// Every op of a partition in an order that respects each author's chain (export, rebuild).
-    public func allOps(in partition: PartitionID) throws -> [Operation] {
-        guard let record = try self.partition(partition) else { return [] }
-        return try database.prepare("SELECT header, body, erasure FROM ops WHERE pid = ? ORDER BY aid, seq").rows(.integer(record.pid)) { row in
-            try Self.storedOperation(row, from: 0)
-        }
-    }
 }

@@ -49,11 +49,11 @@ extension ReplicaStore {
     /// has a signature this store verified (`sendable`).
     @discardableResult
     public func export(_ partitions: [PartitionID]? = nil, to writer: OpArchive.Writer, nowMillis: UInt64) throws -> ExportSummary {
-        let records = try self.partitions().filter { partitions?.contains($0.id) ?? true }
+        let records = try log.partitions().filter { partitions?.contains($0.id) ?? true }
         var summary = ExportSummary()
         for record in records {
             try writer.write(.partition(record.descriptor))
-            let ops = try allOps(in: record.id)
+            let ops = try log.allOps(in: record.id)
             var start = 0
             while start < ops.count {
                 var end = start + 1
@@ -72,7 +72,7 @@ extension ReplicaStore {
                 summary.withheld += next - (start + sendable.count)
                 start = next
             }
-            for proof in try forkProofs(record.id) { try writer.write(.forkProof(proof)) }
+            for proof in try log.forkProofs(record.id) { try writer.write(.forkProof(proof)) }
         }
         try writer.finish()
         return summary
@@ -131,7 +131,7 @@ extension ReplicaStore {
                 case .ownData(let owner), .inbox(let owner): joined = owner == me
                 case .conversation: joined = false
                 }
-                try ensurePartition(descriptor, joined: joined)
+                try log.ensurePartition(descriptor, joined: joined)
                 summary.partitions += 1
             case .operation(let op):
                 batch.append(op)

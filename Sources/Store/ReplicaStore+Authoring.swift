@@ -4,7 +4,6 @@ import SQLite
 import Sodium
 import Wire
 
-import class Foundation.NSCondition
 import class Foundation.ProcessInfo
 import class Foundation.Thread
 
@@ -36,8 +35,8 @@ extension ReplicaStore {
         try useIdentity(identity)
         let body = try resolvingTargetSeq(body, in: partition, author: identity.id)
         return try database.transaction(.immediate, durable: true) {
-            guard let record = try self.partition(partition) else { throw StoreError.unknownPartition(partition) }
-            guard let local = localIdentity(identity.id) else { throw StoreError.damaged("identity not registered") }
+            guard let record = try log.partition(partition) else { throw StoreError.unknownPartition(partition) }
+            guard let local = keys.localIdentity(identity.id) else { throw StoreError.damaged("identity not registered") }
             let op: Operation
             switch (record.descriptor, body) {
             case (.conversation, _):
@@ -48,7 +47,7 @@ extension ReplicaStore {
             default:
                 op = try signAndApply(body.type, flags: [], body: body.encoded, record: record, by: identity, nowMillis: nowMillis)
             }
-            try flushPendingRebuilds()
+            try views.flushPendingRebuilds()
             return op
         }
     }
@@ -64,7 +63,7 @@ extension ReplicaStore {
     @discardableResult
     public func author(_ bodies: [OperationBody], in partition: PartitionID, by identity: Identity, nowMillis: UInt64) throws -> [Operation] {
         try database.transaction(.immediate, durable: true) {
-            guard bodies.count >= Self.pipelinedSigningMinimum, let record = try self.partition(partition),
+            guard bodies.count >= Self.pipelinedSigningMinimum, let record = try log.partition(partition),
                 let encoded = Self.signableAhead(bodies, in: record.descriptor)
             else {
                 return try bodies.map { try author($0, in: partition, by: identity, nowMillis: nowMillis) }
@@ -113,7 +112,7 @@ extension ReplicaStore {
         _ bodies: [(type: OperationType, body: [UInt8])], record: PartitionRecord, by identity: Identity, nowMillis: UInt64
     ) throws -> [Operation] {
         try useIdentity(identity)
-        let head = try self.head(pid: record.pid, aid: try authorID(identity.id))
+        let head = try log.head(pid: record.pid, aid: try log.authorID(identity.id))
         if let frozen = head.frozenAt { throw StoreError.rejected(.authorForked(at: frozen)) }
         var clock = self.clock
         var prev = head.headID
@@ -151,7 +150,7 @@ extension ReplicaStore {
             }
         }
         self.clock = clock
-        try flushPendingRebuilds()
+        try views.flushPendingRebuilds()
         return ops
     }
 
@@ -164,8 +163,8 @@ extension ReplicaStore {
         guard body.count <= Operation.maxBodyBytes else {
             throw StoreError.invalidInput("the change is \(body.count) bytes, over the limit of \(Operation.maxBodyBytes)")
         }
-        let aid = try authorID(identity.id)
-        let head = try self.head(pid: record.pid, aid: aid)
+        let aid = try log.authorID(identity.id)
+        let head = try log.head(pid: record.pid, aid: aid)
         if let frozen = head.frozenAt { throw StoreError.rejected(.authorForked(at: frozen)) }
         var clock = self.clock
         let hlc = clock.tick(nowMillis: nowMillis)
@@ -196,7 +195,7 @@ extension ReplicaStore {
         case .delete(let id, let seq, []): (target, givenSeq) = (id, seq)
         default: return body
         }
-        guard let record = try self.partition(partition), let aid = try existingAuthorID(author) else { return body }
+        guard let record = try log.partition(partition), let aid = try log.existingAuthorID(author) else { return body }
         // Through the author's own chain, newest first: an edit of a recent post reads a few rows,
         // where the room's messages (all authors') were read to the end, on the node's thread.
         let found =
@@ -214,7 +213,7 @@ extension ReplicaStore {
             if found?.deleted == true { throw StoreError.invalidInput("message \(target.text.prefix(12)) was deleted; a deleted message cannot be edited") }
             return .edit(target: target, targetSeq: seq, text: text)
         default:
-            let erasing = record.descriptor.kind == .room && seq > 0 ? try editsToErase(of: target, targetSeq: seq, pid: record.pid, aid: aid) : []
+            let erasing = record.descriptor.kind == .room && seq > 0 ? try log.editsToErase(of: target, targetSeq: seq, pid: record.pid, aid: aid) : []
             return .delete(target: target, targetSeq: seq, erasing: erasing)
         }
     }
@@ -227,81 +226,5 @@ extension ReplicaStore {
     /// Reads a setting.
     public func setting(_ key: String) throws -> SQLValue? {
         try database.prepare("SELECT value FROM settings WHERE key = ?").rows(.text(key)) { $0.value(0) }.first
-    }
-}
-
-/// The hand-over between the signer threads of `authorSigningAhead` and the thread that
-/// applies: ops in chain order. Signers finish ops out of order (each takes every n-th), so an
-/// op is handed over once every op before it is signed. The signers are the slower side, so the
-/// taker waits for a handful of ops at a time rather than waking for each (a wake-up costs about
-/// as much as storing an op).
-private final class ChainSigner: @unchecked Sendable {
-    // @unchecked: every field is guarded by `condition`.
-    private let condition = NSCondition()
-    /// Signed ops by chain index; nil until signed.
-    private var ops: [Operation?]
-    /// Ops signed from index 0 on without a gap.
-    private var ready = 0
-    private var cancelled = false
-    private var runningSigners: Int
-    /// How many ops the taker waits for (0: it is not waiting).
-    private var awaited = 0
-
-    /// Ops the taker waits for at once, at most.
-    static let handOff = 16
-
-    init(count: Int, signers: Int) {
-        ops = Array(repeating: nil, count: count)
-        runningSigners = signers
-    }
-
-    /// Checked by the signers before each op.
-    var isCancelled: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return cancelled
-    }
-
-    /// A signer's op at chain index `index`.
-    func deliver(_ op: Operation, at index: Int) {
-        condition.lock()
-        ops[index] = op
-        while ready < ops.count, ops[ready] != nil { ready += 1 }
-        if awaited > 0, ready >= awaited { condition.signal() }
-        condition.unlock()
-    }
-
-    /// A signer stopped (its share signed, or cancelled).
-    func finish() {
-        condition.lock()
-        runningSigners -= 1
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    /// The ops from `index` on that are signed, at least one: waits for up to `handOff` of them
-    /// when none is. Called only for indices the signers will deliver (they stop early only
-    /// after `cancel`, which the taker calls last).
-    func take(from index: Int) -> [Operation] {
-        condition.lock()
-        defer { condition.unlock() }
-        if ready <= index {
-            awaited = min(index + Self.handOff, ops.count)
-            while ready < awaited, runningSigners > 0 { condition.wait() }
-            awaited = 0
-        }
-        return ops[index..<ready].map { $0! }
-    }
-
-    func cancel() {
-        condition.lock()
-        cancelled = true
-        condition.unlock()
-    }
-
-    func waitUntilFinished() {
-        condition.lock()
-        defer { condition.unlock() }
-        while runningSigners > 0 { condition.wait() }
     }
 }

@@ -4,22 +4,8 @@ import SQLite
 import Sodium
 import Wire
 
-/// A conversation as listed for one reader.
-public struct ConversationSummary: Hashable, Sendable {
-    public var id: PartitionID
-    public var creator: UserID
-    /// Empty until the reader can open the (encrypted) name, or when it was never set.
-    public var name: String
-    /// Current members, by id.
-    public var members: [UserID]
-    /// Whether the reader is a current member.
-    public var isMember: Bool
-    public var joined: Bool
-    public var unread: Int
-}
-
 /// Private conversations (docs/DESIGN.md §3.5): creating them, writing membership changes with their
-/// keys and invites, learning about them from the inbox, and listing them.
+/// keys and invites, and learning about them from the inbox (`Views.conversations` lists them).
 extension ReplicaStore {
     /// Creates a conversation named `name` with `members` (the creator is always one) and joins
     /// it; returns its descriptor. Its id is self-certifying: BLAKE2b over the creator's key and
@@ -28,7 +14,7 @@ extension ReplicaStore {
         let descriptor = PartitionDescriptor.conversation(creator: identity.id, nonce: Bytes32(Sodium.randomBytes(32))!)
         let others = Array(Set(members).subtracting([identity.id])).sorted()
         try database.transaction(.immediate, durable: true) {
-            try ensurePartition(descriptor, joined: true)
+            try log.ensurePartition(descriptor, joined: true)
             try author(.conversationCreate(name: name, members: others), in: descriptor.id, by: identity, nowMillis: nowMillis)
         }
         return descriptor
@@ -75,7 +61,7 @@ extension ReplicaStore {
     }
 
     private func requireCurrentMember(_ user: UserID, _ record: PartitionRecord) throws {
-        guard try membershipState(pid: record.pid).current.contains(user) else { throw StoreError.notMember(record.id) }
+        guard try keys.membershipState(pid: record.pid).current.contains(user) else { throw StoreError.notMember(record.id) }
     }
 
     private func requireSealable(_ users: [UserID]) throws {
@@ -87,7 +73,7 @@ extension ReplicaStore {
     /// Writes an invite to `conversation` into each user's inbox (carried for them from now on).
     private func sendInvites(to users: [UserID], conversation: PartitionDescriptor, by identity: Identity, nowMillis: UInt64) throws {
         for user in Set(users).subtracting([identity.id]).sorted() {
-            let inbox = try ensurePartition(.inbox(owner: user), joined: false)
+            let inbox = try log.ensurePartition(.inbox(owner: user), joined: false)
             try signAndApply(
                 .invite, flags: .bodyEncrypted, body: try Invite.seal(conversation, to: user), record: inbox, by: identity, nowMillis: nowMillis)
         }
@@ -102,26 +88,26 @@ extension ReplicaStore {
     @discardableResult
     public func processInbox(me identity: Identity) throws -> [PartitionDescriptor] {
         try useIdentity(identity)
-        guard let local = localIdentity(identity.id) else { return [] }
+        guard let local = keys.localIdentity(identity.id) else { return [] }
         let inboxID = PartitionDescriptor.inbox(owner: identity.id).id
         // Read first: most calls find nothing new and need no write transaction.
         let processed = Set(try database.prepare("SELECT op_id FROM processed_invites").rows { OpID(bytes: $0.blob(0)) }.compactMap { $0 })
-        let fresh = try allOps(in: inboxID).filter { !processed.contains($0.id) }
-        let inboxKnown = try partition(inboxID)?.joined == true
+        let fresh = try log.allOps(in: inboxID).filter { !processed.contains($0.id) }
+        let inboxKnown = try log.partition(inboxID)?.joined == true
         guard !fresh.isEmpty || !inboxKnown, !isReadOnly else { return [] }
         return try database.transaction(.immediate) {
-            try ensurePartition(.inbox(owner: identity.id), joined: true)
+            try log.ensurePartition(.inbox(owner: identity.id), joined: true)
             var joined: [PartitionDescriptor] = []
             for op in fresh {
                 try database.cachedStatement("INSERT OR IGNORE INTO processed_invites(op_id) VALUES (?)").run(.blob(op.id.bytes))
                 guard let descriptor = Invite.open(op.body, with: local.boxKeyPair), descriptor.kind == .conversation else { continue }
-                if let record = try partition(descriptor.id) {
+                if let record = try log.partition(descriptor.id) {
                     guard !record.joined else { continue }
-                    let membership = try membershipState(pid: record.pid)
+                    let membership = try keys.membershipState(pid: record.pid)
                     guard membership.everMember.isEmpty || membership.current.contains(identity.id) else { continue }
-                    try setJoined(descriptor.id, true)
+                    try log.setJoined(descriptor.id, true)
                 } else {
-                    try ensurePartition(descriptor, joined: true)
+                    try log.ensurePartition(descriptor, joined: true)
                 }
                 joined.append(descriptor)
             }
@@ -130,31 +116,4 @@ extension ReplicaStore {
     }
 
     // MARK: Listing
-
-    /// The conversations `reader` takes part in — joined ones, and any it is a current member of
-    /// (ops can arrive before the invite does); every known one with `includeCarried` — the
-    /// most recently learned first.
-    public func conversations(reader: UserID, includeCarried: Bool = false) throws -> [ConversationSummary] {
-        var summaries: [ConversationSummary] = []
-        for record in try partitions().reversed() {
-            guard case .conversation(let creator, _) = record.descriptor else { continue }
-            let membership = try membershipState(pid: record.pid)
-            guard includeCarried || record.joined || membership.current.contains(reader) else { continue }
-            let name = try database.scalar("SELECT name FROM conversations WHERE pid = ?", .integer(record.pid), as: String.self) ?? ""
-            summaries.append(
-                ConversationSummary(
-                    id: record.id, creator: creator, name: name, members: membership.current.sorted(),
-                    isMember: membership.current.contains(reader), joined: record.joined, unread: try unreadCount(record.id, reader: reader)))
-        }
-        return summaries
-    }
-
-    /// Partitions to export with a conversation: itself, the directory (names travel with
-    /// messages) and the inboxes of its ever-members held here (invites travel too).
-    public func exportSet(forConversation partition: PartitionID) throws -> [PartitionID] {
-        guard let record = try self.partition(partition), record.descriptor.kind == .conversation else { return [] }
-        let members = try membershipState(pid: record.pid).everMember
-        let inboxes = try partitions().filter { if case .inbox(let owner) = $0.descriptor { members.contains(owner) } else { false } }
-        return [partition, PartitionDescriptor.directory.id] + inboxes.map(\.id)
-    }
 }

@@ -10,11 +10,11 @@ extension ReplicaStore {
     /// so every replica ends with the same set whatever it had received.
     func recordFork(_ proof: ForkProof, record: PartitionRecord, aid: Int64) throws {
         let pid = record.pid
-        let current = try head(pid: pid, aid: aid)
+        let current = try log.head(pid: pid, aid: aid)
         if let frozen = current.frozenAt, frozen <= proof.seq { return }
         try database.cachedStatement("INSERT OR REPLACE INTO fork_proofs(pid, aid, seq, proof) VALUES (?, ?, ?, ?)")
             .run(.integer(pid), .integer(aid), .integer(Int64(proof.seq)), .blob(proof.encoded))
-        try truncate(pid: pid, aid: aid, from: proof.seq, frozen: true)
+        try log.truncate(pid: pid, aid: aid, from: proof.seq, frozen: true)
         try settleAfterTruncation(record)
     }
 
@@ -22,7 +22,7 @@ extension ReplicaStore {
     /// places again): an op held on another op's word whose signature turned out bad, and what
     /// follows it.
     func discardChain(record: PartitionRecord, aid: Int64, from seq: UInt64) throws {
-        try truncate(pid: record.pid, aid: aid, from: seq, frozen: false)
+        try log.truncate(pid: record.pid, aid: aid, from: seq, frozen: false)
         try settleAfterTruncation(record)
     }
 
@@ -34,7 +34,7 @@ extension ReplicaStore {
             try database.execute(
                 "DELETE FROM membership_events WHERE pid = ? AND oid NOT IN (SELECT oid FROM ops WHERE pid = ?)", .integer(pid), .integer(pid))
             while true {
-                try resolveMembership(record, rebuilding: true)
+                try views.resolveMembership(record, rebuilding: true)
                 let outsiders = try database.prepare(
                     """
                     SELECT DISTINCT h.aid FROM heads h JOIN authors a ON a.aid = h.aid
@@ -42,48 +42,25 @@ extension ReplicaStore {
                     """
                 ).rows(.integer(pid), .integer(pid)) { $0.int64(0) }
                 if outsiders.isEmpty { break }
-                for outsider in outsiders { try truncate(pid: pid, aid: outsider, from: 1, frozen: false) }
+                for outsider in outsiders { try log.truncate(pid: pid, aid: outsider, from: 1, frozen: false) }
                 try database.execute(
                     "DELETE FROM membership_events WHERE pid = ? AND oid NOT IN (SELECT oid FROM ops WHERE pid = ?)", .integer(pid), .integer(pid))
             }
         }
-        carriedBytes[pid] = nil
-        try rebuildViews(record)
+        carrier.forgetStoredBytes(pid: pid)
+        try views.rebuildViews(record)
     }
 
     /// Applies a fork proof received from a peer. Returns false if it changed nothing.
     @discardableResult
     public func apply(_ proof: ForkProof) throws -> Bool {
         try database.transaction(.immediate) {
-            guard let record = try partition(proof.partition) else { return false }
-            let aid = try authorID(proof.author)
-            if let frozen = try head(pid: record.pid, aid: aid).frozenAt, frozen <= proof.seq { return false }
+            guard let record = try log.partition(proof.partition) else { return false }
+            let aid = try log.authorID(proof.author)
+            if let frozen = try log.head(pid: record.pid, aid: aid).frozenAt, frozen <= proof.seq { return false }
             try recordFork(proof, record: record, aid: aid)
-            try flushPendingRebuilds()
+            try views.flushPendingRebuilds()
             return true
         }
-    }
-
-    /// Fork proofs held for a partition.
-    public func forkProofs(_ partition: PartitionID) throws -> [ForkProof] {
-        guard let record = try self.partition(partition) else { return [] }
-        return try database.prepare("SELECT proof FROM fork_proofs WHERE pid = ? ORDER BY seq").rows(.integer(record.pid)) {
-            try ForkProof(encoded: $0.blob(0))
-        }
-    }
-
-    private func truncate(pid: Int64, aid: Int64, from seq: UInt64, frozen: Bool) throws {
-        try database.execute("DELETE FROM ops WHERE pid = ? AND aid = ? AND seq >= ?", .integer(pid), .integer(aid), .integer(Int64(seq)))
-        let below = seq > 1 ? try storedOp(pid: pid, aid: aid, seq: seq - 1) : nil
-        if below == nil && !frozen {
-            try database.execute("DELETE FROM heads WHERE pid = ? AND aid = ?", .integer(pid), .integer(aid))
-            return
-        }
-        try database.execute(
-            """
-            INSERT INTO heads(pid, aid, max_seq, head_id, frozen_at) VALUES (?, ?, ?, ?, ?)
-            ON CONFLICT(pid, aid) DO UPDATE SET max_seq = excluded.max_seq, head_id = excluded.head_id, frozen_at = excluded.frozen_at
-            """, .integer(pid), .integer(aid), .integer(Int64(below == nil ? 0 : seq - 1)), .blob((below?.id ?? .zero).bytes),
-            frozen ? .integer(Int64(seq)) : .null)
     }
 }

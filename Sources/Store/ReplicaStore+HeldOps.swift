@@ -12,7 +12,7 @@ extension ReplicaStore {
         if database.isInTransaction { return try apply(ops, nowMillis: nowMillis, linkAuthor: linkAuthor) }
         // The body hash first, as `apply` checks it before looking for the op: a held header with
         // another body is refused there, not a duplicate.
-        if try ops.allSatisfy({ try $0.hasValidBodyHash && contains($0) }) { return ops.map { _ in .duplicate } }
+        if try ops.allSatisfy({ try $0.hasValidBodyHash && log.contains($0) }) { return ops.map { _ in .duplicate } }
         return try apply(ops, nowMillis: nowMillis, linkAuthor: linkAuthor)
     }
 }

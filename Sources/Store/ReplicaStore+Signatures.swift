@@ -46,15 +46,14 @@ struct SignedOpKey: Hashable {
 
     /// A stored header (`ops.header`, whose layout `Operation` checked before it was stored).
     init(storedHeader header: [UInt8]) {
-        let id = header.withUnsafeBytes { OpID(bytes: GenericHash.hash(UnsafeRawBufferPointer(rebasing: $0[0..<Operation.signedBytes])))! }
-        self.init(id: id, header: header)
+        self.init(id: Operation.id(ofHeader: header), header: header)
     }
 
     private init(id: OpID, header: [UInt8]) {
         self.id = id
-        signature = header.withUnsafeBytes { header in
+        signature = Operation.withSignature(ofHeader: header) { signature in
             var words = SIMD8<UInt64>()
-            withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: header[Operation.signedBytes..<Operation.headerBytes])) }
+            withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: signature) }
             return words
         }
     }
@@ -80,16 +79,6 @@ extension ReplicaStore {
     /// every node one verification per op its peers write.
     public static let maxLinkAuthenticatedTail: UInt64 = 7
 
-    /// Positions refused for a bad signature that are remembered (the oldest are forgotten
-    /// beyond it): each holds one row and one set entry, and only an op whose chain was proven
-    /// by a later signature and whose own signature failed adds one.
-    static let maxRefusedSignatures = 4_096
-
-    /// Op ids whose signatures this process verified, kept up to this many (then started
-    /// afresh): an op pushed to several peers right after it was stored is not read back for
-    /// each of them.
-    static let maxRememberedSignatures = 16_384
-
     /// Whether `op`, pushed over `linkAuthor`'s link and extending `head`, may be stored before
     /// its signature is checked.
     static func mayDeferSignature(of op: Operation, linkAuthor: UserID?, head: ChainHead) -> Bool {
@@ -101,11 +90,6 @@ extension ReplicaStore {
     /// authenticates everything below it, so there is no tail.
     static func uncheckedFrom(after op: Operation, deferred: Bool, head: ChainHead) -> UInt64? {
         deferred ? head.tail?.lowerBound ?? op.seq : nil
-    }
-
-    func noteSignatureChecked(_ op: Operation) {
-        if checkedSignatures.count >= Self.maxRememberedSignatures { checkedSignatures.removeAll(keepingCapacity: true) }
-        checkedSignatures.insert(SignedOpKey(op))
     }
 
     // MARK: Before an op leaves
@@ -129,7 +113,7 @@ extension ReplicaStore {
     /// An op whose body this store erased since it was read leaves in its erased form, with
     /// its proof (`erasedForms`).
     public func sendable(_ ops: [Operation], nowMillis: UInt64) throws -> (ops: [Operation], discarded: Operation?) {
-        let ops = try erasedForms(of: ops)
+        let ops = try log.erasedForms(of: ops)
         var start = 0
         while start < ops.count {
             var end = start + 1
@@ -149,66 +133,34 @@ extension ReplicaStore {
     /// whether this call removed it from the store with the chain after it (it may be gone
     /// already, or the store read-only); nil when all are good.
     private func checkSignatures(_ run: ArraySlice<Operation>, nowMillis: UInt64) throws -> (index: Int, removed: Bool)? {
-        guard let first = run.first, let last = run.last, run.contains(where: { !checkedSignatures.contains(SignedOpKey($0)) }) else { return nil }
-        let stored = try storedChecks(of: first, through: last.seq)
+        guard let first = run.first, let last = run.last, run.contains(where: { !log.hasCheckedSignature($0) }) else { return nil }
+        let stored = try log.storedChecks(of: first, through: last.seq)
         let unchecked = run.indices.filter { index in
-            !checkedSignatures.contains(SignedOpKey(run[index]))
+            !log.hasCheckedSignature(run[index])
                 && stored.checks[run[index].seq].map { $0.key != SignedOpKey(run[index]) || !$0.checked } ?? true
         }
         let valid = Operation.signaturesAreValid(unchecked.map { run[$0] })
         let firstBad = zip(unchecked, valid).first { !$0.1 }?.0
         let good = run[run.startIndex..<(firstBad ?? run.endIndex)]
-        for op in good { noteSignatureChecked(op) }
+        for op in good { log.noteSignatureChecked(op) }
         // A read-only store (a web page's export) withholds a bad op without repairing.
         guard let record = stored.record, let aid = stored.aid, !isReadOnly else { return firstBad.map { ($0, false) } }
         var removed = false
         try database.transaction(.immediate) {
-            if let lastGood = good.last {
-                // Only a stored copy that is the op verified here (signature bytes and all) is marked.
-                let matching = good.filter { stored.checks[$0.seq]?.key == SignedOpKey($0) }
-                if matching.count == good.count {
-                    try database.cachedStatement(
-                        "UPDATE ops SET signature_checked = 1 WHERE pid = ? AND aid = ? AND seq BETWEEN ? AND ? AND signature_checked = 0"
-                    ).run(.integer(record.pid), .integer(aid), .integer(Int64(first.seq)), .integer(Int64(lastGood.seq)))
-                } else {
-                    for op in matching {
-                        try database.cachedStatement("UPDATE ops SET signature_checked = 1 WHERE pid = ? AND aid = ? AND seq = ?")
-                            .run(.integer(record.pid), .integer(aid), .integer(Int64(op.seq)))
-                    }
-                }
-                // A good signature in the link-authenticated tail authenticates the tail below it.
-                let head = try head(pid: record.pid, aid: aid)
-                if let tail = head.tail, tail.contains(lastGood.seq) {
-                    try setUncheckedFrom(lastGood.seq < head.maxSeq ? lastGood.seq + 1 : nil, pid: record.pid, aid: aid)
-                }
-            }
+            try log.markSignaturesChecked(good, from: first.seq, stored: stored.checks, pid: record.pid, aid: aid)
             if let firstBad, stored.checks[run[firstBad].seq]?.key == SignedOpKey(run[firstBad]) {
                 try discardUnverifiable(record: record, aid: aid, from: run[firstBad].seq, nowMillis: nowMillis)
-                try flushPendingRebuilds()
+                try views.flushPendingRebuilds()
                 removed = true
             }
         }
         return firstBad.map { ($0, removed) }
     }
 
-    /// The stored ops (as far as their signatures go) and whether their signatures were checked, from `first` through
-    /// `lastSeq` of its chain, with the chain's row ids (nil when the store does not hold it).
-    private func storedChecks(
-        of first: Operation, through lastSeq: UInt64
-    ) throws -> (record: PartitionRecord?, aid: Int64?, checks: [UInt64: (key: SignedOpKey, checked: Bool)]) {
-        guard let record = try partition(first.partition), let aid = try existingAuthorID(first.author) else { return (nil, nil, [:]) }
-        var checks: [UInt64: (key: SignedOpKey, checked: Bool)] = [:]
-        try database.cachedStatement("SELECT seq, header, signature_checked FROM ops WHERE pid = ? AND aid = ? AND seq BETWEEN ? AND ?")
-            .forEachRow([.integer(record.pid), .integer(aid), .integer(Int64(first.seq)), .integer(Int64(lastSeq))]) { row in
-                checks[UInt64(row.int64(0))] = (SignedOpKey(storedHeader: row.blob(1)), row.int(2) != 0)
-            }
-        return (record, aid, checks)
-    }
-
     /// Whether the stored op at `seq` is held on another op's word and its own signature is
     /// bad: then it is removed with the chain after it, and the caller may treat the position
     /// as free (a conflicting op with a good signature is then no fork).
-    func discardIfUnverifiable(_ stored: StoredOp, seq: UInt64, record: PartitionRecord, aid: Int64, nowMillis: UInt64) throws -> Bool {
+    func discardIfUnverifiable(_ stored: OpLog.StoredOp, seq: UInt64, record: PartitionRecord, aid: Int64, nowMillis: UInt64) throws -> Bool {
         guard !stored.signatureChecked, try !stored.operation().hasValidSignature else { return false }
         try discardUnverifiable(record: record, aid: aid, from: seq, nowMillis: nowMillis)
         return true
@@ -218,44 +170,6 @@ extension ReplicaStore {
     /// the position.
     private func discardUnverifiable(record: PartitionRecord, aid: Int64, from seq: UInt64, nowMillis: UInt64) throws {
         try discardChain(record: record, aid: aid, from: seq)
-        let position = ChainPosition(pid: record.pid, aid: aid, seq: seq)
-        try database.cachedStatement("INSERT OR REPLACE INTO refused_signatures(pid, aid, seq, refused_at) VALUES (?, ?, ?, ?)")
-            .run(.integer(position.pid), .integer(position.aid), .integer(Int64(position.seq)), .integer(Int64(nowMillis)))
-        try database.execute(
-            """
-            DELETE FROM refused_signatures WHERE (pid, aid, seq) IN
-                (SELECT pid, aid, seq FROM refused_signatures ORDER BY refused_at DESC LIMIT -1 OFFSET ?)
-            """, .integer(Int64(Self.maxRefusedSignatures)))
-        refusedSignaturesCache = nil
-    }
-
-    // MARK: Refused positions
-
-    /// Whether an op at `position` was removed for a bad signature and no good one took its place.
-    func isRefusedSignature(_ position: ChainPosition) throws -> Bool {
-        if let refused = refusedSignaturesCache { return refused.contains(position) }
-        let refused = Set(
-            try database.cachedStatement("SELECT pid, aid, seq FROM refused_signatures").rows { row in
-                ChainPosition(pid: row.int64(0), aid: row.int64(1), seq: UInt64(row.int64(2)))
-            })
-        refusedSignaturesCache = refused
-        return refused.contains(position)
-    }
-
-    func forgetRefusedSignature(_ position: ChainPosition) throws {
-        try database.cachedStatement("DELETE FROM refused_signatures WHERE pid = ? AND aid = ? AND seq = ?")
-            .run(.integer(position.pid), .integer(position.aid), .integer(Int64(position.seq)))
-        refusedSignaturesCache?.remove(position)
-    }
-
-    /// How many ops this store removed for signatures that do not verify, whose places no good
-    /// op has taken yet (`parley doctor`).
-    public func refusedSignatureCount() throws -> Int {
-        try database.scalar("SELECT count(*) FROM refused_signatures") ?? 0
-    }
-
-    private func setUncheckedFrom(_ seq: UInt64?, pid: Int64, aid: Int64) throws {
-        try database.cachedStatement("UPDATE heads SET unchecked_from = ? WHERE pid = ? AND aid = ?")
-            .run(seq.map { .integer(Int64($0)) } ?? .null, .integer(pid), .integer(aid))
+        try log.refuseSignature(at: ChainPosition(pid: record.pid, aid: aid, seq: seq), nowMillis: nowMillis)
     }
 }

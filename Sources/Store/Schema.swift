@@ -233,14 +233,32 @@ enum Schema {
         // delete erases the words*): the body of a room's deleted post, and of the author's
         // edits of it, is emptied, and `erasure` holds the author's delete that erased it
         // (`header ‖ body`, the proof a peer or an import checks before it takes the op erased).
-        // NULL: the body is held. Ops deleted before this migration are erased once at open
-        // (`eraseDeletedBodiesIfNeeded`).
+        // NULL: the body is held. Ops deleted before this migration are erased by 009.
         Migration(
             "008-erased-bodies",
             """
             ALTER TABLE ops ADD COLUMN erasure BLOB;
             """),
+        // The backfills of 005 and 008, which earlier versions ran at open until a setting
+        // recorded each done: a store where a setting is missing has not had that one yet
+        // (`finishBackfills`), and the settings go.
+        Migration("009-backfills", "", code: { try Schema.finishBackfills($0) }),
     ]
+
+    /// Runs, once, each backfill a store has not had yet: the attachments' hashes of the
+    /// messages stored before 005 (`Views.fillAttachmentHashes`), then the bodies of the room
+    /// posts deleted before 008 (`OpLog.eraseDeletedBodies`), each unless its setting says it
+    /// was done; then drops the settings. Inside 009's transaction, over parts of its own: the
+    /// store's are made after the migrations.
+    static func finishBackfills(_ database: Database) throws {
+        let log = OpLog(database: database, isReadOnly: false)
+        let views = Views(database: database, log: log, keys: KeyRing(database: database, log: log), isReadOnly: false)
+        let filled: Int64? = try database.scalar("SELECT value FROM settings WHERE key = 'attachment_hashes_filled'")
+        if filled == nil { try views.fillAttachmentHashes() }
+        let erased: Int64? = try database.scalar("SELECT value FROM settings WHERE key = 'deleted_bodies_erased'")
+        if erased == nil { try log.eraseDeletedBodies() }
+        try database.execute("DELETE FROM settings WHERE key IN ('attachment_hashes_filled', 'deleted_bodies_erased')")
+    }
 
     /// View tables, emptied before a rebuild from the log.
     static let viewTables = [

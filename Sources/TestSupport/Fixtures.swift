@@ -17,7 +17,7 @@ public enum Fixtures {
     /// An in-memory store holding the given partitions.
     public static func store(partitions: [PartitionDescriptor] = []) throws -> ReplicaStore {
         let store = try ReplicaStore(path: ":memory:")
-        for descriptor in partitions { try store.ensurePartition(descriptor, joined: true) }
+        for descriptor in partitions { try store.log.ensurePartition(descriptor, joined: true) }
         return store
     }
 }

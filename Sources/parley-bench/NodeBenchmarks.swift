@@ -21,7 +21,7 @@ func nowMillis() -> UInt64 { UInt64(Date().timeIntervalSince1970 * 1000) }
 func fillStore(path: String, count: Int, label: String, verified: Bool = true) throws {
     let store = try ReplicaStore(path: path)
     defer { store.database.close() }
-    _ = try store.ensurePartition(.room(RoomName("lobby")!), joined: true)
+    _ = try store.log.ensurePartition(.room(RoomName("lobby")!), joined: true)
     var factory = OpFactory(startMillis: nowMillis() - UInt64(count) - 120_000)
     let writers = (0..<10).map { Fixtures.identity(UInt8(100 + $0)) }
     let start = DispatchTime.now().uptimeNanoseconds

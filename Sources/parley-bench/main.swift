@@ -76,7 +76,7 @@ let lobby = PartitionDescriptor.room(RoomName("lobby")!)
 results.append(
     try measure("post_single_txn_per_s", unit: "posts/s", count: options.posts, reference: "sqlite_single_row_txn_per_s") { () -> ReplicaStore in
         let store = try ReplicaStore(path: scratch + "/posts.db")
-        try store.ensurePartition(lobby, joined: true)
+        try store.log.ensurePartition(lobby, joined: true)
         return store
     } _: { store in
         let start = Fixtures.now()
@@ -93,7 +93,7 @@ results.append(
     try measure("post_ops_per_s", unit: "posts/s", count: options.posts, reference: "sqlite_insert_rows_per_s", target: .atLeast(20_000)) {
         () -> ReplicaStore in
         let store = try ReplicaStore(path: scratch + "/posts-grouped.db")
-        try store.ensurePartition(lobby, joined: true)
+        try store.log.ensurePartition(lobby, joined: true)
         return store
     } _: { store in
         let start = Fixtures.now()
@@ -125,7 +125,7 @@ results.append(
     try measure("apply_ops_per_s", unit: "ops/s", count: options.applyOps, reference: "sqlite_insert_rows_per_s", target: .atLeast(50_000)) {
         () -> ReplicaStore in
         let store = try ReplicaStore(path: scratch + "/apply.db")
-        try store.ensurePartition(lobby, joined: true)
+        try store.log.ensurePartition(lobby, joined: true)
         return store
     } _: { store in
         var index = 0

@@ -26,7 +26,7 @@ import Testing
             var factory = OpFactory(startMillis: Fixtures.now())
             do {
                 let store = try ReplicaStore(path: database)
-                for room in Self.rooms { try store.ensurePartition(.room(room), joined: true) }
+                for room in Self.rooms { try store.log.ensurePartition(.room(room), joined: true) }
                 for index in 0..<60 {
                     for room in Self.rooms {
                         let id = PartitionDescriptor.room(room).id

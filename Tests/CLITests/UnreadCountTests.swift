@@ -16,19 +16,19 @@ import Testing
         }
         try post("hi", by: alice, at: 1)
         try post("anyone?", by: alice, at: 2)
-        #expect(try store.unreadCount(lobby.id, reader: alice.id) == 0)
-        #expect(try store.unreadCount(lobby.id, reader: bob.id) == 2)
+        #expect(try store.views.unreadCount(lobby.id, reader: alice.id) == 0)
+        #expect(try store.views.unreadCount(lobby.id, reader: bob.id) == 2)
 
-        let newest = try #require(try store.newestMessageHLC(lobby.id))
+        let newest = try #require(try store.views.newestMessageHLC(lobby.id))
         try store.author(
             .readMarker(partition: lobby.id, position: newest), in: PartitionDescriptor.ownData(owner: bob.id).id, by: bob,
             nowMillis: Fixtures.now(3))
-        #expect(try store.unreadCount(lobby.id, reader: bob.id) == 0)
+        #expect(try store.views.unreadCount(lobby.id, reader: bob.id) == 0)
 
         try post("hello bob", by: alice, at: 4)
         try post("me too", by: bob, at: 5)
-        #expect(try store.unreadCount(lobby.id, reader: bob.id) == 1)
-        #expect(try store.unreadCount(lobby.id, reader: alice.id) == 1)
+        #expect(try store.views.unreadCount(lobby.id, reader: bob.id) == 1)
+        #expect(try store.views.unreadCount(lobby.id, reader: alice.id) == 1)
     }
 
     @Test func idListings_coverMessagesAndLiveTasks() throws {
@@ -39,7 +39,7 @@ import Testing
         let kept = try store.author(.taskCreate(title: "keep", owner: nil), in: lobby.id, by: alice, nowMillis: Fixtures.now(2))
         let gone = try store.author(.taskCreate(title: "drop", owner: nil), in: lobby.id, by: alice, nowMillis: Fixtures.now(3))
         try store.author(.taskDelete(target: gone.id), in: lobby.id, by: alice, nowMillis: Fixtures.now(4))
-        #expect(try store.messageIDs() == [post.id])
-        #expect(try store.taskIDs() == [kept.id])
+        #expect(try store.views.messageIDs() == [post.id])
+        #expect(try store.views.taskIDs() == [kept.id])
     }
 }

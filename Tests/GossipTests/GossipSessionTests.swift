@@ -86,7 +86,7 @@ import Wire
         let node = TestNode("B", identity: me, store: try Fixtures.store(partitions: [lobby]), peer: Fixtures.identity(11).id)
         try node.start()
         try node.receive(
-            SyncMessage.summary(more: false, entries: [SummaryEntry(lobby, digest: try node.store.digest(lobby.id), revealDescriptor: false)]).encode())
+            SyncMessage.summary(more: false, entries: [SummaryEntry(lobby, digest: try node.store.log.digest(lobby.id), revealDescriptor: false)]).encode())
         var factory = OpFactory()
         let ops = (0..<101).map { factory.make(post("\($0)"), in: lobby.id, by: mallory) }
         // The first push was lost: 2...101 arrive.
@@ -96,10 +96,10 @@ import Wire
         #expect(node.sent.filter { $0.type == .want } == [.want(partition: lobby.id, author: mallory.id, fromSeq: 1, maxCount: 1)])
 
         try node.receive(SyncMessage.ops(OpBatch(partition: lobby.id, author: mallory.id, ops: [ops[0]], isLast: true)).encode())
-        #expect(try node.store.opCount(lobby.id) == 65)
+        #expect(try node.store.log.opCount(lobby.id) == 65)
         #expect(node.sent.last == .want(partition: lobby.id, author: mallory.id, fromSeq: 66, maxCount: 36))
         try node.receive(SyncMessage.ops(OpBatch(partition: lobby.id, author: mallory.id, ops: Array(ops[65...]), isLast: true)).encode())
-        #expect(try node.store.opCount(lobby.id) == 101)
+        #expect(try node.store.log.opCount(lobby.id) == 101)
         #expect(node.session.chain(key)?.pending.isEmpty == true)
         #expect(node.closedWith == nil)
         #expect(node.sentCount(.newOp) == 0)

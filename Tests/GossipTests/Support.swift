@@ -71,7 +71,7 @@ final class TestNode {
 
     /// This node's partitions as offered to the peer.
     func summaries() throws -> [PartitionSummary] {
-        try policy.summaries(of: store.partitions().map { ($0.descriptor, try store.digest($0.id)) }, for: peer)
+        try policy.summaries(of: store.log.partitions().map { ($0.descriptor, try store.log.digest($0.id)) }, for: peer)
     }
 
     func start() throws { try run(session.start(local: summaries(), peer: peerHello, now: now)) }
@@ -117,11 +117,11 @@ final class TestNode {
             bytesSent += frame.count
             outgoing.append(frame)
         case .loadVector(let id):
-            try run(session.onLocalVector(id, heads: store.heads(id), now: now))
+            try run(session.onLocalVector(id, heads: store.log.heads(id), now: now))
         case .loadOps(let id, let author, let from, let limit):
-            try run(session.onOpsLoaded(id, author: author, ops: store.ops(in: id, author: author, fromSeq: from, limit: limit), now: now))
+            try run(session.onOpsLoaded(id, author: author, ops: store.log.ops(in: id, author: author, fromSeq: from, limit: limit), now: now))
         case .loadForkProofs(let id):
-            try run(session.onForkProofsLoaded(id, proofs: store.forkProofs(id), now: now))
+            try run(session.onForkProofsLoaded(id, proofs: store.log.forkProofs(id), now: now))
         case .refreshSummaries:
             try run(session.onLocalSummaries(summaries(), now: now))
         case .apply(let ops):
@@ -137,7 +137,7 @@ final class TestNode {
         case .learnPartition(let descriptor):
             learned.append(descriptor)
             if carriesLearnedPartitions, policy.shouldCarry(descriptor, offeredBy: peer) {
-                try store.ensurePartition(descriptor, joined: false)
+                try store.log.ensurePartition(descriptor, joined: false)
                 try run(session.onLocalSummaries(summaries(), now: now))
             }
         case .close(let reason):

@@ -17,13 +17,13 @@ import Wire
 
     func expectForkExcluded(_ link: TestLink, sourceLocation: SourceLocation = #_sourceLocation) throws {
         for node in [link.a, link.b] {
-            let head = try node.store.heads(lobby.id).first { $0.author == mallory.id }
+            let head = try node.store.log.heads(lobby.id).first { $0.author == mallory.id }
             #expect(head?.frozenAt == 3 && head?.maxSeq == 2, "\(node.name): \(String(describing: head))", sourceLocation: sourceLocation)
-            #expect(try node.store.forkProofs(lobby.id).map(\.seq) == [3], sourceLocation: sourceLocation)
+            #expect(try node.store.log.forkProofs(lobby.id).map(\.seq) == [3], sourceLocation: sourceLocation)
             #expect(node.closedWith == nil, sourceLocation: sourceLocation)
         }
-        #expect(try link.a.store.digest(lobby.id) == link.b.store.digest(lobby.id), sourceLocation: sourceLocation)
-        #expect(try link.a.store.viewSnapshot() == link.b.store.viewSnapshot(), sourceLocation: sourceLocation)
+        #expect(try link.a.store.log.digest(lobby.id) == link.b.store.log.digest(lobby.id), sourceLocation: sourceLocation)
+        #expect(try link.a.store.views.viewSnapshot() == link.b.store.views.viewSnapshot(), sourceLocation: sourceLocation)
     }
 
     @Test func branchesOfEqualLength_areProbed_andTheForkIsFoundDownToItsSeq() throws {
@@ -40,7 +40,7 @@ import Wire
         // Heads differ at seq 4 (fork found there), then at seq 3: two proofs each way at most.
         try expectForkExcluded(link)
         #expect(link.a.sentCount(.fork) >= 1 && link.b.sentCount(.fork) >= 1)
-        #expect(try storeA.history(lobby.id).map(\.text).sorted() == ["alice", "m1", "m2"])
+        #expect(try storeA.views.history(lobby.id).map(\.text).sorted() == ["alice", "m1", "m2"])
     }
 
     @Test func aChainThatDoesNotLink_isProbed_notCountedAgainstThePeer() throws {

@@ -28,7 +28,7 @@ import Wire
             #expect(node.closedWith == nil)
         }
         #expect(link.a.bytesSent + link.b.bytesSent < opBytes / 1_000)
-        #expect(try storeA.digest(lobby.id) == storeB.digest(lobby.id))
+        #expect(try storeA.log.digest(lobby.id) == storeB.log.digest(lobby.id))
     }
 
     @Test func behindByK_receivesExactlyKOps_andEndsWithEqualDigests() throws {
@@ -54,8 +54,8 @@ import Wire
         #expect(link.b.session.statistics.opsReceived == k)
         #expect(link.a.session.statistics.opsSent == k)
         #expect(link.a.sentCount(.newOp) == 0 && link.b.sentCount(.newOp) == 0)
-        #expect(try storeA.digest(lobby.id) == storeB.digest(lobby.id))
-        #expect(try storeB.viewSnapshot() == storeA.viewSnapshot())
+        #expect(try storeA.log.digest(lobby.id) == storeB.log.digest(lobby.id))
+        #expect(try storeB.views.viewSnapshot() == storeA.views.viewSnapshot())
         // 600 ops of one author take three WANTs of at most 256.
         let wants = link.b.sent.compactMap { message -> UInt16? in
             if case .want(_, let author, _, let count) = message, author == authors[0].id { count } else { nil }
@@ -84,9 +84,9 @@ import Wire
         #expect(link.a.opsSentInBatches == onlyA.count)
         #expect(link.b.opsSentInBatches == onlyB.count + directoryOps.count)
         for partition in [lobby.id, PartitionDescriptor.directory.id] {
-            #expect(try storeA.digest(partition) == storeB.digest(partition))
+            #expect(try storeA.log.digest(partition) == storeB.log.digest(partition))
         }
-        #expect(try storeA.viewSnapshot() == storeB.viewSnapshot())
+        #expect(try storeA.views.viewSnapshot() == storeB.views.viewSnapshot())
     }
 
     @Test func partitionHeldByOneSide_isLearnedWhenPolicyAllows_andRoomsAreNot() throws {
@@ -107,9 +107,9 @@ import Wire
         // B learns the conversation (it is a member) and its own inbox (with the invite to it),
         // and fetches them; the kitchen is never named.
         #expect(Set(link.b.learned) == [conversation, .inbox(owner: bob.id)])
-        #expect(try storeB.history(conversation.id).map(\.text) == ["secret plans"])
-        #expect(try storeA.digest(conversation.id) == storeB.digest(conversation.id))
-        #expect(try storeB.partition(kitchen.id) == nil)
+        #expect(try storeB.views.history(conversation.id).map(\.text) == ["secret plans"])
+        #expect(try storeA.log.digest(conversation.id) == storeB.log.digest(conversation.id))
+        #expect(try storeB.log.partition(kitchen.id) == nil)
         let entries = link.a.sent.flatMap { message -> [SummaryEntry] in if case .summary(_, let entries) = message { entries } else { [] } }
         #expect(entries.first { $0.partition == kitchen.id }?.descriptor == nil)
         #expect(link.a.closedWith == nil && link.b.closedWith == nil)
@@ -123,8 +123,8 @@ import Wire
         try link.settle()
 
         #expect(link.a.sent.filter { $0 == .newOp(op) }.count == 1)
-        #expect(try storeB.contains(op))
-        #expect(try storeA.digest(lobby.id) == storeB.digest(lobby.id))
+        #expect(try storeB.log.contains(op))
+        #expect(try storeA.log.digest(lobby.id) == storeB.log.digest(lobby.id))
         // B accepted it and told its session, which knows A has it: nothing goes back.
         #expect(link.b.sentCount(.newOp) == 0)
         #expect(link.b.sentCount(.want) == 0 && link.a.opsSentInBatches == 0)
@@ -133,7 +133,7 @@ import Wire
         for index in 0..<5 { try link.a.author("more \(index)", in: lobby) }
         try link.settle()
         #expect(link.a.sentCount(.newOp) == 6)
-        #expect(try storeA.digest(lobby.id) == storeB.digest(lobby.id))
+        #expect(try storeA.log.digest(lobby.id) == storeB.log.digest(lobby.id))
     }
 
     @Test func newLocalOp_thePeerAlreadyHas_isNotPushed() throws {
@@ -146,7 +146,7 @@ import Wire
         // Reporting it again (as another link's shell would) still sends nothing.
         let directives = link.a.session.onNewLocalOp(op, now: link.a.now)
         #expect(messages(directives).isEmpty)
-        #expect(try storeB.contains(op))
+        #expect(try storeB.log.contains(op))
     }
 
     @Test func missedPush_isRepairedByAntiEntropy() throws {
@@ -158,19 +158,19 @@ import Wire
         try link.a.author("after the loss", in: lobby)
         try link.settle()
         // The second push arrives ahead of the chain: B keeps it and asks for the gap.
-        #expect(try storeA.digest(lobby.id) == storeB.digest(lobby.id))
+        #expect(try storeA.log.digest(lobby.id) == storeB.log.digest(lobby.id))
         #expect(link.a.opsSentInBatches == 1)
 
         // A push lost for good: the next anti-entropy round repairs it.
         try link.a.author("lost too", in: lobby)
         link.a.outgoing.removeAll()
-        #expect(try storeA.digest(lobby.id) != storeB.digest(lobby.id))
+        #expect(try storeA.log.digest(lobby.id) != storeB.log.digest(lobby.id))
         for node in [link.a, link.b] {
             node.now += 30_000
             try node.run(node.session.onTick(now: node.now))
         }
         try link.settle()
-        #expect(try storeA.digest(lobby.id) == storeB.digest(lobby.id))
+        #expect(try storeA.log.digest(lobby.id) == storeB.log.digest(lobby.id))
         #expect(link.a.closedWith == nil && link.b.closedWith == nil)
     }
 

@@ -43,14 +43,14 @@ import Wire
         var configuration = GossipConfiguration()
         configuration.maxInvalidOps = 3
         let node = try node(configuration: configuration)
-        try listLobby(node, digest: try node.store.digest(lobby.id))
+        try listLobby(node, digest: try node.store.log.digest(lobby.id))
         var factory = OpFactory()
         for index in 0..<4 {
             let op = mismatched(factory.make(post("changed"), in: lobby.id, by: Fixtures.identity(UInt8(40 + index))))
             try node.receive(SyncMessage.newOp(op).encode())
             #expect(node.closedWith == (index < 3 ? nil : .tooManyInvalidOps(4)))
         }
-        #expect(try node.store.opCount(lobby.id) == 0)
+        #expect(try node.store.log.opCount(lobby.id) == 0)
         #expect(node.closedWith?.isViolation == true)
     }
 
@@ -58,13 +58,13 @@ import Wire
     /// closes the link.
     @Test func aForgedOp_closesTheLinkAtOnce() throws {
         let node = try node()
-        try listLobby(node, digest: try node.store.digest(lobby.id))
+        try listLobby(node, digest: try node.store.log.digest(lobby.id))
         var factory = OpFactory()
         let op = forged(factory.make(post("forged"), in: lobby.id, by: Fixtures.identity(40)))
         try node.receive(SyncMessage.newOp(op).encode())
         #expect(node.closedWith == .badSignature(lobby.id, author: Fixtures.identity(40).id, seq: 1))
         #expect(node.closedWith?.isViolation == true)
-        #expect(try node.store.opCount(lobby.id) == 0)
+        #expect(try node.store.log.opCount(lobby.id) == 0)
     }
 
     @Test func forgedOpsInAnAnswer_areRejected_andCloseTheLink() throws {
@@ -77,7 +77,7 @@ import Wire
         #expect(node.sent.last == .want(partition: lobby.id, author: mallory.id, fromSeq: 1, maxCount: 3))
         try node.receive(SyncMessage.ops(OpBatch(partition: lobby.id, author: mallory.id, ops: Array(bad), isLast: true)).encode())
         // The chain's one signature check fails, so each op is checked alone: two are good.
-        #expect(try node.store.opCount(lobby.id) == 2)
+        #expect(try node.store.log.opCount(lobby.id) == 2)
         #expect(node.closedWith == .badSignature(lobby.id, author: mallory.id, seq: 3))
     }
 
@@ -91,7 +91,7 @@ import Wire
         #expect(node.sent.last == .want(partition: lobby.id, author: mallory.id, fromSeq: 1, maxCount: 10))
         try node.receive(SyncMessage.ops(OpBatch(partition: lobby.id, author: mallory.id, ops: ops, isLast: true)).encode())
         #expect(node.closedWith == .creditExceeded(lobby.id, author: mallory.id))
-        #expect(try node.store.opCount(lobby.id) == 0)
+        #expect(try node.store.log.opCount(lobby.id) == 0)
     }
 
     @Test func opsNeverAskedFor_closeTheLink() throws {
@@ -101,7 +101,7 @@ import Wire
         let op = factory.make(post("unasked"), in: lobby.id, by: mallory)
         try node.receive(SyncMessage.ops(OpBatch(partition: lobby.id, author: mallory.id, ops: [op], isLast: true)).encode())
         #expect(node.closedWith == .unrequestedOps(lobby.id, author: mallory.id))
-        #expect(try node.store.opCount(lobby.id) == 0)
+        #expect(try node.store.log.opCount(lobby.id) == 0)
     }
 
     @Test func opsForAPartitionNotOffered_closeTheLink() throws {

@@ -291,7 +291,7 @@ extension NodeProcessTests.AbuseProcessTests {
         defer { cluster.shutdown() }
         let scene = try await AbuseScene(cluster)
         let before = scene.memory()
-        let lobbyOpsBefore = try scene.victim.withStore { try $0.opCount(lobby.id) }
+        let lobbyOpsBefore = try scene.victim.withStore { try $0.log.opCount(lobby.id) }
         let done = Flag()
         let (port, victimID) = (scene.port, scene.victimID)
         let attack = Task { () -> (waves: Int, linked: Bool) in
@@ -320,7 +320,7 @@ extension NodeProcessTests.AbuseProcessTests {
         let (waves, stillLinked) = await attack.value
         _ = await scene.report("enormous SUMMARY/VECTOR", latencies: latencies, before: before)
 
-        let lobbyOps = try scene.victim.withStore { try $0.opCount(lobby.id) }
+        let lobbyOps = try scene.victim.withStore { try $0.log.opCount(lobby.id) }
         print("AbuseProcessTests [enormous SUMMARY/VECTOR]: \(waves) waves of 4 full pages sent, link kept: \(stillLinked)")
         #expect(waves == 12, "the victim closed a link that sent valid pages")
         #expect(stillLinked, "the victim closed a link that sent valid pages")

@@ -92,7 +92,7 @@ final class AbuseScene: @unchecked Sendable {
                 ControlRequest(.author, author: AuthorRequest(kind: "post", room: "lobby", text: "honest \(index)")), timeout: deadline)
             let seq = try #require(response.author?.seq, "the honest node did not write: \(response.error ?? "?")")
             let arrived = await poll(timeout: deadline, interval: .milliseconds(5)) {
-                let heads = (try? store.heads(lobby.id)) ?? []
+                let heads = (try? store.log.heads(lobby.id)) ?? []
                 return heads.contains { $0.author == self.honestID && $0.maxSeq >= seq }
             }
             if arrived { result.samples.append(ContinuousClock.now - start) } else { result.lost += 1 }
@@ -144,7 +144,7 @@ final class AbuseScene: @unchecked Sendable {
     func victimLobbySeq(of author: UserID) -> UInt64 {
         guard let store = try? ReplicaStore(path: victim.dataDir + "/parley.db") else { return 0 }
         defer { store.database.close() }
-        return (try? store.heads(lobby.id))?.first { $0.author == author }?.maxSeq ?? 0
+        return (try? store.log.heads(lobby.id))?.first { $0.author == author }?.maxSeq ?? 0
     }
 
     /// The victim's log so far.

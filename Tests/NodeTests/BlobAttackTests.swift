@@ -87,7 +87,7 @@ import Wire
         let content = (0..<300 * 1_024).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
         _ = nodes.configuration("honest")
         let post = try nodes.withStore("honest") { store -> Replica.Operation in
-            try store.ensurePartition(lobby, joined: true)
+            try store.log.ensurePartition(lobby, joined: true)
             let attachment = try store.attach(content, name: "map.png", mime: "image/png", in: lobby.id, by: honest, nowMillis: Fixtures.now())
             return try store.author(
                 .post(text: "the map", attachments: [attachment], location: nil, replyTo: nil), in: lobby.id, by: honest, nowMillis: Fixtures.now())
@@ -96,9 +96,9 @@ import Wire
         var victimConfiguration = nodes.configuration("victim")
         victimConfiguration.admission.violationsBeforeBan = 1
         try nodes.withStore("victim") { store in
-            try store.ensurePartition(lobby, joined: true)
+            try store.log.ensurePartition(lobby, joined: true)
             #expect(try store.apply([post], nowMillis: Fixtures.now()) == [.applied])
-            #expect(try store.missingBlobs().map(\.hash) == [hash])
+            #expect(try store.blobs.missingBlobs().map(\.hash) == [hash])
         }
 
         let victimLog = LogLines()
@@ -110,13 +110,13 @@ import Wire
         let banned = await eventually { await victimNode.doctor().admission.bannedPeers.contains(hostile.id.text) }
         #expect(banned, "\(attack): the hostile peer is not banned; log: \(victimLog.all)")
         #expect(victimLog.all.contains { $0.contains("banned #") && $0.contains(attack.reason) }, "\(victimLog.all)")
-        #expect(try nodes.withStore("victim") { try $0.hasBlob(hash) } == false)
-        #expect(try nodes.withStore("victim") { try $0.blobChunk(hash, offset: 0, length: 1) } == nil)
+        #expect(try nodes.withStore("victim") { try $0.blobs.hasBlob(hash) } == false)
+        #expect(try nodes.withStore("victim") { try $0.blobs.blobChunk(hash, offset: 0, length: 1) } == nil)
 
         var honestConfiguration = nodes.configuration("honest")
         honestConfiguration.staticPeers = [InProcessNodes.peer(victim, at: victimAddress)]
         _ = try await nodes.start(honestConfiguration, identity: honest)
-        let fetched = await eventually { (try? nodes.withStore("victim") { try $0.blob(hash) }) == content }
+        let fetched = await eventually { (try? nodes.withStore("victim") { try $0.blobs.blob(hash) }) == content }
         #expect(fetched, "\(attack): the honest peer's blob did not arrive")
         await nodes.stopAll()
     }
@@ -156,13 +156,13 @@ import Wire
         _ = try await nodes.start(
             malloryConfiguration, identity: mallory, handler: Pusher(conversation: conversation, ops: [forged, profile, honestEntry]))
         let decided = await eventually {
-            ["alice", "bob"].allSatisfy { name in (try? nodes.withStore(name) { try $0.profile(marker.id)?.nick }) == "marker" }
+            ["alice", "bob"].allSatisfy { name in (try? nodes.withStore(name) { try $0.directory.profile(marker.id)?.nick }) == "marker" }
         }
         #expect(decided, "the last op mallory pushed did not arrive")
         for name in ["alice", "bob"] {
             #expect(nodes.opCount(name, conversation.id) == aliceOps, "\(name) stored the non-member's post")
-            #expect(try nodes.withStore(name) { try $0.history(conversation.id).contains { $0.author == mallory.id } } == false)
-            #expect(try nodes.withStore(name) { try $0.profile(alice.id)?.nick } != "mallory")
+            #expect(try nodes.withStore(name) { try $0.views.history(conversation.id).contains { $0.author == mallory.id } } == false)
+            #expect(try nodes.withStore(name) { try $0.directory.profile(alice.id)?.nick } != "mallory")
         }
         await nodes.stopAll()
     }
@@ -173,15 +173,15 @@ import Wire
         let alice = Fixtures.identity(90), bob = Fixtures.identity(91), mallory = Fixtures.identity(92)
         _ = nodes.configuration("alice")
         let hash = try nodes.withStore("alice") { store -> Bytes32 in
-            try store.ensurePartition(lobby, joined: true)
+            try store.log.ensurePartition(lobby, joined: true)
             let conversation = try store.createConversation(name: "pair", members: [bob.id], by: alice, nowMillis: Fixtures.now())
             let attachment = try store.attach(
                 [UInt8](repeating: 5, count: 5_000), name: "x.png", mime: "image/png", in: conversation.id, by: alice, nowMillis: Fixtures.now())
             try store.author(.post(text: "", attachments: [attachment], location: nil, replyTo: nil), in: conversation.id, by: alice, nowMillis: Fixtures.now())
-            #expect(try store.isBlobNamed(attachment.hash, in: conversation.id))
+            #expect(try store.blobs.isBlobNamed(attachment.hash, in: conversation.id))
             return attachment.hash
         }
-        let conversation = try #require(try nodes.withStore("alice") { try $0.partitions().first { $0.descriptor.kind == .conversation }?.id })
+        let conversation = try #require(try nodes.withStore("alice") { try $0.log.partitions().first { $0.descriptor.kind == .conversation }?.id })
         let (_, aliceAddress) = try await nodes.start(nodes.configuration("alice"), identity: alice)
         let asked = [conversation, lobby.id, PartitionDescriptor.directory.id, PartitionDescriptor.ownData(owner: alice.id).id]
         let asker = BlobAsker(asks: asked.map { BlobMessage.want(partition: $0, hash: hash, offset: 0, chunks: 8) })

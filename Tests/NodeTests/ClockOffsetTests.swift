@@ -41,7 +41,7 @@ import Testing
         _ = await fastNode.respond(to: ControlRequest(.poke))
         #expect(await eventually { await clock(steadyNode, fast.id, "held ops") != nil }, "\(steadyLog.all)")
         #expect(steadyLog.contains("ahead of this node's clock; held until then"), "\(steadyLog.all)")
-        #expect(try nodes.withStore("steady") { try $0.history(lobby.id) }.isEmpty)
+        #expect(try nodes.withStore("steady") { try $0.views.history(lobby.id) }.isEmpty)
         await nodes.stopAll()
     }
 }

@@ -16,8 +16,8 @@ import Testing
     func pair(_ nodes: InProcessNodes, aliceSkew: Int64 = 0) async throws -> (alice: Node, bob: Node) {
         var aliceConfiguration = nodes.configuration("alice")
         var bobConfiguration = nodes.configuration("bob")
-        try nodes.withStore("alice") { try $0.ensurePartition(lobby, joined: true) }
-        try nodes.withStore("bob") { try $0.ensurePartition(lobby, joined: true) }
+        try nodes.withStore("alice") { try $0.log.ensurePartition(lobby, joined: true) }
+        try nodes.withStore("bob") { try $0.log.ensurePartition(lobby, joined: true) }
         aliceConfiguration.faults.clockSkewMillis = aliceSkew
         let (aliceNode, address) = try await nodes.start(aliceConfiguration, identity: alice)
         bobConfiguration.staticPeers = [InProcessNodes.peer(alice, at: address)]

@@ -69,13 +69,13 @@ final class InProcessNodes: @unchecked Sendable {
     func prepare(_ names: [String], joining partition: PartitionDescriptor) throws {
         for name in names {
             _ = configuration(name)
-            try withStore(name) { try $0.ensurePartition(partition, joined: true) }
+            try withStore(name) { try $0.log.ensurePartition(partition, joined: true) }
         }
     }
 
     /// Ops node `name` holds in `partition` (0 when the file cannot be read yet).
     func opCount(_ name: String, _ partition: PartitionID) -> Int {
-        (try? withStore(name) { try $0.opCount(partition) }) ?? 0
+        (try? withStore(name) { try $0.log.opCount(partition) }) ?? 0
     }
 
     /// Stops every node.

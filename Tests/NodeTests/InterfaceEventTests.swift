@@ -80,18 +80,18 @@ import Testing
             try store.author(post("hello from the web"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
         }
         #expect(await eventually { aliceEvents.changed(lobby.id) && bobEvents.changed(lobby.id) }, "\(bobEvents.all)")
-        let bobHas = try await bobNode.read { store in try store.history(lobby.id, limit: nil).map(\.id) }
+        let bobHas = try await bobNode.read { store in try store.views.history(lobby.id, limit: nil).map(\.id) }
         #expect(bobHas == [op.id])
 
         // A room joined through the node is announced, and offered to peers at once.
         let kitchen = PartitionDescriptor.room(RoomName("kitchen")!)
-        try await aliceNode.write { store in _ = try store.ensurePartition(kitchen, joined: true) }
+        try await aliceNode.write { store in _ = try store.log.ensurePartition(kitchen, joined: true) }
         #expect(await eventually { aliceEvents.contains(.partitions) })
 
         // A read marker is an op of the user's own partition: unread counts follow it.
         let ownData = PartitionDescriptor.ownData(owner: alice.id).id
         try await aliceNode.write { store in
-            try store.ensurePartition(.ownData(owner: alice.id), joined: true)
+            try store.log.ensurePartition(.ownData(owner: alice.id), joined: true)
             _ = try store.author(.readMarker(partition: lobby.id, position: op.hlc), in: ownData, by: alice, nowMillis: Fixtures.now())
         }
         #expect(await eventually { aliceEvents.changed(ownData) })
@@ -124,7 +124,7 @@ import Testing
         let conversation = try await aliceNode.write { store in
             try store.createConversation(name: "plans", members: [bob.id], by: alice, nowMillis: Fixtures.now())
         }
-        #expect(await eventually { (try? await bobNode.read { try $0.conversation(conversation.id)?.members.current }) == [alice.id, bob.id] })
+        #expect(await eventually { (try? await bobNode.read { try $0.views.conversation(conversation.id)?.members.current }) == [alice.id, bob.id] })
         #expect(await aliceNode.typingAudience(in: conversation.id) == [bob.id])
         await aliceNode.typing(in: conversation.id)
         #expect(await eventually { bobEvents.contains(.typing(partition: conversation.id, user: alice.id)) })
@@ -154,14 +154,14 @@ import Testing
         }
         let aliceConfiguration = quiet("alice")
         var bobConfiguration = quiet("bob")
-        for name in ["alice", "bob"] { try nodes.withStore(name) { try $0.ensurePartition(lobby, joined: true) } }
+        for name in ["alice", "bob"] { try nodes.withStore(name) { try $0.log.ensurePartition(lobby, joined: true) } }
         let (aliceNode, address) = try await nodes.start(aliceConfiguration, identity: alice)
         bobConfiguration.staticPeers = [InProcessNodes.peer(alice, at: address)]
         let (bobNode, _) = try await nodes.start(bobConfiguration, identity: bob)
         #expect(await eventually { await aliceNode.linkedPeers.count == 1 })
         let (alice, bob) = (self.alice, self.bob)
         func history(_ node: Node) async -> [String] {
-            (try? await node.read { store in try store.history(lobby.id, limit: nil).map(\.text) }) ?? []
+            (try? await node.read { store in try store.views.history(lobby.id, limit: nil).map(\.text) }) ?? []
         }
 
         for index in 0..<5 {

@@ -26,7 +26,7 @@ import Testing
             var configuration = nodes.configuration(name)
             configuration.gossip.antiEntropyInterval = 3_600_000
             configuration.staticPeers = addresses
-            try nodes.withStore(name) { try $0.ensurePartition(lobby, joined: true) }
+            try nodes.withStore(name) { try $0.log.ensurePartition(lobby, joined: true) }
             let (node, address) = try await nodes.start(configuration, identity: identity)
             started.append(node)
             addresses.append(InProcessNodes.peer(identity, at: address))
@@ -101,7 +101,7 @@ import Testing
         // Anti-entropy is an hour away: only RESUME (the vector round it starts, and the WANTs
         // its first pushes trigger) can bring n1 the rest.
         #expect(await converged(nodes, count: 90, names: names), "n1 holds \(nodes.opCount("n1", lobby.id)) of 90")
-        let digests = try names.map { name in try nodes.withStore(name) { try $0.digest(lobby.id) } }
+        let digests = try names.map { name in try nodes.withStore(name) { try $0.log.digest(lobby.id) } }
         #expect(Set(digests.map(\.raw)).count == 1)
         await nodes.stopAll()
     }

@@ -106,7 +106,7 @@ import Wire
         for (name, identity) in [("victim", victim), ("honest", honest)] {
             _ = nodes.configuration(name)
             try nodes.withStore(name) { store in
-                try store.ensurePartition(lobby, joined: true)
+                try store.log.ensurePartition(lobby, joined: true)
                 try store.author(
                     .profile(subject: identity.id, nick: name, displayName: nil, status: nil, presence: nil, avatar: nil),
                     in: PartitionDescriptor.directory.id, by: identity, nowMillis: Fixtures.now())
@@ -159,7 +159,7 @@ import Wire
         }
         #expect(nodes.opCount("victim", PartitionDescriptor.directory.id) == 2)
         #expect(nodes.opCount("victim", PartitionDescriptor.ownData(owner: victim.id).id) == 0)
-        #expect(try nodes.withStore("victim") { try $0.profile(victim.id)?.nick } == "victim")
+        #expect(try nodes.withStore("victim") { try $0.directory.profile(victim.id)?.nick } == "victim")
 
         // The honest peer stayed linked, and its news still arrives.
         #expect(await victimNode.linkedPeers.contains(honest.id))
@@ -238,7 +238,7 @@ import Wire
         #expect(try nodes.withStore("honest") { try $0.apply(good, nowMillis: Fixtures.now()) } == .applied)
         _ = await honestNode.respond(to: ControlRequest(.poke))
         #expect(await eventually { nodes.opCount("relay", lobby.id) == 1 }, "the good op did not reach the relay")
-        #expect(try nodes.withStore("relay") { try $0.history(lobby.id).map(\.text) } == ["signed badly"])
+        #expect(try nodes.withStore("relay") { try $0.views.history(lobby.id).map(\.text) } == ["signed badly"])
         await nodes.stopAll()
     }
 
@@ -319,14 +319,14 @@ import Wire
         #expect(nodes.opCount("honest", lobby.id) == 0)
         #expect(await honestNode.linkedPeers.contains(relay.id), "\(honestLog.all)")
         #expect(!honestLog.all.contains { $0.contains("invalid op") || $0.contains("does not verify") }, "\(honestLog.all)")
-        #expect(try nodes.withStore("relay") { try $0.refusedSignatureCount() } == 1)
+        #expect(try nodes.withStore("relay") { try $0.log.refusedSignatureCount() } == 1)
 
         // The good ops, written into the honest node's store, reach the relay: the refused place
         // takes an op whose own signature verifies.
         #expect(try nodes.withStore("honest") { try $0.apply(ops, nowMillis: Fixtures.now()) }.allSatisfy { $0 == .applied })
         _ = await honestNode.respond(to: ControlRequest(.poke))
         #expect(await eventually { nodes.opCount("relay", lobby.id) == 100 }, "the good ops did not reach the relay")
-        #expect(try nodes.withStore("relay") { try $0.refusedSignatureCount() } == 0)
+        #expect(try nodes.withStore("relay") { try $0.log.refusedSignatureCount() } == 0)
         await nodes.stopAll()
     }
 }

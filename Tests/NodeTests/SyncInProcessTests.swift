@@ -20,10 +20,10 @@ import Testing
         _ = nodes.configuration("alice")
         _ = nodes.configuration("bob")
         try nodes.withStore("alice") { store in
-            try store.ensurePartition(lobby, joined: true)
+            try store.log.ensurePartition(lobby, joined: true)
             for index in 0..<30 { try store.author(post("before \(index)"), in: lobby.id, by: alice, nowMillis: Fixtures.now()) }
         }
-        try nodes.withStore("bob") { try $0.ensurePartition(lobby, joined: true) }
+        try nodes.withStore("bob") { try $0.log.ensurePartition(lobby, joined: true) }
 
         let aliceLog = LogLines()
         let (aliceNode, aliceAddress) = try await nodes.start(nodes.configuration("alice"), identity: alice, log: aliceLog.log())
@@ -65,16 +65,16 @@ import Testing
         #expect(bobLog.contains("fetching: ") && bobLog.contains("ops fetched"), "long fetches are logged: \(bobLog.all)")
 
         // A room both join while running (bob first): once alice lists it too, it syncs.
-        try nodes.withStore("bob") { try $0.ensurePartition(.room(RoomName("kitchen")!), joined: true) }
+        try nodes.withStore("bob") { try $0.log.ensurePartition(.room(RoomName("kitchen")!), joined: true) }
         _ = await bobNode.respond(to: ControlRequest(.poke))
         let kitchen = PartitionDescriptor.room(RoomName("kitchen")!)
         try nodes.withStore("alice") { store in
-            try store.ensurePartition(kitchen, joined: true)
+            try store.log.ensurePartition(kitchen, joined: true)
             for index in 0..<3 { try store.author(post("kitchen \(index)"), in: kitchen.id, by: alice, nowMillis: Fixtures.now()) }
         }
         _ = await aliceNode.respond(to: ControlRequest(.poke))
         #expect(await eventually { nodes.opCount("bob", kitchen.id) == 3 })
-        let digests = try ["alice", "bob"].map { name in try nodes.withStore(name) { store in try [lobby.id, kitchen.id].map { try store.digest($0) } } }
+        let digests = try ["alice", "bob"].map { name in try nodes.withStore(name) { store in try [lobby.id, kitchen.id].map { try store.log.digest($0) } } }
         #expect(digests[0] == digests[1])
         await nodes.stopAll()
     }

@@ -205,7 +205,7 @@ extension NodeProcessTests {
                 }
             }
             // Both also hold the other's profile, so the directory is in sync as well.
-            let profiles = try [x, y].map { node in try node.withStore { try $0.allOps(in: PartitionDescriptor.directory.id) } }
+            let profiles = try [x, y].map { node in try node.withStore { try $0.log.allOps(in: PartitionDescriptor.directory.id) } }
             // The profiles were written at the wall clock's time: applied at it (not the fixtures' day,
             // which they are months ahead of, and would wait for).
             let wall = UInt64(Date().timeIntervalSince1970 * 1000)

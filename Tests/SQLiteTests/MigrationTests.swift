@@ -69,6 +69,31 @@ import Testing
         #expect(!db.isInTransaction)
     }
 
+    /// A migration's code runs once, after its SQL, inside its transaction.
+    @Test func migrationCode_runsOnceAfterItsSQL_inItsTransaction() throws {
+        let db = try Database(path: ":memory:")
+        let backfill = Migration("003-backfill", "INSERT INTO ops(body) VALUES (X'01')") { db in
+            #expect(db.isInTransaction)
+            let rows = try db.scalar("SELECT count(*) FROM ops", as: Int.self) ?? 0
+            try db.execute("INSERT INTO peers VALUES (X'02', ?)", .text("saw \(rows)"))
+        }
+        try db.migrate(initial + [backfill])
+        try db.migrate(initial + [backfill])
+        #expect(try recorded(db) == ["001-ops", "002-peers", "003-backfill"])
+        #expect(try db.prepare("SELECT name FROM peers").rows { $0.text(0) } == ["saw 1"])
+    }
+
+    /// A migration whose code throws leaves nothing of itself, its SQL included.
+    @Test func failingMigrationCode_rollsBackItsSQL_andRecordsNothing() throws {
+        struct Failed: Error {}
+        let db = try Database(path: ":memory:")
+        let broken = Migration("003-broken", "CREATE TABLE settings(key TEXT PRIMARY KEY, value ANY) STRICT") { _ in throw Failed() }
+        #expect(throws: Failed.self) { try db.migrate(initial + [broken]) }
+        #expect(try recorded(db) == ["001-ops", "002-peers"])
+        #expect(try db.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'settings'", as: Int.self) == 0)
+        #expect(!db.isInTransaction)
+    }
+
     @Test func unknownRecordedMigration_throwsBeforeApplyingAnything() throws {
         let db = try Database(path: ":memory:")
         try db.migrate(initial + [Migration("009-from-the-future", "CREATE TABLE future(x)")])

@@ -21,20 +21,20 @@ import Wire
         let content = Array("GRID 41-17, the cave behind the waterfall".utf8)
         let attachment = try a.attach(content, name: "map.txt", mime: "text/plain", in: conversation.id, by: alice, nowMillis: now)
         #expect(attachment.size == UInt64(content.count))
-        let stored = try #require(try a.blob(attachment.hash))
+        let stored = try #require(try a.blobs.blob(attachment.hash))
         #expect(stored != content && Data(stored).range(of: Data("waterfall".utf8)) == nil)
         try a.author(.post(text: "", attachments: [attachment], location: nil, replyTo: nil), in: conversation.id, by: alice, nowMillis: now + 1)
         try Nodes.sync([a, b, d])
-        #expect(try b.history(conversation.id).first?.attachments == [attachment])
-        #expect(try a.attachmentContent(attachment, in: conversation.id) == .content(content))
-        #expect(try b.attachmentContent(attachment, in: conversation.id) == .notFetched)
+        #expect(try b.views.history(conversation.id).first?.attachments == [attachment])
+        #expect(try a.blobs.attachmentContent(attachment, in: conversation.id) == .content(content))
+        #expect(try b.blobs.attachmentContent(attachment, in: conversation.id) == .notFetched)
         // Blobs travel later (by hash, from peers); simulate the fetch.
-        try b.storeBlob(stored, nowMillis: now)
-        try d.storeBlob(stored, nowMillis: now)
-        #expect(try b.attachmentContent(attachment, in: conversation.id) == .content(content))
-        #expect(try d.attachmentContent(attachment, in: conversation.id) == .cannotOpen)
+        try b.blobs.storeBlob(stored, nowMillis: now)
+        try d.blobs.storeBlob(stored, nowMillis: now)
+        #expect(try b.blobs.attachmentContent(attachment, in: conversation.id) == .content(content))
+        #expect(try d.blobs.attachmentContent(attachment, in: conversation.id) == .cannotOpen)
         #expect(throws: StoreError.self) {
-            try a.attach([UInt8](repeating: 0, count: ReplicaStore.maxBlobBytes + 1), name: "big", mime: "x", in: conversation.id, by: alice, nowMillis: now)
+            try a.attach([UInt8](repeating: 0, count: Blobs.maxBlobBytes + 1), name: "big", mime: "x", in: conversation.id, by: alice, nowMillis: now)
         }
     }
 
@@ -49,16 +49,17 @@ import Wire
             nowMillis: now)
         try store.author(
             .profile(subject: carol.id, nick: "carol", displayName: nil, status: nil, presence: nil, avatar: nil), in: directory, by: carol, nowMillis: now)
-        var people = try store.people(me: alice.id)
+        var people = try store.directory.people(me: alice.id)
         #expect(people.map(\.nick) == ["alice", "bob", "carol"])
         #expect(people.map(\.presence) == [.offline, .offline, .offline])  // hidden shows as offline; no node: others offline
-        people = try store.people(me: alice.id, live: [bob.id: PeerPresence(linked: true, lastSeenMillis: now), carol.id: PeerPresence(linked: true)])
+        people = try store.directory.people(
+            me: alice.id, live: [bob.id: PeerPresence(linked: true, lastSeenMillis: now), carol.id: PeerPresence(linked: true)])
         #expect(people.map(\.presence) == [.offline, .away, .online])
         #expect(people[1].lastSeenMillis == now)
-        #expect(try store.people(me: alice.id, search: "FISH").map(\.user) == [bob.id])
-        #expect(try store.people(me: alice.id, search: String(carol.id.text.prefix(6))).map(\.user) == [carol.id])
+        #expect(try store.directory.people(me: alice.id, search: "FISH").map(\.user) == [bob.id])
+        #expect(try store.directory.people(me: alice.id, search: String(carol.id.text.prefix(6))).map(\.user) == [carol.id])
         let stranger = try Nodes.store(dave)
-        #expect(try stranger.people(me: dave.id).map(\.isMe) == [true])
+        #expect(try stranger.directory.people(me: dave.id).map(\.isMe) == [true])
     }
 
     @Test func lastSeen_isKeptLocally_shownForOfflinePeople_butNotForHiddenOnes() throws {
@@ -69,11 +70,11 @@ import Wire
         try store.author(
             .profile(subject: carol.id, nick: "carol", displayName: nil, status: nil, presence: .hidden, avatar: nil), in: directory, by: carol,
             nowMillis: now)
-        try store.noteLastSeen(bob.id, atMillis: now + 5)
-        try store.noteLastSeen(bob.id, atMillis: now + 1)  // an older sighting changes nothing
-        try store.noteLastSeen(carol.id, atMillis: now + 7)
-        #expect(try store.lastSeen() == [bob.id: now + 5, carol.id: now + 7])
-        let people = try store.people(me: alice.id)
+        try store.directory.noteLastSeen(bob.id, atMillis: now + 5)
+        try store.directory.noteLastSeen(bob.id, atMillis: now + 1)  // an older sighting changes nothing
+        try store.directory.noteLastSeen(carol.id, atMillis: now + 7)
+        #expect(try store.directory.lastSeen() == [bob.id: now + 5, carol.id: now + 7])
+        let people = try store.directory.people(me: alice.id)
         #expect(people.map(\.presence) == [.online, .offline, .offline])
         #expect(people.map(\.lastSeenMillis) == [nil, now + 5, nil])
     }
@@ -81,20 +82,20 @@ import Wire
     @Test func missingBlobs_areThoseTheViewsName_andBlobsAreNamedOnlyWhereTheyAppear() throws {
         let a = try Nodes.store(alice), b = try Nodes.store(bob)
         let lobby = PartitionDescriptor.room(RoomName("lobby")!)
-        try a.ensurePartition(lobby, joined: true)
-        try b.ensurePartition(lobby, joined: true)
+        try a.log.ensurePartition(lobby, joined: true)
+        try b.log.ensurePartition(lobby, joined: true)
         let content = [UInt8](repeating: 42, count: 1_000)
         let attachment = try a.attach(content, name: "a.bin", mime: "application/octet-stream", in: lobby.id, by: alice, nowMillis: now)
         try a.author(.post(text: "", attachments: [attachment], location: nil, replyTo: nil), in: lobby.id, by: alice, nowMillis: now)
         try Nodes.sync([a, b])
-        #expect(try a.missingBlobs().isEmpty)
-        #expect(try b.missingBlobs().map(\.hash) == [attachment.hash])
-        #expect(try b.missingBlobs().map(\.partition) == [lobby.id])
-        #expect(try a.isBlobNamed(attachment.hash, in: lobby.id))
-        #expect(try !a.isBlobNamed(attachment.hash, in: PartitionDescriptor.directory.id))
-        let chunk = try #require(try a.blobChunk(attachment.hash, offset: 990, length: 100))
+        #expect(try a.blobs.missingBlobs().isEmpty)
+        #expect(try b.blobs.missingBlobs().map(\.hash) == [attachment.hash])
+        #expect(try b.blobs.missingBlobs().map(\.partition) == [lobby.id])
+        #expect(try a.blobs.isBlobNamed(attachment.hash, in: lobby.id))
+        #expect(try !a.blobs.isBlobNamed(attachment.hash, in: PartitionDescriptor.directory.id))
+        let chunk = try #require(try a.blobs.blobChunk(attachment.hash, offset: 990, length: 100))
         #expect(chunk.total == 1_000 && chunk.data == [UInt8](repeating: 42, count: 10))
-        #expect(try b.blobChunk(attachment.hash, offset: 0, length: 10) == nil)
+        #expect(try b.blobs.blobChunk(attachment.hash, offset: 0, length: 10) == nil)
     }
 
     /// A node short of many blobs asks for the newest first, each once, and its store reads no
@@ -102,8 +103,8 @@ import Wire
     @Test func missingBlobs_areTheNewestFirst_andReadOnlyAsFarAsTheLimit() throws {
         let a = try Nodes.store(alice), b = try Nodes.store(bob)
         let lobby = PartitionDescriptor.room(RoomName("lobby")!)
-        try a.ensurePartition(lobby, joined: true)
-        try b.ensurePartition(lobby, joined: true)
+        try a.log.ensurePartition(lobby, joined: true)
+        try b.log.ensurePartition(lobby, joined: true)
         var hashes: [Bytes32] = []
         for k in 0..<200 {
             let attachment = try a.attach(
@@ -122,30 +123,30 @@ import Wire
         try Nodes.sync([a, b])
         func steps(_ limit: Int) throws -> (blobs: [Bytes32], steps: Int) {
             let before = b.database.statementCounts(.virtualMachineSteps)
-            let blobs = try b.missingBlobs(limit: limit).map(\.hash)
+            let blobs = try b.blobs.missingBlobs(limit: limit).map(\.hash)
             let after = b.database.statementCounts(.virtualMachineSteps)
             return (blobs, after.reduce(0) { $0 + $1.value - (before[$1.key] ?? 0) })
         }
         let newest = try steps(10), all = try steps(500)
         #expect(newest.blobs == Array(hashes.suffix(10).reversed()))
         #expect(all.blobs.count == 200 && Set(all.blobs) == Set(hashes))
-        #expect(try b.missingBlobs(limit: 0).isEmpty)
+        #expect(try b.blobs.missingBlobs(limit: 0).isEmpty)
         #expect(newest.steps * 4 < all.steps, "10 blobs took \(newest.steps) steps, 200 took \(all.steps): the store read past the limit")
     }
 
     @Test func aDeletedPostsAttachment_isNeitherNamedNorMissing() throws {
         let a = try Nodes.store(alice), b = try Nodes.store(bob)
         let lobby = PartitionDescriptor.room(RoomName("lobby")!)
-        try a.ensurePartition(lobby, joined: true)
-        try b.ensurePartition(lobby, joined: true)
+        try a.log.ensurePartition(lobby, joined: true)
+        try b.log.ensurePartition(lobby, joined: true)
         let attachment = try a.attach(
             [UInt8](repeating: 7, count: 100), name: "a.bin", mime: "application/octet-stream", in: lobby.id, by: alice, nowMillis: now)
         let post = try a.author(.post(text: "", attachments: [attachment], location: nil, replyTo: nil), in: lobby.id, by: alice, nowMillis: now)
-        #expect(try a.isBlobNamed(attachment.hash, in: lobby.id))
+        #expect(try a.blobs.isBlobNamed(attachment.hash, in: lobby.id))
         try a.author(.delete(target: post.id, targetSeq: post.seq), in: lobby.id, by: alice, nowMillis: now + 1)
         try Nodes.sync([a, b])
-        #expect(try !a.isBlobNamed(attachment.hash, in: lobby.id))
-        #expect(try b.missingBlobs().isEmpty)
+        #expect(try !a.blobs.isBlobNamed(attachment.hash, in: lobby.id))
+        #expect(try b.blobs.missingBlobs().isEmpty)
     }
 
     /// A store made before the attachments' index (migration 005) gets it filled from the
@@ -157,24 +158,24 @@ import Wire
             let attachment: Replica.Attachment
             do {
                 let store = try ReplicaStore(path: path)
-                try store.ensurePartition(lobby, joined: true)
+                try store.log.ensurePartition(lobby, joined: true)
                 attachment = try store.attach([1, 2, 3], name: "a.bin", mime: "application/octet-stream", in: lobby.id, by: alice, nowMillis: now)
                 try store.author(.post(text: "", attachments: [attachment], location: nil, replyTo: nil), in: lobby.id, by: alice, nowMillis: now)
                 // As a store from before migration 005 was.
                 try store.database.execute(
                     """
                     DROP TRIGGER attachment_hashes_of_deleted_messages; DROP TABLE attachment_hashes;
-                    DELETE FROM schema_migrations WHERE name = '005-attachment-hashes';
+                    DELETE FROM schema_migrations WHERE name IN ('005-attachment-hashes', '009-backfills');
                     DELETE FROM settings WHERE key = 'attachment_hashes_filled'
                     """)
             }
             let reopened = try ReplicaStore(path: path)
             let listed: Int? = try reopened.database.scalar("SELECT count(*) FROM attachment_hashes")
             #expect(listed == 1)
-            #expect(try reopened.isBlobNamed(attachment.hash, in: lobby.id))
-            #expect(try !reopened.isBlobNamed(Bytes32([UInt8](repeating: 9, count: 32))!, in: lobby.id))
+            #expect(try reopened.blobs.isBlobNamed(attachment.hash, in: lobby.id))
+            #expect(try !reopened.blobs.isBlobNamed(Bytes32([UInt8](repeating: 9, count: 32))!, in: lobby.id))
             try reopened.database.execute("DELETE FROM blobs")
-            #expect(try reopened.missingBlobs().map(\.hash) == [attachment.hash])
+            #expect(try reopened.blobs.missingBlobs().map(\.hash) == [attachment.hash])
         }
     }
 
@@ -184,14 +185,14 @@ import Wire
         try a.author(.post(text: "one", attachments: [], location: nil, replyTo: nil), in: conversation.id, by: alice, nowMillis: now + 1)
         try a.author(.post(text: "two", attachments: [], location: nil, replyTo: nil), in: conversation.id, by: alice, nowMillis: now + 2)
         try Nodes.sync([a, b, d])
-        let first = try #require(try b.history(conversation.id).first)
+        let first = try #require(try b.views.history(conversation.id).first)
         try b.author(.readMarker(partition: conversation.id, position: first.hlc), in: conversation.id, by: bob, nowMillis: now + 3)
         // A receipt naming another partition changes nothing.
         try b.author(.readMarker(partition: PartitionDescriptor.directory.id, position: first.hlc), in: conversation.id, by: bob, nowMillis: now + 4)
         try Nodes.sync([a, b, d])
-        #expect(try a.history(conversation.id).map(\.readBy) == [[bob.id], []])
-        #expect(try a.readReceipts(conversation.id) == [bob.id: first.hlc])
-        #expect(try d.readReceipts(conversation.id).isEmpty)
-        #expect(try d.history(conversation.id).isEmpty)
+        #expect(try a.views.history(conversation.id).map(\.readBy) == [[bob.id], []])
+        #expect(try a.views.readReceipts(conversation.id) == [bob.id: first.hlc])
+        #expect(try d.views.readReceipts(conversation.id).isEmpty)
+        #expect(try d.views.history(conversation.id).isEmpty)
     }
 }

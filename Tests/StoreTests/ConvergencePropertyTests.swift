@@ -49,8 +49,8 @@ import Wire
             replicas.append(store)
         }
         let (reference, twin, carrier) = (replicas[0], replicas[1], replicas[2])
-        let referenceDigests = try scenario.partitions.map { try reference.digest($0.id) }
-        let referenceViews = try reference.viewSnapshot()
+        let referenceDigests = try scenario.partitions.map { try reference.log.digest($0.id) }
+        let referenceViews = try reference.views.viewSnapshot()
         var passed = true
         func check(_ condition: Bool, _ message: @autoclosure () -> String) {
             if !condition {
@@ -59,34 +59,34 @@ import Wire
             }
         }
         for (i, replica) in replicas.enumerated().dropFirst() {
-            let digests = try scenario.partitions.map { try replica.digest($0.id) }
+            let digests = try scenario.partitions.map { try replica.log.digest($0.id) }
             check(digests == referenceDigests, "replica \(i) digests differ from replica 0")
         }
-        let twinViews = try twin.viewSnapshot()
+        let twinViews = try twin.views.viewSnapshot()
         check(twinViews == referenceViews, "member views differ: \(Set(twinViews).symmetricDifference(referenceViews).sorted().prefix(2))")
         // The carrier: the same views outside the conversation's content, nothing readable in it.
         let conversation = Sodium.hex(scenario.conversation.id.bytes)
         let content = ["\"message\"", "\"reaction\"", "\"task\"", "\"conversation\""]
         func isContent(_ line: String) -> Bool { line.contains(conversation) && content.contains { line.hasPrefix($0) } }
-        let carrierViews = try carrier.viewSnapshot()
+        let carrierViews = try carrier.views.viewSnapshot()
         check(
             carrierViews.filter { !isContent($0) } == referenceViews.filter { !isContent($0) },
             "carrier views differ outside the conversation's content")
         check(
             !carrierViews.contains { isContent($0) && !$0.hasPrefix("\"conversation\"") },
             "the carrier reads conversation content: \(carrierViews.filter(isContent).prefix(2))")
-        check(try carrier.history(scenario.conversation.id).isEmpty, "the carrier shows a conversation message")
+        check(try carrier.views.history(scenario.conversation.id).isEmpty, "the carrier shows a conversation message")
         // Rule-breaking ops never take effect anywhere.
         for op in scenario.forbidden {
-            check(try !reference.contains(op), "a rule-breaking op was stored: \(op.id)")
+            check(try !reference.log.contains(op), "a rule-breaking op was stored: \(op.id)")
         }
-        try reference.rebuildViews()
-        let rebuilt = try reference.viewSnapshot()
+        try reference.views.rebuildViews()
+        let rebuilt = try reference.views.viewSnapshot()
         check(
             rebuilt == referenceViews,
             "a rebuild from the log differs from the live views: \(Set(rebuilt).symmetricDifference(referenceViews).sorted().prefix(2))")
         guard passed else { return nil }
-        return try !reference.history(scenario.conversation.id).isEmpty
+        return try !reference.views.history(scenario.conversation.id).isEmpty
     }
 
     /// Delivers every op (some twice) in a random order, one by one or in random batches, and

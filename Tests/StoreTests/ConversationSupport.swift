@@ -33,11 +33,11 @@ enum Nodes {
             changed = false
             rounds += 1
             for source in stores {
-                for record in try source.partitions() where only?.contains(record.id) ?? true {
-                    let ops = try source.allOps(in: record.id)
+                for record in try source.log.partitions() where only?.contains(record.id) ?? true {
+                    let ops = try source.log.allOps(in: record.id)
                     for target in stores where target !== source {
-                        if try target.partition(record.id) == nil { try target.ensurePartition(record.descriptor, joined: false) }
-                        for proof in try source.forkProofs(record.id) where try target.apply(proof) { changed = true }
+                        if try target.log.partition(record.id) == nil { try target.log.ensurePartition(record.descriptor, joined: false) }
+                        for proof in try source.log.forkProofs(record.id) where try target.apply(proof) { changed = true }
                         if try target.apply(ops, nowMillis: Fixtures.now()).contains(.applied) { changed = true }
                     }
                 }
@@ -47,7 +47,7 @@ enum Nodes {
 
     /// The texts of a conversation's history on one store.
     static func texts(_ store: ReplicaStore, _ conversation: PartitionDescriptor) throws -> [String] {
-        try store.history(conversation.id).map(\.text)
+        try store.views.history(conversation.id).map(\.text)
     }
 
     /// Every byte of a store's files (the database and its write-ahead log).

@@ -40,28 +40,28 @@ import Wire
             try b.author(.conversationRename(name: "Nightjar, phase two"), in: conversation.id, by: bob, nowMillis: now + 6)
             try Nodes.sync([a, b, c, d])
 
-            let digest = try a.digest(conversation.id)
-            for store in [b, c, d] { #expect(try store.digest(conversation.id) == digest) }
+            let digest = try a.log.digest(conversation.id)
+            for store in [b, c, d] { #expect(try store.log.digest(conversation.id) == digest) }
             for store in [a, b, c] {
                 #expect(try Nodes.texts(store, conversation) == ["the eagle lands at dusk", "copy that, bringing the maps"])
-                #expect(try store.history(conversation.id).first?.reactions == ["👍": [carol.id]])
-                #expect(try store.tasks(conversation.id).map(\.title) == ["pack the lanterns"])
-                #expect(try store.conversation(conversation.id)?.name == "Nightjar, phase two")
-                #expect(try store.conversations(reader: alice.id).map(\.name) == ["Nightjar, phase two"])
+                #expect(try store.views.history(conversation.id).first?.reactions == ["👍": [carol.id]])
+                #expect(try store.views.tasks(conversation.id).map(\.title) == ["pack the lanterns"])
+                #expect(try store.views.conversation(conversation.id)?.name == "Nightjar, phase two")
+                #expect(try store.views.conversations(reader: alice.id).map(\.name) == ["Nightjar, phase two"])
             }
             // Members with the same keys have the same views.
-            #expect(try a.viewSnapshot() == b.viewSnapshot())
-            #expect(try b.viewSnapshot() == c.viewSnapshot())
+            #expect(try a.views.viewSnapshot() == b.views.viewSnapshot())
+            #expect(try b.views.viewSnapshot() == c.views.viewSnapshot())
 
             // The carrier: the same ops, nothing readable through any query...
-            #expect(try d.isCarried(conversation.id))
-            #expect(try d.history(conversation.id).isEmpty)
-            #expect(try d.tasks(conversation.id).isEmpty)
-            #expect(try d.conversation(conversation.id)?.name == "")
-            #expect(try d.conversation(conversation.id)?.members.current == [alice.id, bob.id, carol.id])
-            #expect(try d.conversations(reader: dave.id).isEmpty)
-            #expect(try d.heldEpochs(conversation.id).isEmpty)
-            #expect(try d.message(first.id) == nil)
+            #expect(try d.carrier.isCarried(conversation.id))
+            #expect(try d.views.history(conversation.id).isEmpty)
+            #expect(try d.views.tasks(conversation.id).isEmpty)
+            #expect(try d.views.conversation(conversation.id)?.name == "")
+            #expect(try d.views.conversation(conversation.id)?.members.current == [alice.id, bob.id, carol.id])
+            #expect(try d.views.conversations(reader: dave.id).isEmpty)
+            #expect(try d.keys.heldEpochs(conversation.id).isEmpty)
+            #expect(try d.views.message(first.id) == nil)
             // ...and not a byte of plaintext in its files, where a member's files have it.
             let secrets = ["eagle lands", "bringing the maps", "pack the lanterns", "Nightjar", "dusk", "👍"]
             let daveBytes = Nodes.fileBytes(davePath)
@@ -84,17 +84,17 @@ import Wire
         try a.author(post("after, from alice"), in: conversation.id, by: alice, nowMillis: now + 4)
         try Nodes.sync([a, b, c])
 
-        #expect(try a.digest(conversation.id) == c.digest(conversation.id))
+        #expect(try a.log.digest(conversation.id) == c.log.digest(conversation.id))
         #expect(try Nodes.texts(a, conversation) == ["before", "after", "after, from alice"])
         #expect(try Nodes.texts(b, conversation) == ["before", "after", "after, from alice"])
         #expect(try Nodes.texts(c, conversation) == ["before"])
-        #expect(try a.requiredEpoch(conversation.id) == 1)
-        #expect(try a.heldEpochs(conversation.id) == [0, 1])
-        #expect(try c.heldEpochs(conversation.id) == [0])
+        #expect(try a.keys.requiredEpoch(conversation.id) == 1)
+        #expect(try a.keys.heldEpochs(conversation.id) == [0, 1])
+        #expect(try c.keys.heldEpochs(conversation.id) == [0])
         #expect(throws: StoreError.notMember(conversation.id)) {
             try c.author(post("still here?"), in: conversation.id, by: carol, nowMillis: now + 5)
         }
-        #expect(try c.conversation(conversation.id)?.members.current == [alice.id, bob.id])
+        #expect(try c.views.conversation(conversation.id)?.members.current == [alice.id, bob.id])
     }
 
     @Test func leaveOfTheCreator_isRotatedByTheNextRemainingWriter() throws {
@@ -111,7 +111,7 @@ import Wire
         #expect(try Nodes.texts(c, conversation) == ["hello", "alice is gone", "so it seems"])
         #expect(try Nodes.texts(b, conversation) == ["hello", "alice is gone", "so it seems"])
         #expect(try Nodes.texts(a, conversation) == ["hello"])
-        #expect(try b.heldEpochs(conversation.id) == [0, 1])
+        #expect(try b.keys.heldEpochs(conversation.id) == [0, 1])
         #expect(throws: StoreError.notMember(conversation.id)) {
             try a.author(post("wait"), in: conversation.id, by: alice, nowMillis: now + 5)
         }
@@ -130,8 +130,8 @@ import Wire
         #expect(try d.processInbox(me: dave) == [conversation])
 
         for store in [a, b, c, d] {
-            #expect(try store.conversation(conversation.id)?.members.current == [alice.id, bob.id, dave.id])
-            #expect(try store.digest(conversation.id) == a.digest(conversation.id))
+            #expect(try store.views.conversation(conversation.id)?.members.current == [alice.id, bob.id, dave.id])
+            #expect(try store.log.digest(conversation.id) == a.log.digest(conversation.id))
         }
         // Bob wrote before he saw the removal (epoch 0): carol reads that one, which is the
         // window no scheme can close. Dave has only epoch 0 so far.
@@ -161,14 +161,14 @@ import Wire
         try c.author(post("from carol"), in: conversation.id, by: carol, nowMillis: now + 3)
         try Nodes.sync([a, b, c, d])
 
-        #expect(try c.heldEpochs(conversation.id) == [0, 1, 1])
-        #expect(try d.heldEpochs(conversation.id) == [0])
+        #expect(try c.keys.heldEpochs(conversation.id) == [0, 1, 1])
+        #expect(try d.keys.heldEpochs(conversation.id) == [0])
         for store in [a, b, c] {
             #expect(Set(try Nodes.texts(store, conversation)) == ["from alice", "from bob", "from carol"])
         }
         #expect(try Nodes.texts(d, conversation).isEmpty)
-        #expect(try a.viewSnapshot() == b.viewSnapshot())
-        #expect(try b.viewSnapshot() == c.viewSnapshot())
+        #expect(try a.views.viewSnapshot() == b.views.viewSnapshot())
+        #expect(try b.views.viewSnapshot() == c.views.viewSnapshot())
     }
 
     @Test func unreadCounts_inAConversation_comeFromReadMarkers() throws {
@@ -179,12 +179,12 @@ import Wire
         try b.author(post("one"), in: conversation.id, by: bob, nowMillis: now + 1)
         try b.author(post("two"), in: conversation.id, by: bob, nowMillis: now + 2)
         try Nodes.sync([a, b])
-        #expect(try a.conversations(reader: alice.id).map(\.unread) == [2])
-        let newest = try #require(try a.newestMessageHLC(conversation.id))
+        #expect(try a.views.conversations(reader: alice.id).map(\.unread) == [2])
+        let newest = try #require(try a.views.newestMessageHLC(conversation.id))
         let ownData = PartitionDescriptor.ownData(owner: alice.id)
-        try a.ensurePartition(ownData, joined: true)
+        try a.log.ensurePartition(ownData, joined: true)
         try a.author(.readMarker(partition: conversation.id, position: newest), in: ownData.id, by: alice, nowMillis: now + 3)
-        #expect(try a.conversations(reader: alice.id).map(\.unread) == [0])
-        #expect(try b.conversations(reader: bob.id).map(\.unread) == [0])
+        #expect(try a.views.conversations(reader: alice.id).map(\.unread) == [0])
+        #expect(try b.views.conversations(reader: bob.id).map(\.unread) == [0])
     }
 }

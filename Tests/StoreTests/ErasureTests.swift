@@ -53,12 +53,12 @@ import Wire
         try withDirectory { dir in
             let words = Words()
             let store = try ReplicaStore(path: dir + "/parley.db")
-            try store.ensurePartition(lobby, joined: true)
+            try store.log.ensurePartition(lobby, joined: true)
             try writeAndDelete(words, in: store)
             // The store stays open, as a running node's would.
             #expect(Self.wordsOnDisk(words.erased, in: dir) == [])
             #expect(Self.wordsOnDisk([words.kept], in: dir) == [words.kept], "the files are read as they are")
-            let history = try store.history(lobby.id)
+            let history = try store.views.history(lobby.id)
             #expect(history.map(\.text) == ["", "", words.kept])
             #expect(history.map(\.deleted) == [true, true, false])
             withExtendedLifetime(store) {}
@@ -71,14 +71,14 @@ import Wire
             let author = try Fixtures.store(partitions: [lobby])
             try writeAndDelete(words, in: author)
             let replica = try ReplicaStore(path: dir + "/parley.db")
-            try replica.ensurePartition(lobby, joined: true)
-            let sent = try author.sendable(try author.ops(in: lobby.id, author: alice.id, fromSeq: 1, limit: 100), nowMillis: Fixtures.now()).ops
+            try replica.log.ensurePartition(lobby, joined: true)
+            let sent = try author.sendable(try author.log.ops(in: lobby.id, author: alice.id, fromSeq: 1, limit: 100), nowMillis: Fixtures.now()).ops
             #expect(sent.count == 6)
             let outcomes = try replica.apply(sent, nowMillis: Fixtures.now())
             #expect(outcomes.allSatisfy { $0 == .applied }, "\(outcomes)")
             #expect(Self.wordsOnDisk(words.erased, in: dir) == [])
-            #expect(try replica.digest(lobby.id) == author.digest(lobby.id))
-            #expect(try replica.history(lobby.id) == author.history(lobby.id))
+            #expect(try replica.log.digest(lobby.id) == author.log.digest(lobby.id))
+            #expect(try replica.views.history(lobby.id) == author.views.history(lobby.id))
             withExtendedLifetime(replica) {}
         }
     }
@@ -102,8 +102,8 @@ import Wire
             }
             let imported = try fresh.importArchive(reader, me: bob.id, nowMillis: Fixtures.now())
             #expect(imported.problem == nil && imported.refused == 0, "\(imported)")
-            #expect(try fresh.digest(lobby.id) == author.digest(lobby.id))
-            #expect(try fresh.history(lobby.id) == author.history(lobby.id))
+            #expect(try fresh.log.digest(lobby.id) == author.log.digest(lobby.id))
+            #expect(try fresh.views.history(lobby.id) == author.views.history(lobby.id))
             #expect(Self.wordsOnDisk(words.erased, in: dir) == [])
             withExtendedLifetime(fresh) {}
         }
@@ -114,15 +114,15 @@ import Wire
     @Test func erasedOps_keepTheirHeaders_soTheChainStillVerifies() throws {
         let store = try Fixtures.store(partitions: [lobby])
         try writeAndDelete(Words(), in: store)
-        let ops = try store.ops(in: lobby.id, author: alice.id, fromSeq: 1, limit: 100)
+        let ops = try store.log.ops(in: lobby.id, author: alice.id, fromSeq: 1, limit: 100)
         #expect(ops.map(\.isErased) == [true, true, true, false, false, false])
         #expect(ops.allSatisfy { $0.hasValidSignature })
         #expect(ops.filter(\.isErased).allSatisfy { $0.erasureProblem() == nil && $0.body.isEmpty })
         #expect(throws: Never.self) { try verifyChain(ops[...], after: .zero) }
         // A rebuild from the log gives the live views.
-        let live = try store.viewSnapshot()
-        try store.rebuildViews()
-        #expect(try store.viewSnapshot() == live)
+        let live = try store.views.viewSnapshot()
+        try store.views.rebuildViews()
+        #expect(try store.views.viewSnapshot() == live)
     }
 
     /// The ops a relay would forge from: alice's post, her edit of it, her delete of both
@@ -151,7 +151,7 @@ import Wire
                 return
             }
             #expect(reason.contains(why), "\(reason)", sourceLocation: sourceLocation)
-            #expect(try store.opCount(lobby.id) == 0, sourceLocation: sourceLocation)
+            #expect(try store.log.opCount(lobby.id) == 0, sourceLocation: sourceLocation)
         }
         // Another author's delete, a delete of another post, a delete that does not name the
         // edit, a proof whose signature was changed, a proof that is no delete, a proof earlier in the chain.
@@ -175,7 +175,7 @@ import Wire
         ]
         let outcomes = try store.apply(chain, nowMillis: Fixtures.now())
         #expect(outcomes == Array(repeating: .applied, count: 5), "\(outcomes)")
-        #expect(try store.history(lobby.id).map(\.deleted) == [true, true])
+        #expect(try store.views.history(lobby.id).map(\.deleted) == [true, true])
     }
 
     @Test func aConversationsOps_areNeverTakenErased() throws {
@@ -195,7 +195,7 @@ import Wire
         let store = try Fixtures.store(partitions: [lobby])
         #expect(try store.apply([first, second, editOfSecond], nowMillis: Fixtures.now()) == [.applied, .applied, .applied])
         #expect(try store.apply(lying, nowMillis: Fixtures.now()) == .rejected(.rule(.notAuthorOfTarget)))
-        #expect(try store.history(lobby.id).map(\.text) == ["one", "two!"])
+        #expect(try store.views.history(lobby.id).map(\.text) == ["one", "two!"])
 
         try store.author(.delete(target: first.id), in: lobby.id, by: alice, nowMillis: Fixtures.now())
         #expect(throws: StoreError.self) { try store.author(.edit(target: first.id, text: "again"), in: lobby.id, by: alice, nowMillis: Fixtures.now()) }

@@ -33,7 +33,7 @@ import Wire
         // Replica one sees branch A first; replica two sees branch B first.
         _ = try one.apply(log.common + log.branchA + [honest], nowMillis: Fixtures.now())
         _ = try two.apply(log.common + log.branchB + [honest], nowMillis: Fixtures.now())
-        #expect(try one.history(lobby.id).count == 5)
+        #expect(try one.views.history(lobby.id).count == 5)
 
         let outcomeOne = try one.apply(log.branchB[0], nowMillis: Fixtures.now())
         let outcomeTwo = try two.apply(log.branchA[0], nowMillis: Fixtures.now())
@@ -43,10 +43,10 @@ import Wire
         }
         #expect(proofOne == proofTwo)
         #expect(proofOne.seq == 3 && proofOne.author == mallory.id)
-        #expect(try one.forkProofs(lobby.id) == [proofOne])
-        #expect(try one.digest(lobby.id) == two.digest(lobby.id))
-        #expect(try one.viewSnapshot() == two.viewSnapshot())
-        #expect(try one.history(lobby.id).map(\.text).sorted() == ["alice speaks", "m1", "m2"])
+        #expect(try one.log.forkProofs(lobby.id) == [proofOne])
+        #expect(try one.log.digest(lobby.id) == two.log.digest(lobby.id))
+        #expect(try one.views.viewSnapshot() == two.views.viewSnapshot())
+        #expect(try one.views.history(lobby.id).map(\.text).sorted() == ["alice speaks", "m1", "m2"])
         // Later ops of the forked author are excluded, whichever branch they come from.
         #expect(try one.apply(log.branchA[1], nowMillis: Fixtures.now()) == .rejected(.authorForked(at: 3)))
         #expect(try two.apply(log.branchB[1], nowMillis: Fixtures.now()) == .rejected(.authorForked(at: 3)))
@@ -59,8 +59,8 @@ import Wire
         _ = try store.apply(log.common + log.branchA, nowMillis: Fixtures.now())
         #expect(try store.apply(proof) == true)
         #expect(try store.apply(proof) == false)
-        #expect(try store.history(lobby.id).map(\.text) == ["m1", "m2"])
-        #expect(try store.heads(lobby.id).first?.frozenAt == 3)
+        #expect(try store.views.history(lobby.id).map(\.text) == ["m1", "m2"])
+        #expect(try store.log.heads(lobby.id).first?.frozenAt == 3)
     }
 
     @Test func forkProof_withABadSignature_isRefused() throws {
@@ -79,6 +79,6 @@ import Wire
         bytes[Operation.signedBytes + 1] ^= 1
         let forged = try Operation(encoded: bytes)
         #expect(try store.apply(forged, nowMillis: Fixtures.now()) == .rejected(.invalid(.badSignature)))
-        #expect(try store.forkProofs(lobby.id).isEmpty)
+        #expect(try store.log.forkProofs(lobby.id).isEmpty)
     }
 }

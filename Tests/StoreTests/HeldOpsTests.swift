@@ -25,6 +25,6 @@ import Testing
         }
         let answers = insideTransaction ? try store.inOneTransaction { try outcomes() } : try outcomes()
         #expect(answers == [[.duplicate], [.applied], [.duplicate], [.rejected(.invalid(.bodyHashMismatch))]])
-        #expect(try store.history(lobby.id).map(\.text) == ["one", "two"])
+        #expect(try store.views.history(lobby.id).map(\.text) == ["one", "two"])
     }
 }

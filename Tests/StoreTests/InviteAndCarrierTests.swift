@@ -23,14 +23,14 @@ import Wire
         // Bob meets only carol. First his inbox: he does not even know the conversation's id yet.
         let bobsInbox = PartitionDescriptor.inbox(owner: bob.id)
         try Nodes.sync([c, b], only: [bobsInbox.id])
-        #expect(try b.partition(conversation.id) == nil)
+        #expect(try b.log.partition(conversation.id) == nil)
         #expect(try b.processInbox(me: bob) == [conversation])
         #expect(try b.processInbox(me: bob).isEmpty)  // idempotent
         // Now that he holds the descriptor, the conversation itself comes from carol too.
         try Nodes.sync([c, b], only: [conversation.id])
         #expect(try Nodes.texts(b, conversation) == ["meet at the harbour"])
-        #expect(try b.conversations(reader: bob.id).map(\.name) == ["plans"])
-        #expect(try b.digest(conversation.id) == a.digest(conversation.id))
+        #expect(try b.views.conversations(reader: bob.id).map(\.name) == ["plans"])
+        #expect(try b.log.digest(conversation.id) == a.log.digest(conversation.id))
     }
 
     @Test func oldInvite_neverUndoesALeave() throws {
@@ -39,12 +39,12 @@ import Wire
         try Nodes.sync([a, b])
         try b.processInbox(me: bob)
         try b.author(.memberLeave, in: conversation.id, by: bob, nowMillis: now + 1)
-        try b.setJoined(conversation.id, false)
+        try b.log.setJoined(conversation.id, false)
         // Bob's second device holds his ops (the leave) before it reads his inbox.
         let second = try Nodes.store(bob)
         try Nodes.sync([b, second])
         #expect(try second.processInbox(me: bob).isEmpty)
-        #expect(try second.conversations(reader: bob.id).isEmpty)
+        #expect(try second.views.conversations(reader: bob.id).isEmpty)
     }
 
     @Test func ruleBreakingEncryptedEdit_isStoredEverywhere_butChangesNoMembersView() throws {
@@ -64,19 +64,19 @@ import Wire
         let members = try [alice, bob, carol].map { try Nodes.store($0) }
         let carrier = try Nodes.store(dave)
         for store in members + [carrier] {
-            try store.ensurePartition(conversation, joined: false)
+            try store.log.ensurePartition(conversation, joined: false)
             #expect(try store.apply(ops.reversed(), nowMillis: now).filter { $0 == .applied }.count < ops.count)  // out of order first
             _ = try store.apply(ops, nowMillis: now)
-            for op in ops { #expect(try store.contains(op)) }
-            #expect(try store.digest(conversation.id) == members[0].digest(conversation.id))
+            for op in ops { #expect(try store.log.contains(op)) }
+            #expect(try store.log.digest(conversation.id) == members[0].log.digest(conversation.id))
         }
         for store in members {
-            let history = try store.history(conversation.id)
+            let history = try store.views.history(conversation.id)
             #expect(history.map(\.text) == ["alice's better words"])
             #expect(history.map(\.deleted) == [false])
-            #expect(try store.viewSnapshot() == members[0].viewSnapshot())
+            #expect(try store.views.viewSnapshot() == members[0].views.viewSnapshot())
         }
-        #expect(try carrier.history(conversation.id).isEmpty)
+        #expect(try carrier.views.history(conversation.id).isEmpty)
     }
 
     @Test func removedMembersLaterWrites_withAnOldKey_takeNoEffect() throws {
@@ -101,11 +101,11 @@ import Wire
             factory.makeEncrypted(post("bob, after"), with: k1, by: bob),
         ]
         let b = try Nodes.store(bob)
-        try b.ensurePartition(conversation, joined: true)
+        try b.log.ensurePartition(conversation, joined: true)
         #expect(try b.apply(ops, nowMillis: now).allSatisfy { $0 == .applied })
         #expect(try Nodes.texts(b, conversation) == ["carol, before", "bob, after"])
-        #expect(try b.history(conversation.id).first?.reactions.isEmpty == true)
-        #expect(try b.tasks(conversation.id).isEmpty)
+        #expect(try b.views.history(conversation.id).first?.reactions.isEmpty == true)
+        #expect(try b.views.tasks(conversation.id).isEmpty)
         // Bob writes with alice's epoch-1 key, not the one carol offered.
         let op = try b.author(post("bob again"), in: conversation.id, by: bob, nowMillis: now + 1)
         #expect(try EncryptedBody(decoding: op.body).open(with: k1, type: op.type, author: bob.id) != nil)
@@ -115,20 +115,20 @@ import Wire
         let a = try Nodes.store(alice), b = try Nodes.store(bob)
         let conversation = try a.createConversation(name: "chatty", members: [bob.id], by: alice, nowMillis: now)
         for i in 0..<20 { try a.author(post("message number \(i) with some padding text"), in: conversation.id, by: alice, nowMillis: now + UInt64(i)) }
-        let ops = try a.allOps(in: conversation.id)
+        let ops = try a.log.allOps(in: conversation.id)
         let carrier = try Nodes.store(dave)
-        carrier.carrierQuotaBytes = 4_000
-        b.carrierQuotaBytes = 4_000
-        try carrier.ensurePartition(conversation, joined: false)
-        try b.ensurePartition(conversation, joined: false)
+        carrier.carrier.carrierQuotaBytes = 4_000
+        b.carrier.carrierQuotaBytes = 4_000
+        try carrier.log.ensurePartition(conversation, joined: false)
+        try b.log.ensurePartition(conversation, joined: false)
         let outcomes = try carrier.apply(ops, nowMillis: now)
         #expect(outcomes.contains(.rejected(.rule(.quotaExceeded))))
-        #expect(try carrier.isCarried(conversation.id))
-        #expect(try carrier.storedBytes(conversation.id) <= 4_000)
+        #expect(try carrier.carrier.isCarried(conversation.id))
+        #expect(try carrier.carrier.storedBytes(conversation.id) <= 4_000)
         #expect(RuleViolation.quotaExceeded.mayResolveLater)
         // A member (bob, once the create names him) never applies the quota.
         #expect(try b.apply(ops, nowMillis: now).allSatisfy { $0 == .applied })
-        #expect(try b.digest(conversation.id) == a.digest(conversation.id))
-        #expect(try !b.isCarried(conversation.id))
+        #expect(try b.log.digest(conversation.id) == a.log.digest(conversation.id))
+        #expect(try !b.carrier.isCarried(conversation.id))
     }
 }

@@ -58,7 +58,7 @@ import Testing
         // The store as the machine had it before: made and closed normally (so on disk).
         do {
             let store = try ReplicaStore(path: path)
-            try store.ensurePartition(lobby, joined: true)
+            try store.log.ensurePartition(lobby, joined: true)
             acknowledged.append(try store.author(post("before"), in: lobby.id, by: me, nowMillis: Fixtures.now()))
         }
         var factory = OpFactory()
@@ -100,9 +100,9 @@ import Testing
         #expect(try database.prepare("PRAGMA integrity_check").rows { $0.text(0) } == ["ok"], sourceLocation: sourceLocation)
         database.close()
         let store = try ReplicaStore(path: path)
-        let lost = try acknowledged.filter { try !store.contains($0) }
+        let lost = try acknowledged.filter { try !store.log.contains($0) }
         #expect(lost.count == 0, "\(lost.count) of \(acknowledged.count) acknowledged own ops lost in the cut", sourceLocation: sourceLocation)
-        outcome.peerOpsKept = try fromPeer.filter { try store.contains($0) }.count
+        outcome.peerOpsKept = try fromPeer.filter { try store.log.contains($0) }.count
         print("PowerCutTests (checkpointing: \(checkpointing)): \(outcome), \(lost.count) own ops lost")
         // The store goes on: the next own write follows the last one kept.
         let next = try store.author(post("after the cut"), in: lobby.id, by: me, nowMillis: Fixtures.now(1_000))

@@ -41,9 +41,9 @@ import struct Replica.Operation
         let store = try Fixtures.store(partitions: [lobby])
         #expect(try apply(bad, store, over: nil) == .rejected(.invalid(.badSignature)))
         #expect(try apply(bad, store, over: bob.id) == .rejected(.invalid(.badSignature)))
-        #expect(try store.opCount(lobby.id) == 0)
+        #expect(try store.log.opCount(lobby.id) == 0)
         #expect(try apply(bad, store, over: alice.id) == .applied)
-        #expect(try store.history(lobby.id).map(\.text) == ["from alice"])
+        #expect(try store.views.history(lobby.id).map(\.text) == ["from alice"])
     }
 
     @Test func theOpPastTheLongestTail_hasItsSignatureChecked_andAGoodOneClosesTheTail() throws {
@@ -58,7 +58,7 @@ import struct Replica.Operation
         #expect(try apply(ops[tailLength], store, over: alice.id) == .applied)
         let next = factory.make(post("next"), in: lobby.id, by: alice)
         #expect(try apply(try badlySigned(next), store, over: alice.id) == .applied)
-        let stored = try store.ops(in: lobby.id, author: alice.id, fromSeq: 1, limit: 100)
+        let stored = try store.log.ops(in: lobby.id, author: alice.id, fromSeq: 1, limit: 100)
         let (sendable, discarded) = try store.sendable(stored, nowMillis: Fixtures.now())
         #expect(sendable.count == tailLength + 1)
         #expect(discarded?.seq == UInt64(tailLength) + 2)
@@ -74,21 +74,21 @@ import struct Replica.Operation
         let store = try Fixtures.store(partitions: [lobby])
         #expect(try store.apply(poisoned, nowMillis: Fixtures.now()) == Array(repeating: .applied, count: 6))
         // A run answering a WANT: nothing below the bad op leaves, and the bad op and its chain go.
-        let stored = try store.ops(in: lobby.id, author: alice.id, fromSeq: 1, limit: 100)
+        let stored = try store.log.ops(in: lobby.id, author: alice.id, fromSeq: 1, limit: 100)
         let (sendable, discarded) = try store.sendable(stored, nowMillis: Fixtures.now())
         #expect(sendable.isEmpty)
         #expect(discarded?.seq == 1)
-        #expect(try store.opCount(lobby.id) == 0)
-        #expect(try store.history(lobby.id).isEmpty)
-        #expect(try store.refusedSignatureCount() == 1)
+        #expect(try store.log.opCount(lobby.id) == 0)
+        #expect(try store.views.history(lobby.id).isEmpty)
+        #expect(try store.log.refusedSignatureCount() == 1)
         // The same poisoned run again: its first op's place was refused, so that op's own
         // signature is checked, and the run's chain-batched proof does not carry it in.
         #expect(try store.apply(poisoned, nowMillis: Fixtures.now()).first == .rejected(.invalid(.badSignature)))
-        #expect(try store.opCount(lobby.id) == 0)
+        #expect(try store.log.opCount(lobby.id) == 0)
         // Good copies are taken, the refused place is forgotten, and they leave as they are.
         #expect(try store.apply(ops, nowMillis: Fixtures.now()) == Array(repeating: .applied, count: 6))
-        #expect(try store.refusedSignatureCount() == 0)
-        let again = try store.ops(in: lobby.id, author: alice.id, fromSeq: 1, limit: 100)
+        #expect(try store.log.refusedSignatureCount() == 0)
+        let again = try store.log.ops(in: lobby.id, author: alice.id, fromSeq: 1, limit: 100)
         #expect(try store.sendable(again, nowMillis: Fixtures.now()) == (ops, nil))
     }
 
@@ -98,9 +98,9 @@ import struct Replica.Operation
         let store = try Fixtures.store(partitions: [lobby])
         #expect(try store.apply([ops[0], try zeroSigned(ops[1]), ops[2]], nowMillis: Fixtures.now()) == [.applied, .applied, .applied])
         #expect(try store.sendable([ops[0]], nowMillis: Fixtures.now()).ops == [ops[0]])
-        let stored = try store.ops(in: lobby.id, author: alice.id, fromSeq: 2, limit: 1)
+        let stored = try store.log.ops(in: lobby.id, author: alice.id, fromSeq: 2, limit: 1)
         #expect(try store.sendable(stored, nowMillis: Fixtures.now()).discarded?.seq == 2)
-        #expect(try store.history(lobby.id).map(\.text) == ["m1"])
+        #expect(try store.views.history(lobby.id).map(\.text) == ["m1"])
     }
 
     @Test func anExport_writesOnlyOpsWhoseSignaturesVerify_andAnImportChecksEveryOne() throws {
@@ -127,7 +127,7 @@ import struct Replica.Operation
         let imported = try fresh.importArchive(reader, me: bob.id, nowMillis: Fixtures.now())
         #expect(imported.applied == 0)
         #expect(imported.refused == 5)
-        #expect(try fresh.opCount(lobby.id) == 0)
+        #expect(try fresh.log.opCount(lobby.id) == 0)
     }
 
     @Test func sendable_checksTheTail_andDropsABadOpWithTheChainAfterIt() throws {
@@ -138,17 +138,17 @@ import struct Replica.Operation
         for (index, op) in ops.enumerated() {
             #expect(try apply(index == 2 ? try badlySigned(op) : op, store, over: alice.id) == .applied)
         }
-        #expect(try store.history(lobby.id).map(\.text) == ["m1", "m2", "m3", "m4"])
-        let stored = try store.ops(in: lobby.id, author: alice.id, fromSeq: 1, limit: 100)
+        #expect(try store.views.history(lobby.id).map(\.text) == ["m1", "m2", "m3", "m4"])
+        let stored = try store.log.ops(in: lobby.id, author: alice.id, fromSeq: 1, limit: 100)
         let (sendable, discarded) = try store.sendable(stored, nowMillis: Fixtures.now())
         #expect(sendable.map(\.seq) == [1, 2])
         #expect(discarded?.seq == 3)
-        #expect(try store.opCount(lobby.id) == 2)
-        #expect(try store.history(lobby.id).map(\.text) == ["m1", "m2"])
-        #expect(try store.heads(lobby.id).map(\.maxSeq) == [2])
+        #expect(try store.log.opCount(lobby.id) == 2)
+        #expect(try store.views.history(lobby.id).map(\.text) == ["m1", "m2"])
+        #expect(try store.log.heads(lobby.id).map(\.maxSeq) == [2])
         // The places are free for the good ops, which take the ordinary path.
         #expect(try store.apply(Array(ops[2...]), nowMillis: Fixtures.now()) == [.applied, .applied])
-        #expect(try store.history(lobby.id).map(\.text) == ["m1", "m2", "m3", "m4"])
+        #expect(try store.views.history(lobby.id).map(\.text) == ["m1", "m2", "m3", "m4"])
     }
 
     @Test func aGoodlySignedOp_replacesABadlySignedOneHeldOnTheLinksWord_withoutAForkProof() throws {
@@ -159,9 +159,9 @@ import struct Replica.Operation
         let store = try Fixtures.store(partitions: [lobby])
         #expect(try apply(try badlySigned(conflicting), store, over: alice.id) == .applied)
         #expect(try store.apply(good, nowMillis: Fixtures.now()) == .applied)
-        #expect(try store.forkProofs(lobby.id).isEmpty)
-        #expect(try store.history(lobby.id).map(\.text) == ["first"])
-        #expect(try store.heads(lobby.id).first?.frozenAt == nil)
+        #expect(try store.log.forkProofs(lobby.id).isEmpty)
+        #expect(try store.views.history(lobby.id).map(\.text) == ["first"])
+        #expect(try store.log.heads(lobby.id).first?.frozenAt == nil)
     }
 
     @Test func theTail_outlivesReopeningTheStore() throws {
@@ -172,12 +172,12 @@ import struct Replica.Operation
         let op = factory.make(post("held"), in: lobby.id, by: alice)
         do {
             let store = try ReplicaStore(path: directory + "/store.db")
-            try store.ensurePartition(lobby, joined: true)
+            try store.log.ensurePartition(lobby, joined: true)
             #expect(try apply(try badlySigned(op), store, over: alice.id) == .applied)
         }
         let reopened = try ReplicaStore(path: directory + "/store.db")
-        let stored = try reopened.ops(in: lobby.id, author: alice.id, fromSeq: 1, limit: 10)
+        let stored = try reopened.log.ops(in: lobby.id, author: alice.id, fromSeq: 1, limit: 10)
         #expect(try reopened.sendable(stored, nowMillis: Fixtures.now()).discarded?.seq == 1)
-        #expect(try reopened.opCount(lobby.id) == 0)
+        #expect(try reopened.log.opCount(lobby.id) == 0)
     }
 }

@@ -24,17 +24,17 @@ import struct Replica.Operation
         let store = try Fixtures.store(partitions: [lobby, .ownData(owner: bob.id)])
         #expect(try store.apply(bomb, nowMillis: now) == .rejected(.rule(.stampedAhead)))
         #expect(try store.apply([bomb], nowMillis: now) == [.rejected(.rule(.stampedAhead))])
-        #expect(try store.opCount(lobby.id) == 0)
+        #expect(try store.log.opCount(lobby.id) == 0)
         #expect(store.clock.last.wallMillis <= now + HybridClock.maxDriftMillis)
 
         // Bob reads the room, then alice writes: the message is unread, and it is the newest.
         _ = try store.author(post("hello"), in: lobby.id, by: alice, nowMillis: now)
-        let newest = try #require(try store.newestMessageHLC(lobby.id))
+        let newest = try #require(try store.views.newestMessageHLC(lobby.id))
         _ = try store.author(
             .readMarker(partition: lobby.id, position: newest), in: PartitionDescriptor.ownData(owner: bob.id).id, by: bob, nowMillis: now + 1)
         _ = try store.author(post("are you there?"), in: lobby.id, by: alice, nowMillis: now + 2)
-        #expect(try store.unreadCount(lobby.id, reader: bob.id) == 1)
-        #expect(try store.history(lobby.id).map(\.text) == ["hello", "are you there?"])
+        #expect(try store.views.unreadCount(lobby.id, reader: bob.id) == 1)
+        #expect(try store.views.history(lobby.id).map(\.text) == ["hello", "are you there?"])
     }
 
     @Test func anOpAhead_isAppliedOnceTheClockIsNearIt_andTheChainAfterItWaitsWithIt() throws {
@@ -50,6 +50,6 @@ import struct Replica.Operation
         #expect(RuleViolation.stampedAhead.mayResolveLater)
         // A minute later both are within the lead: clocks a minute or two apart exchange ops at once.
         #expect(try store.apply([ahead, after], nowMillis: now + 60_000 + 1_000) == [.applied, .applied])
-        #expect(try store.history(lobby.id).map(\.text) == ["on time", "ahead", "after"])
+        #expect(try store.views.history(lobby.id).map(\.text) == ["on time", "ahead", "after"])
     }
 }

@@ -24,13 +24,13 @@ import Wire
             let path = dir + "/parley.db"
             do {
                 let store = try ReplicaStore(path: path)
-                try store.ensurePartition(lobby, joined: true)
+                try store.log.ensurePartition(lobby, joined: true)
                 try store.author(post("kept"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
             }
             let reopened = try ReplicaStore(path: path)
-            #expect(try reopened.history(lobby.id).map(\.text) == ["kept"])
+            #expect(try reopened.views.history(lobby.id).map(\.text) == ["kept"])
             let migrations: Int? = try reopened.database.scalar("SELECT count(*) FROM schema_migrations")
-            #expect(migrations == 8)
+            #expect(migrations == 9)
             #expect(try reopened.database.scalar("PRAGMA journal_mode", as: String.self) == "wal")
         }
     }
@@ -42,17 +42,17 @@ import Wire
             let path = dir + "/parley.db"
             let store = try ReplicaStore(path: path)
             let general = PartitionDescriptor.room(RoomName("#general")!)
-            #expect(try store.opCount() == 0)
-            try store.ensurePartition(lobby, joined: true)
-            try store.ensurePartition(general, joined: true)
+            #expect(try store.log.opCount() == 0)
+            try store.log.ensurePartition(lobby, joined: true)
+            try store.log.ensurePartition(general, joined: true)
             for i in 0..<3 { try store.author(post("lobby \(i)"), in: lobby.id, by: alice, nowMillis: Fixtures.now()) }
             try store.author(post("general"), in: general.id, by: alice, nowMillis: Fixtures.now())
             let other = try ReplicaStore(path: path)  // `parley send` while a node runs
             try other.author(post("from bob"), in: general.id, by: bob, nowMillis: Fixtures.now())
-            let perPartition = try store.partitions().map { try store.opCount($0.id) }.reduce(0, +)
-            #expect(try store.opCount(lobby.id) == 3 && store.opCount(general.id) == 2)
-            #expect(try store.opCount() == perPartition)
-            #expect(try store.opCount() == 5)
+            let perPartition = try store.log.partitions().map { try store.log.opCount($0.id) }.reduce(0, +)
+            #expect(try store.log.opCount(lobby.id) == 3 && store.log.opCount(general.id) == 2)
+            #expect(try store.log.opCount() == perPartition)
+            #expect(try store.log.opCount() == 5)
         }
     }
 
@@ -63,25 +63,25 @@ import Wire
             let path = dir + "/parley.db"
             let store = try ReplicaStore(path: path)
             let general = PartitionDescriptor.room(RoomName("#general")!)
-            #expect(try store.partitions().map(\.id) == [PartitionDescriptor.directory.id])
-            try store.ensurePartition(lobby, joined: true)
-            #expect(try store.partitions().map(\.id) == [PartitionDescriptor.directory.id, lobby.id])
-            try store.setJoined(lobby.id, false)
-            #expect(try store.partitions().last?.joined == false)
+            #expect(try store.log.partitions().map(\.id) == [PartitionDescriptor.directory.id])
+            try store.log.ensurePartition(lobby, joined: true)
+            #expect(try store.log.partitions().map(\.id) == [PartitionDescriptor.directory.id, lobby.id])
+            try store.log.setJoined(lobby.id, false)
+            #expect(try store.log.partitions().last?.joined == false)
 
             struct Abort: Error {}
             _ = try? store.database.transaction { () throws -> Void in
-                try store.ensurePartition(general, joined: true)
-                #expect(try store.partitions().count == 3)
+                try store.log.ensurePartition(general, joined: true)
+                #expect(try store.log.partitions().count == 3)
                 throw Abort()
             }
-            #expect(try store.partitions().count == 2)
+            #expect(try store.log.partitions().count == 2)
 
             let other = try ReplicaStore(path: path)  // another process, e.g. `parley join` while a node runs
-            try other.ensurePartition(general, joined: true)
-            try other.setJoined(lobby.id, true)
-            #expect(try store.partitions().map(\.id) == [PartitionDescriptor.directory.id, lobby.id, general.id])
-            #expect(try store.partitions()[1].joined)
+            try other.log.ensurePartition(general, joined: true)
+            try other.log.setJoined(lobby.id, true)
+            #expect(try store.log.partitions().map(\.id) == [PartitionDescriptor.directory.id, lobby.id, general.id])
+            #expect(try store.log.partitions()[1].joined)
         }
     }
 
@@ -100,7 +100,7 @@ import Wire
             let first: Replica.Operation
             do {
                 let store = try ReplicaStore(path: path)
-                try store.ensurePartition(lobby, joined: true)
+                try store.log.ensurePartition(lobby, joined: true)
                 first = try store.author(post("first"), in: lobby.id, by: alice, nowMillis: later)
                 try store.author(post("bob's, earlier"), in: lobby.id, by: bob, nowMillis: later - 10_000)
                 #expect(try store.setting("hlc") == nil)
@@ -131,7 +131,7 @@ import Wire
             let logged = 2_000
             do {
                 let store = try ReplicaStore(path: path)
-                try store.ensurePartition(lobby, joined: true)
+                try store.log.ensurePartition(lobby, joined: true)
                 try store.author((0..<logged).map { post("bob's \($0)") }, in: lobby.id, by: bob, nowMillis: Fixtures.now())
                 try store.author(post("alice's"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
             }
@@ -144,9 +144,9 @@ import Wire
             try store.refreshAfterExternalWrite()
             try store.author(post("after the other process"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
             // What sessions read for a summary, a WANT and the newest ops.
-            #expect(try store.heads(lobby.id).count == 3 && store.digest(lobby.id) == PartitionDigest(heads: store.heads(lobby.id)))
-            #expect(try store.ops(in: lobby.id, author: bob.id, fromSeq: UInt64(logged) - 9, limit: 10).count == 10)
-            #expect(try store.ops(afterRowID: store.latestOpRowID() - 3).ops.count == 3)
+            #expect(try store.log.heads(lobby.id).count == 3 && store.log.digest(lobby.id) == PartitionDigest(heads: store.log.heads(lobby.id)))
+            #expect(try store.log.ops(in: lobby.id, author: bob.id, fromSeq: UInt64(logged) - 9, limit: 10).count == 10)
+            #expect(try store.log.ops(afterRowID: store.log.latestOpRowID() - 3).ops.count == 3)
 
             let scans = store.database.statementCounts(.fullScanSteps)
             #expect(scans.values.allSatisfy { $0 < logged / 10 }, "rows stepped over in full scans, by statement: \(scans)")
@@ -178,18 +178,18 @@ import Wire
         let task = try store.author(.taskCreate(title: "sweep the hall", owner: nil), in: lobby.id, by: alice, nowMillis: Fixtures.now(5))
 
         var found: (partition: PartitionID, message: MessageView)?
-        let lookupSteps = try steps { found = try store.message(mine.id) }
-        let history = try store.history(lobby.id)
+        let lookupSteps = try steps { found = try store.views.message(mine.id) }
+        let history = try store.views.history(lobby.id)
         #expect(found?.partition == lobby.id)
         #expect(found?.message == history.first { $0.id == mine.id })
         #expect(found?.message.text == "alice's, edited" && found?.message.edited == true && found?.message.reactions == ["👍": [bob.id]])
-        #expect(try store.message(older[0].id)?.message == history.first { $0.id == older[0].id })
+        #expect(try store.views.message(older[0].id)?.message == history.first { $0.id == older[0].id })
         // A page reads its messages' reactions one by one, the whole history the room's at once.
-        #expect(try store.history(lobby.id, limit: 3) == Array(history.suffix(3)))
+        #expect(try store.views.history(lobby.id, limit: 3) == Array(history.suffix(3)))
         #expect(history.last { $0.id == older[roomSize - 1].id }?.reactions == ["🎉": [alice.id], "👍": [bob.id]])
-        #expect(try store.message(OpID(Bytes32(w0: 1, w1: 2, w2: 3, w3: 4))) == nil)
-        #expect(try store.task(task.id)?.task == store.tasks(lobby.id).first)
-        #expect(try store.task(mine.id) == nil)
+        #expect(try store.views.message(OpID(Bytes32(w0: 1, w1: 2, w2: 3, w3: 4))) == nil)
+        #expect(try store.views.task(task.id)?.task == store.views.tasks(lobby.id).first)
+        #expect(try store.views.task(mine.id) == nil)
         // Each a few rows' work (an edit also stores its op, head and view rows), not the room's.
         #expect(lookupSteps < roomSize / 4 && editSteps < roomSize / 4, "steps: the lookup \(lookupSteps), the edit \(editSteps)")
     }
@@ -207,54 +207,54 @@ import Wire
                 #expect(try store.apply(op, nowMillis: Fixtures.now()) == .applied)
             }
         }
-        let whole = try store.history(lobby.id)
+        let whole = try store.views.history(lobby.id)
         #expect(whole.count == 36)
         var walked: [MessageView] = []
         var before: OpID?
         while true {
-            let page = try store.history(lobby.id, limit: 5, before: before)
+            let page = try store.views.history(lobby.id, limit: 5, before: before)
             walked.insert(contentsOf: page, at: 0)
             guard page.count == 5, let oldest = page.first else { break }
             before = oldest.id
         }
         #expect(walked.map(\.id) == whole.map(\.id))
-        #expect(throws: StoreError.self) { try store.history(lobby.id, limit: 5, before: OpID(Bytes32(w0: 1, w1: 2, w2: 3, w3: 4))) }
+        #expect(throws: StoreError.self) { try store.views.history(lobby.id, limit: 5, before: OpID(Bytes32(w0: 1, w1: 2, w2: 3, w3: 4))) }
         let elsewhere = PartitionDescriptor.room(RoomName("#elsewhere")!)
-        try store.ensurePartition(elsewhere, joined: true)
-        #expect(throws: StoreError.self) { try store.history(elsewhere.id, limit: 5, before: whole[0].id) }
+        try store.log.ensurePartition(elsewhere, joined: true)
+        #expect(throws: StoreError.self) { try store.views.history(elsewhere.id, limit: 5, before: whole[0].id) }
     }
 
     @Test func opsSinceMark_areTheRowsTheWriteStored_orNilWhenARollbackANewPartitionOrAnotherProcessCouldHideSome() throws {
         try withTemporaryDirectory { dir in
             let path = dir + "/parley.db"
             let store = try ReplicaStore(path: path)
-            try store.ensurePartition(lobby, joined: true)
+            try store.log.ensurePartition(lobby, joined: true)
             try store.author(post("before"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
-            let before = try store.latestOpRowID()
+            let before = try store.log.latestOpRowID()
 
-            store.markOpInserts()
+            store.log.markOpInserts()
             let first = try store.author(post("one"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
             let second = try store.author(post("two"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
-            #expect(store.opCountSinceMark == 2)
-            let written = try #require(store.takeOpsSinceMark())
+            #expect(store.log.opCountSinceMark == 2)
+            let written = try #require(store.log.takeOpsSinceMark())
             #expect(written.ops.map(\.id) == [first.id, second.id])
-            #expect(written.ops.map(\.id) == (try store.ops(afterRowID: before).ops.map(\.id)))
-            #expect(written.lastRowID == (try store.latestOpRowID()))
+            #expect(written.ops.map(\.id) == (try store.log.ops(afterRowID: before).ops.map(\.id)))
+            #expect(written.lastRowID == (try store.log.latestOpRowID()))
             #expect(written.dataVersion == (try store.dataVersion))
-            #expect(store.takeOpsSinceMark() == nil, "the watch ends when taken")
+            #expect(store.log.takeOpsSinceMark() == nil, "the watch ends when taken")
 
             // Not watched: an op stored between writes is kept nowhere.
             try store.author(post("unwatched"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
-            #expect(store.opCountSinceMark == nil)
+            #expect(store.log.opCountSinceMark == nil)
 
             // A write that stores nothing reports no ops and no data_version.
-            store.markOpInserts()
-            let empty = try #require(store.takeOpsSinceMark())
+            store.log.markOpInserts()
+            let empty = try #require(store.log.takeOpsSinceMark())
             #expect(empty.ops.isEmpty && empty.dataVersion == nil && empty.lastRowID == nil)
 
             // A savepoint rolled back inside a committed write: the list could hold an undone op.
             struct Abort: Error {}
-            store.markOpInserts()
+            store.log.markOpInserts()
             try store.inOneTransaction {
                 try store.author(post("kept"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
                 _ = try? store.inOneTransaction { () throws -> Void in
@@ -262,32 +262,32 @@ import Wire
                     throw Abort()
                 }
             }
-            #expect(store.opCountSinceMark == nil)
-            #expect(store.takeOpsSinceMark() == nil)
+            #expect(store.log.opCountSinceMark == nil)
+            #expect(store.log.takeOpsSinceMark() == nil)
 
             // A new partition: the node must list it to its peers, which the ops alone do not say.
-            store.markOpInserts()
-            let general = try store.ensurePartition(.room(RoomName("#general")!), joined: true)
+            store.log.markOpInserts()
+            let general = try store.log.ensurePartition(.room(RoomName("#general")!), joined: true)
             try store.author(post("new room"), in: general.id, by: alice, nowMillis: Fixtures.now())
-            #expect(store.takeOpsSinceMark() == nil)
+            #expect(store.log.takeOpsSinceMark() == nil)
 
             // Another process's commit before the write moves the data_version the write reports.
             let versionBefore = try store.dataVersion
             let other = try ReplicaStore(path: path)
             try other.author(post("from bob"), in: lobby.id, by: bob, nowMillis: Fixtures.now())
-            store.markOpInserts()
+            store.log.markOpInserts()
             try store.author(post("after bob"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
-            let afterOther = try #require(store.takeOpsSinceMark())
+            let afterOther = try #require(store.log.takeOpsSinceMark())
             #expect(afterOther.ops.count == 1)
             #expect(afterOther.dataVersion != versionBefore)
 
             // Another process's commit between two of the write's transactions: its row lies
             // among the write's, so the list cannot stand for every row up to its last.
-            store.markOpInserts()
+            store.log.markOpInserts()
             try store.author(post("first half"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
             try other.author(post("bob between"), in: lobby.id, by: bob, nowMillis: Fixtures.now())
             try store.author(post("second half"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
-            #expect(store.takeOpsSinceMark() == nil)
+            #expect(store.log.takeOpsSinceMark() == nil)
         }
     }
 
@@ -300,17 +300,17 @@ import Wire
         let texts = (0..<300).map { "batched \($0)" }
         let ops = try store.author(texts.map(post), in: lobby.id, by: alice, nowMillis: Fixtures.now())
         #expect(ops.map(\.seq) == Array(2...301))
-        try verifyChain(ops[...], after: try #require(store.ops(in: lobby.id, author: alice.id, fromSeq: 1, limit: 1).first).id)
+        try verifyChain(ops[...], after: try #require(store.log.ops(in: lobby.id, author: alice.id, fromSeq: 1, limit: 1).first).id)
         #expect(zip(ops, ops.dropFirst()).allSatisfy { $0.hlc < $1.hlc })
-        #expect(try store.history(lobby.id).map(\.text) == ["before"] + texts)
+        #expect(try store.views.history(lobby.id).map(\.text) == ["before"] + texts)
         let next = try store.author(post("after"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
         #expect(next.seq == 302 && next.prev == ops.last?.id && next.hlc > ops.last!.hlc)
 
         let replica = try Fixtures.store(partitions: [lobby])
-        for op in try store.ops(in: lobby.id, author: alice.id, fromSeq: 1, limit: 1_000) {
+        for op in try store.log.ops(in: lobby.id, author: alice.id, fromSeq: 1, limit: 1_000) {
             #expect(try replica.apply(op, nowMillis: Fixtures.now()) == .applied)
         }
-        #expect(try replica.digest(lobby.id) == store.digest(lobby.id))
+        #expect(try replica.log.digest(lobby.id) == store.log.digest(lobby.id))
     }
 
     /// One op of a batch that does not apply (a profile only its subject may write) leaves
@@ -326,7 +326,7 @@ import Wire
         #expect(throws: StoreError.self) {
             try store.author(bodies, in: PartitionDescriptor.directory.id, by: alice, nowMillis: Fixtures.now())
         }
-        #expect(try store.opCount(PartitionDescriptor.directory.id) == 0)
+        #expect(try store.log.opCount(PartitionDescriptor.directory.id) == 0)
         let op = try store.author(profile(alice.id, "alice"), in: PartitionDescriptor.directory.id, by: alice, nowMillis: Fixtures.now())
         #expect(op.seq == 1)
     }
@@ -342,9 +342,9 @@ import Wire
                 throw Crash()  // the process dies before the outer commit
             }
         }
-        #expect(try store.opCount(lobby.id) == 0)
-        #expect(try store.heads(lobby.id).isEmpty)
-        #expect(try store.history(lobby.id).isEmpty)
+        #expect(try store.log.opCount(lobby.id) == 0)
+        #expect(try store.log.heads(lobby.id).isEmpty)
+        #expect(try store.views.history(lobby.id).isEmpty)
         #expect(try store.apply(op, nowMillis: Fixtures.now()) == .applied)
     }
 
@@ -354,7 +354,7 @@ import Wire
             var last: HLC
             do {
                 let store = try ReplicaStore(path: path)
-                try store.ensurePartition(lobby, joined: true)
+                try store.log.ensurePartition(lobby, joined: true)
                 let first = try store.author(post("one"), in: lobby.id, by: alice, nowMillis: Fixtures.now(1000))
                 let second = try store.author(post("two"), in: lobby.id, by: alice, nowMillis: Fixtures.now(1000))
                 #expect(second.seq == first.seq + 1 && second.prev == first.id && second.hlc > first.hlc)
@@ -377,7 +377,7 @@ import Wire
         #expect(throws: StoreError.invalidInput("message text is empty")) {
             try store.author(post(""), in: lobby.id, by: alice, nowMillis: Fixtures.now())
         }
-        #expect(try store.heads(lobby.id).count == 1)
+        #expect(try store.log.heads(lobby.id).count == 1)
     }
 
     @Test func editDeleteAndReactions_showInHistory() throws {
@@ -392,7 +392,7 @@ import Wire
         try store.author(.react(target: hello.id, emoji: "👍", on: true), in: lobby.id, by: bob, nowMillis: now)
         try store.author(.react(target: hello.id, emoji: "🎉", on: true), in: lobby.id, by: bob, nowMillis: now)
         try store.author(.react(target: hello.id, emoji: "🎉", on: false), in: lobby.id, by: bob, nowMillis: now)
-        let history = try store.history(lobby.id)
+        let history = try store.views.history(lobby.id)
         #expect(history.map(\.text) == ["hello", ""])
         #expect(history[0].edited && !history[0].deleted)
         #expect(history[1].deleted)
@@ -405,12 +405,12 @@ import Wire
         let task = try store.author(.taskCreate(title: "ship it", owner: nil), in: lobby.id, by: alice, nowMillis: now)
         try store.author(.taskUpdate(target: task.id, title: nil, status: .inProgress, owner: .set(bob.id)), in: lobby.id, by: bob, nowMillis: now + 1)
         try store.author(.taskUpdate(target: task.id, title: "ship it now", status: nil, owner: .unchanged), in: lobby.id, by: alice, nowMillis: now + 2)
-        var tasks = try store.tasks(lobby.id)
+        var tasks = try store.views.tasks(lobby.id)
         #expect(tasks.count == 1)
         #expect(tasks[0].title == "ship it now" && tasks[0].status == .inProgress && tasks[0].owner == bob.id)
         try store.author(.taskDelete(target: task.id), in: lobby.id, by: bob, nowMillis: now + 3)
         try store.author(.taskUpdate(target: task.id, title: nil, status: .complete, owner: .unchanged), in: lobby.id, by: alice, nowMillis: now + 4)
-        tasks = try store.tasks(lobby.id)
+        tasks = try store.views.tasks(lobby.id)
         #expect(tasks.isEmpty)
     }
 
@@ -420,13 +420,13 @@ import Wire
         try store.author(post("mine"), in: lobby.id, by: alice, nowMillis: now)
         try store.author(post("one"), in: lobby.id, by: bob, nowMillis: now + 1)
         let two = try store.author(post("two"), in: lobby.id, by: bob, nowMillis: now + 2)
-        #expect(try store.unreadCount(lobby.id, reader: alice.id) == 2)
-        let newest = try #require(try store.newestMessageHLC(lobby.id))
+        #expect(try store.views.unreadCount(lobby.id, reader: alice.id) == 2)
+        let newest = try #require(try store.views.newestMessageHLC(lobby.id))
         #expect(newest == two.hlc)
         try store.author(.readMarker(partition: lobby.id, position: newest), in: PartitionDescriptor.ownData(owner: alice.id).id, by: alice, nowMillis: now + 3)
-        #expect(try store.unreadCount(lobby.id, reader: alice.id) == 0)
+        #expect(try store.views.unreadCount(lobby.id, reader: alice.id) == 0)
         try store.author(post("three"), in: lobby.id, by: bob, nowMillis: now + 4)
-        #expect(try store.unreadCount(lobby.id, reader: alice.id) == 1)
+        #expect(try store.views.unreadCount(lobby.id, reader: alice.id) == 1)
     }
 
     @Test func profiles_lastWriteByTheAuthorWins_fieldByField() throws {
@@ -438,7 +438,7 @@ import Wire
         try store.author(
             .profile(subject: alice.id, nick: nil, displayName: nil, status: "at lunch", presence: .away, avatar: nil), in: directory, by: alice,
             nowMillis: Fixtures.now())
-        let profile = try #require(try store.profile(alice.id))
+        let profile = try #require(try store.directory.profile(alice.id))
         #expect(profile.nick == "alice" && profile.displayName == "Alice" && profile.status == "at lunch" && profile.presence == .away)
     }
 
@@ -456,6 +456,6 @@ import Wire
         #expect(outcomes[..<20].allSatisfy { $0 == .applied })
         #expect(outcomes[20] == .rejected(.invalid(.bodyHashMismatch)))
         #expect(outcomes[21...].allSatisfy { $0 == .pending(missingFrom: 21) })
-        #expect(try store.opCount(lobby.id) == 20)
+        #expect(try store.log.opCount(lobby.id) == 20)
     }
 }

@@ -33,7 +33,7 @@ import Wire
             case .rejected, .pending: break
             default: Issue.record("byte \(index) flipped gave \(outcome)")
             }
-            #expect(try store.opCount(lobby.id) == 1, "byte \(index) flipped left something stored")
+            #expect(try store.log.opCount(lobby.id) == 1, "byte \(index) flipped left something stored")
         }
         #expect(try store.apply(op, nowMillis: Fixtures.now()) == .applied)
     }
@@ -55,7 +55,7 @@ import Wire
         bytes[byteIndex] ^= 0x80
         let tampered = try Operation(encoded: bytes)
         #expect(try store.apply(tampered, nowMillis: Fixtures.now()) == .rejected(expected))
-        #expect(try store.opCount(lobby.id) == 1)
+        #expect(try store.log.opCount(lobby.id) == 1)
     }
 
     @Test func forgedAuthor_failsTheSignatureCheck() throws {
@@ -66,7 +66,7 @@ import Wire
         let forged = try Operation(header: header, body: op.body)
         let store = try Fixtures.store(partitions: [lobby])
         #expect(try store.apply(forged, nowMillis: Fixtures.now()) == .rejected(.invalid(.badSignature)))
-        #expect(try store.opCount(lobby.id) == 0)
+        #expect(try store.log.opCount(lobby.id) == 0)
     }
 
     @Test func malformedEnvelopes_areRefusedWhileParsing() throws {
@@ -91,7 +91,7 @@ import Wire
             in: PartitionDescriptor.directory.id, by: alice)
         let store = try Fixtures.store()
         #expect(try store.apply(op, nowMillis: Fixtures.now()) == .rejected(.rule(.notOwnProfile)))
-        #expect(try store.profiles().isEmpty)
+        #expect(try store.directory.profiles().isEmpty)
     }
 
     @Test func editOfAnotherAuthorsMessage_isRejected() throws {
@@ -103,7 +103,7 @@ import Wire
         #expect(try store.apply(original, nowMillis: Fixtures.now()) == .applied)
         #expect(try store.apply(hijack, nowMillis: Fixtures.now()) == .rejected(.rule(.notAuthorOfTarget)))
         #expect(try store.apply(delete, nowMillis: Fixtures.now()) == .rejected(.rule(.notAuthorOfTarget)))
-        #expect(try store.history(lobby.id).map(\.text) == ["bob's words"])
+        #expect(try store.views.history(lobby.id).map(\.text) == ["bob's words"])
     }
 
     @Test func postByNonMember_isRejected_untilTheirAddArrives() throws {
@@ -118,10 +118,10 @@ import Wire
         try store.useIdentity(alice)
         #expect(try store.apply([create, grant], nowMillis: Fixtures.now()) == [.applied, .applied])
         #expect(try store.apply(intruder, nowMillis: Fixtures.now()) == .rejected(.rule(.notMember)))
-        #expect(try store.history(conversation.id).isEmpty)
+        #expect(try store.views.history(conversation.id).isEmpty)
         #expect(try store.apply(add, nowMillis: Fixtures.now()) == .applied)
         #expect(try store.apply(intruder, nowMillis: Fixtures.now()) == .applied)
-        #expect(try store.history(conversation.id).map(\.text) == ["let me in"])
+        #expect(try store.views.history(conversation.id).map(\.text) == ["let me in"])
     }
 
     @Test func onlyTheCreator_createsAndRemoves() throws {
@@ -134,7 +134,7 @@ import Wire
         #expect(try store.apply(fakeCreate, nowMillis: Fixtures.now()) == .rejected(.rule(.creatorOnly)))
         #expect(try store.apply(create, nowMillis: Fixtures.now()) == .applied)
         #expect(try store.apply(remove, nowMillis: Fixtures.now()) == .rejected(.rule(.creatorOnly)))
-        #expect(try store.conversation(conversation.id)?.members.current == [alice.id, bob.id, carol.id])
+        #expect(try store.views.conversation(conversation.id)?.members.current == [alice.id, bob.id, carol.id])
     }
 
     @Test func conversationBodies_mustBeEncrypted_andMembershipPlain_andTheNamePrivate() throws {
@@ -156,7 +156,7 @@ import Wire
             Issue.record("a 5-byte encrypted body was not refused as invalid")
             return
         }
-        #expect(try store.opCount(conversation.id) == 1)
+        #expect(try store.log.opCount(conversation.id) == 1)
     }
 
     @Test func inbox_acceptsOnlySealedInvites_fromAnyone() throws {
@@ -203,6 +203,6 @@ import Wire
         #expect(try store.apply(ops[0], nowMillis: Fixtures.now()) == .duplicate)
         #expect(try store.apply(ops[2], nowMillis: Fixtures.now()) == .pending(missingFrom: 2))
         #expect(try store.apply(Array(ops[1...]), nowMillis: Fixtures.now()) == [.applied, .applied])
-        #expect(try store.history(lobby.id).map(\.text) == ["m1", "m2", "m3"])
+        #expect(try store.views.history(lobby.id).map(\.text) == ["m1", "m2", "m3"])
     }
 }

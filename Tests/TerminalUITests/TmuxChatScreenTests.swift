@@ -114,7 +114,7 @@ import Testing
         try store.author(
             .profile(subject: alice.id, nick: "m\u{1B}]0;nick-title\u{07}allory", displayName: nil, status: nil, presence: nil, avatar: nil),
             in: PartitionDescriptor.directory.id, by: alice, nowMillis: now)
-        let bob = try #require(try store.profiles().first { $0.nick == "bob" }?.user)
+        let bob = try #require(try store.directory.profiles().first { $0.nick == "bob" }?.user)
         _ = try store.createConversation(name: "room\u{1B}]0;conv-title\u{07}\u{1B}[2J", members: [bob], by: alice, nowMillis: now)
         store.database.close()
 

@@ -28,24 +28,24 @@ import Testing
         let lobby = PartitionDescriptor.room(RoomName("lobby")!)
         @Sendable func post(_ text: String) async throws -> OpID {
             try await access.write { store in
-                try store.ensurePartition(lobby, joined: true)
+                try store.log.ensurePartition(lobby, joined: true)
                 return try store.author(.post(text: text, attachments: [], location: nil, replyTo: nil), in: lobby.id, by: identity, nowMillis: 1).id
             }
         }
         let first = try await post("one")
-        #expect(try await access.read { try $0.history(lobby.id).map(\.id) } == [first])
+        #expect(try await access.read { try $0.views.history(lobby.id).map(\.id) } == [first])
 
         let (holding, release, readEnded) = (Flag(), Flag(), Flag())
         let held = Task {
             try await access.read { store -> [OpID] in
                 defer { readEnded.set() }
-                let before = try store.history(lobby.id).map(\.id)
+                let before = try store.views.history(lobby.id).map(\.id)
                 holding.set()
                 // Held until the test lets go, at most 10 s (a read on the node's executor would
                 // hold the write below that long, and the test fails rather than hangs).
                 let deadline = ContinuousClock.now + .seconds(10)
                 while !release.isSet, ContinuousClock.now < deadline { usleep(1_000) }
-                #expect(try store.history(lobby.id).map(\.id) == before, "a read saw two states")
+                #expect(try store.views.history(lobby.id).map(\.id) == before, "a read saw two states")
                 return before
             }
         }
@@ -54,11 +54,11 @@ import Testing
         #expect(!readEnded.isSet, "the node's write waited for a web read to end")
         release.set()
         #expect(try await held.value == [first])
-        #expect(try await access.read { try $0.history(lobby.id).map(\.id) } == [first, second])
+        #expect(try await access.read { try $0.views.history(lobby.id).map(\.id) } == [first, second])
 
-        #expect(try await access.read { try $0.partition(lobby.id)?.joined } == true)
-        try await access.write { try $0.setJoined(lobby.id, false) }
-        #expect(try await access.read { try $0.partition(lobby.id)?.joined } == false, "a read kept a row from before the node's write")
+        #expect(try await access.read { try $0.log.partition(lobby.id)?.joined } == true)
+        try await access.write { try $0.log.setJoined(lobby.id, false) }
+        #expect(try await access.read { try $0.log.partition(lobby.id)?.joined } == false, "a read kept a row from before the node's write")
         await node.stop()
     }
 }

@@ -34,9 +34,9 @@ extension Node {
         guard isRunning, let store else { throw NodeError.store("the node is not running") }
         // From here the store keeps this write's ops: the handler hands over those, and
         // `author` counts them.
-        store.markOpInserts()
+        store.log.markOpInserts()
         // The watch ends when this returns or throws (by then the handler has taken the ops).
-        defer { _ = store.takeOpsSinceMark() }
+        defer { _ = store.log.takeOpsSinceMark() }
         // The peers get the news before this node waits for its disk: the write is durable
         // before this returns (and the person is answered), but a push need not wait for it.
         return try store.database.deferringDurableSync {
@@ -68,7 +68,7 @@ extension Node {
     }
 
     /// What the links and beacons say about each peer: linked now, and when last seen (Unix
-    /// milliseconds), for `ReplicaStore.people(me:search:live:)`.
+    /// milliseconds), for `Directory.people(me:search:live:)`.
     public func livePresence() -> [UserID: PeerPresence] {
         var presence: [UserID: PeerPresence] = [:]
         for info in discovery?.peers ?? [] {

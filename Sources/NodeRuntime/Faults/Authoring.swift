@@ -67,7 +67,7 @@ extension Node {
         do {
             let (op, count) = try write { store in
                 let op = try Self.write(request, store: store, identity: identity, now: now)
-                let count = try store.opCountSinceMark ?? store.firstOpRowIDSinceMark.map { try store.opCount(afterRowID: $0 - 1) } ?? 0
+                let count = try store.log.opCountSinceMark ?? store.log.firstOpRowIDSinceMark.map { try store.log.opCount(afterRowID: $0 - 1) } ?? 0
                 return (op, count)
             }
             return ControlResponse(
@@ -84,7 +84,7 @@ extension Node {
         if request.kind == "conversation-create" {
             let members = try (request.members ?? []).map { try AuthorError.user($0, field: "members") }
             let descriptor = try store.createConversation(name: request.text ?? "", members: members, by: identity, nowMillis: now)
-            guard let create = try store.ops(in: descriptor.id, author: identity.id, fromSeq: 1, limit: 1).first else {
+            guard let create = try store.log.ops(in: descriptor.id, author: identity.id, fromSeq: 1, limit: 1).first else {
                 throw AuthorError("conversation-create: the create op was not stored")
             }
             return create
@@ -100,7 +100,7 @@ extension Node {
             guard let name = RoomName(room) else {
                 throw AuthorError("room: \(RoomName.problem(with: room) ?? "not a room name"); write e.g. \"lobby\"")
             }
-            return try store.ensurePartition(.room(name), joined: true).id
+            return try store.log.ensurePartition(.room(name), joined: true).id
         case (nil, let conversation?):
             guard let id = PartitionID(text: conversation) else {
                 throw AuthorError("conversation: '\(conversation)' is not a conversation id (52 base32 characters)")

@@ -44,7 +44,7 @@ public protocol LinkMessageHandler: AnyObject {
     /// The `sync` section of `parley status`.
     func syncStatus(node: isolated Node) -> SyncStatus
     /// The node's own process wrote the store (`Node.write`): push what is new now. The write's
-    /// ops are `store.takeOpsSinceMark()`, or when that cannot say, those from
+    /// ops are `store.log.takeOpsSinceMark()`, or when that cannot say, those from
     /// `store.firstOpRowIDSinceMark` on (`Node.write` marks the store before it).
     func nodeWroteStore(node: isolated Node)
     /// The user is typing in `partition`: tell the peers who may see it.

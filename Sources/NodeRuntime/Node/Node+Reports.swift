@@ -52,7 +52,7 @@ extension Node {
 
     /// What `parley status` shows.
     public func status() -> StatusReport {
-        let ops = (try? store?.opCount()) ?? 0
+        let ops = (try? store?.log.opCount()) ?? 0
         return StatusReport(
             pid: getpid(), startedAt: clock.wallMillis(at: 0), id: identity.id.text, nick: nick,
             dataDirectory: configuration.dataDirectory, listen: listener?.localAddress.description ?? "",
@@ -196,7 +196,7 @@ extension Node {
 
     /// A peer's nick: from its HELLO, else its directory profile.
     func nick(of peer: UserID) -> String? {
-        notes[peer]?.nick ?? (try? store?.profile(peer)?.nick) ?? nil
+        notes[peer]?.nick ?? (try? store?.directory.profile(peer)?.nick) ?? nil
     }
 
     static func seconds(_ millis: UInt64) -> String {

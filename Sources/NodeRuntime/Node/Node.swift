@@ -152,9 +152,9 @@ public actor Node {
             try store.useIdentity(identity)
             try store.processInbox(me: identity)
             for room in configuration.joinRooms {
-                _ = try store.ensurePartition(.room(room), joined: true)
+                _ = try store.log.ensurePartition(.room(room), joined: true)
             }
-            nick = try store.profile(identity.id)?.nick
+            nick = try store.directory.profile(identity.id)?.nick
             self.store = store
         } catch {
             throw .store("cannot open the store \(configuration.databasePath): \(error)")
@@ -261,7 +261,7 @@ public actor Node {
 
     /// `nick#short` for a peer (its HELLO nick, else its directory profile), or `#short`.
     public func displayName(of peer: UserID) -> String {
-        let nick = peer == identity.id ? nick : (notes[peer]?.nick ?? (try? store?.profile(peer)?.nick) ?? nil)
+        let nick = peer == identity.id ? nick : (notes[peer]?.nick ?? (try? store?.directory.profile(peer)?.nick) ?? nil)
         guard let nick, !nick.isEmpty else { return "#" + peer.short }
         return peer.display(nick: TerminalText.line(nick))
     }

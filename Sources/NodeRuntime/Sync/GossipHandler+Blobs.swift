@@ -42,15 +42,15 @@ extension GossipHandler {
         }
         let store = node.store!
         let allowed = storeCall(node, peer, "checking a blob request") { () throws -> Bool in
-            guard let record = try store.partition(partition), try mayRead(record, peer: peer, store: store) else { return false }
-            return try store.isBlobNamed(hash, in: partition)
+            guard let record = try store.log.partition(partition), try mayRead(record, peer: peer, store: store) else { return false }
+            return try store.blobs.isBlobNamed(hash, in: partition)
         }
         guard let allowed else { return }
         guard allowed else { return send(.unavailable(partition, hash)) }
         // The blob is read once and kept while it is being served (SQLite reads a whole value
         // even for a substring): at most one blob of 8 MiB is held.
         if servedBlob?.hash != hash {
-            guard let data = storeCall(node, peer, "reading a blob", { try store.blob(hash) }) else { return }
+            guard let data = storeCall(node, peer, "reading a blob", { try store.blobs.blob(hash) }) else { return }
             servedBlob = data.map { (hash, $0) }
         }
         guard let blob = servedBlob?.data, blob.count <= BlobMessage.maxBlobBytes, offset <= blob.count else {
@@ -70,7 +70,7 @@ extension GossipHandler {
 
     /// `SyncPolicy.servesBlobs` with what the store knows of `record`.
     private func mayRead(_ record: ReplicaStore.PartitionRecord, peer: UserID, store: ReplicaStore) throws -> Bool {
-        let members = record.descriptor.kind == .conversation ? try store.conversation(record.id)?.members.everMember ?? [] : []
+        let members = record.descriptor.kind == .conversation ? try store.views.conversation(record.id)?.members.everMember ?? [] : []
         return SyncPolicy.servesBlobs(of: record.descriptor, to: peer, joined: record.joined, members: members)
     }
 
@@ -92,13 +92,13 @@ extension GossipHandler {
     func wantMissingBlobs(node: isolated Node) {
         guard !sessions.isEmpty else { return }
         let store = node.store!
-        guard let missing = storeCall(node, nil, "looking for missing blobs", { try store.missingBlobs() }), !missing.isEmpty else { return }
+        guard let missing = storeCall(node, nil, "looking for missing blobs", { try store.blobs.missingBlobs() }), !missing.isEmpty else { return }
         let linked = sessions.keys.sorted()
         for (partition, hash) in missing {
-            guard let record = try? store.partition(partition) else { continue }
+            guard let record = try? store.log.partition(partition) else { continue }
             var candidates = linked
             if record.descriptor.kind == .conversation {
-                let members = (try? store.conversation(partition))??.members.current ?? []
+                let members = (try? store.views.conversation(partition))??.members.current ?? []
                 candidates = linked.filter { members.contains($0) }
             }
             guard !candidates.isEmpty else { continue }
@@ -127,7 +127,7 @@ extension GossipHandler {
             let matches = Bytes32(GenericHash.hash(data)) == request.hash
             if matches {
                 let store = node.store!
-                guard storeCall(node, nil, "storing a blob", { try store.storeBlob(data, nowMillis: node.wallMillis) }) != nil else { return [] }
+                guard storeCall(node, nil, "storing a blob", { try store.blobs.storeBlob(data, nowMillis: node.wallMillis) }) != nil else { return [] }
                 node.log.debug(.blob, "blob \(Base32.encode(Array(request.hash.bytes.prefix(5)))) (\(data.count) bytes) from \(node.displayName(of: peer))")
                 node.emit(.changed([request.partition]))
             }

@@ -18,17 +18,17 @@ extension GossipHandler {
             node.send(SyncFrame(type: bytes[0], payload: Array(bytes[1...])), to: peer)
 
         case .loadVector(let id):
-            guard let heads = storeCall(node, peer, "reading heads", { try store.heads(id) }) else { return }
+            guard let heads = storeCall(node, peer, "reading heads", { try store.log.heads(id) }) else { return }
             feed(peer, node: node) { session, now in session.onLocalVector(id, heads: heads, now: now) }
 
         case .loadOps(let id, let author, let fromSeq, let limit):
-            guard let loaded = storeCall(node, peer, "reading ops", { try store.ops(in: id, author: author, fromSeq: fromSeq, limit: limit) }),
+            guard let loaded = storeCall(node, peer, "reading ops", { try store.log.ops(in: id, author: author, fromSeq: fromSeq, limit: limit) }),
                 let ops = sendable(loaded, to: peer, node: node)
             else { return }
             feed(peer, node: node) { session, now in session.onOpsLoaded(id, author: author, ops: ops, now: now) }
 
         case .loadForkProofs(let id):
-            guard let proofs = storeCall(node, peer, "reading fork proofs", { try store.forkProofs(id) }) else { return }
+            guard let proofs = storeCall(node, peer, "reading fork proofs", { try store.log.forkProofs(id) }) else { return }
             feed(peer, node: node) { session, now in session.onForkProofsLoaded(id, proofs: proofs, now: now) }
 
         case .refreshSummaries:
@@ -50,7 +50,7 @@ extension GossipHandler {
         case .learnPartition(let descriptor):
             guard let policy = storeCall(node, peer, "reading conversations", { try self.policy(node: node) }),
                 policy.shouldCarry(descriptor, offeredBy: peer),
-                storeCall(node, peer, "recording a partition", { try store.ensurePartition(descriptor, joined: !policy.isCarrierOnly(descriptor)) }) != nil
+                storeCall(node, peer, "recording a partition", { try store.log.ensurePartition(descriptor, joined: !policy.isCarrierOnly(descriptor)) }) != nil
             else { return }
             knownPartitions.insert(descriptor.id)
             let role = policy.isCarrierOnly(descriptor) ? "carrying for others" : "now holding"

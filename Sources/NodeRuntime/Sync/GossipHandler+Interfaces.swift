@@ -23,12 +23,12 @@ extension GossipHandler {
     /// (carriers never learn who types in a conversation they carry).
     func typingAudience(_ partition: PartitionID, node: isolated Node) -> [UserID] {
         let store = node.store!
-        guard let record = try? store.partition(partition) else { return [] }
+        guard let record = try? store.log.partition(partition) else { return [] }
         switch record.descriptor {
         case .room:
             return record.joined ? sessions.keys.sorted() : []
         case .conversation:
-            guard let members = (try? store.conversation(partition))??.members.current, members.contains(node.identity.id) else { return [] }
+            guard let members = (try? store.views.conversation(partition))??.members.current, members.contains(node.identity.id) else { return [] }
             return sessions.keys.filter { members.contains($0) }.sorted()
         case .directory, .inbox, .ownData:
             return []
@@ -44,12 +44,12 @@ extension GossipHandler {
         } catch {
             throw LinkViolation("malformed TYPING: \(error)")
         }
-        guard let record = try? node.store.partition(partition) else { return }
+        guard let record = try? node.store.log.partition(partition) else { return }
         switch record.descriptor {
         case .room:
             guard record.joined else { return }
         case .conversation:
-            guard let members = (try? node.store.conversation(partition))??.members.current,
+            guard let members = (try? node.store.views.conversation(partition))??.members.current,
                 members.contains(peer), members.contains(node.identity.id)
             else { return }
         case .directory, .inbox, .ownData:

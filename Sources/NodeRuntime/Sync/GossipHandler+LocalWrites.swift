@@ -12,8 +12,8 @@ extension GossipHandler {
         let store = node.store!
         _ = storeCall(node, nil, "reading the store's change counter") {
             lastDataVersion = try store.dataVersion
-            lastRowID = try store.latestOpRowID()
-            knownPartitions = Set(try store.partitions().map(\.id))
+            lastRowID = try store.log.latestOpRowID()
+            knownPartitions = Set(try store.log.partitions().map(\.id))
         }
         watcher = Task {
             while true {
@@ -58,13 +58,13 @@ extension GossipHandler {
     /// applied meanwhile may be among them, which is harmless (a session pushes an op once).
     ///
     /// After an own write that stored ops, the store usually knows them itself
-    /// (`ReplicaStore.takeOpsSinceMark()`), and the `data_version` it read inside the write's
+    /// (`OpLog.takeOpsSinceMark()`), and the `data_version` it read inside the write's
     /// transaction: when no other process had written, every row up to the write's last is this
     /// node's own, and the write's ops go to the sessions without a read.
     @discardableResult
     func checkLocalWrites(node: isolated Node, ownWrite: Bool = false) -> Int {
         let store = node.store!
-        if ownWrite, let written = store.takeOpsSinceMark(), let version = written.dataVersion, version == lastDataVersion,
+        if ownWrite, let written = store.log.takeOpsSinceMark(), let version = written.dataVersion, version == lastDataVersion,
             let last = written.lastRowID, written.ops.count <= Self.livePushLimit
         {
             lastRowID = max(lastRowID, last)
@@ -72,7 +72,7 @@ extension GossipHandler {
             return written.ops.count
         }
         let found: (ops: [Operation], count: Int, partitionsChanged: Bool)? = storeCall(node, nil, "reading ops other processes wrote") {
-            let newest = try store.latestOpRowID()
+            let newest = try store.log.latestOpRowID()
             let version = try store.dataVersion
             let external = version != lastDataVersion
             guard external || ownWrite else {
@@ -82,7 +82,7 @@ extension GossipHandler {
             if ownWrite, !external {
                 // Every row before this write's first is this node's own, handed over when
                 // applied; a write that stored no op leaves nothing to read.
-                lastRowID = max(lastRowID, store.firstOpRowIDSinceMark.map { $0 - 1 } ?? newest)
+                lastRowID = max(lastRowID, store.log.firstOpRowIDSinceMark.map { $0 - 1 } ?? newest)
             }
             if external {
                 lastDataVersion = version
@@ -93,7 +93,7 @@ extension GossipHandler {
             var ops: [Operation] = []
             var count = 0
             while true {
-                let page = try store.ops(afterRowID: lastRowID, limit: 1_000)
+                let page = try store.log.ops(afterRowID: lastRowID, limit: 1_000)
                 lastRowID = page.lastRowID
                 count += page.ops.count
                 if count <= Self.livePushLimit { ops += page.ops }
@@ -101,7 +101,7 @@ extension GossipHandler {
             }
             // Partitions are never removed and `knownPartitions` holds only stored ones: a new
             // one shows in the count (a set of ids per write showed in profiles).
-            let records = try store.partitions()
+            let records = try store.log.partitions()
             let partitionsChanged = records.count != knownPartitions.count
             if partitionsChanged { knownPartitions = Set(records.map(\.id)) }
             return (count <= Self.livePushLimit ? ops : [], count, partitionsChanged)
@@ -146,8 +146,8 @@ extension GossipHandler {
     func summaries(for peers: [UserID], node: isolated Node) throws -> [UserID: [PartitionSummary]] {
         let store = node.store!
         // A room the user left is no longer offered, so it stops syncing (its ops stay stored).
-        let records = try store.partitions().filter { $0.joined || $0.descriptor.kind != .room }
-        let digests = try records.map { (descriptor: $0.descriptor, digest: try store.digest($0.id)) }
+        let records = try store.log.partitions().filter { $0.joined || $0.descriptor.kind != .room }
+        let digests = try records.map { (descriptor: $0.descriptor, digest: try store.log.digest($0.id)) }
         let policy = try policy(records: records, node: node)
         return Dictionary(uniqueKeysWithValues: peers.map { ($0, policy.summaries(of: digests, for: $0)) })
     }
@@ -157,11 +157,11 @@ extension GossipHandler {
         let store = node.store!
         var members: [PartitionID: Set<UserID>] = [:]
         var carried = 0
-        for record in try records ?? store.partitions() {
-            if record.descriptor.kind == .conversation, let conversation = try store.conversation(record.id) {
+        for record in try records ?? store.log.partitions() {
+            if record.descriptor.kind == .conversation, let conversation = try store.views.conversation(record.id) {
                 members[record.id] = conversation.members.everMember
             }
-            if try store.isCarried(record.id) { carried += 1 }
+            if try store.carrier.isCarried(record.id) { carried += 1 }
         }
         return SyncPolicy(
             localUser: node.identity.id, conversationMembers: members, carriesForOthers: configuration.carriesForOthers, carriedCount: carried)

@@ -170,7 +170,7 @@ public final class GossipHandler: LinkMessageHandler {
     /// Remembers that `peer` was seen now (`people` shows it after the link ends, or the node stops).
     func noteSeen(_ peer: UserID, node: isolated Node) {
         let store = node.store!
-        _ = storeCall(node, nil, "recording when a peer was seen") { try store.noteLastSeen(peer, atMillis: node.wallMillis) }
+        _ = storeCall(node, nil, "recording when a peer was seen") { try store.directory.noteLastSeen(peer, atMillis: node.wallMillis) }
     }
 
     // MARK: - Feeding sessions

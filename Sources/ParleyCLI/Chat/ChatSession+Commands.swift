@@ -119,7 +119,7 @@ extension ChatSession {
             return state.notice(describe(error, command: nil), kind: .error, millis: now)
         }
         guard user != me else { return state.notice("that is you; /msg someone else", kind: .error, millis: now) }
-        let existing = try? context.store().conversations(reader: me).first { conversation in
+        let existing = try? context.store().views.conversations(reader: me).first { conversation in
             conversation.isMember && conversation.joined && Set(conversation.members) == [me, user]
         }
         var key = existing?.id.text
@@ -175,7 +175,7 @@ extension ChatSession {
 
     func who() {
         guard let target = requireTarget(), let store = try? context.store() else { return }
-        let people = (try? store.people(me: me, live: node.news.presence)) ?? []
+        let people = (try? store.directory.people(me: me, live: node.news.presence)) ?? []
         let here: [PersonView]
         switch target {
         case .room: here = people
@@ -225,7 +225,7 @@ extension ChatSession {
         guard let first = arguments.first else { return usage("/edit, /delete and /react take a message ID or `last` (/ids shows ids)") }
         guard first.lowercased() == "last" else { return body(first, Array(arguments.dropFirst())) }
         guard let target = requireTarget(),
-            let message = (try? context.store().history(target.id, limit: 200))?.last(where: { !own || $0.author == me })
+            let message = (try? context.store().views.history(target.id, limit: 200))?.last(where: { !own || $0.author == me })
         else {
             return state.notice(own ? "you have written nothing here yet" : "there is no message here yet", kind: .error, millis: now)
         }

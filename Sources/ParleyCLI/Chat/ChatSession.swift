@@ -56,7 +56,7 @@ final class ChatSession {
     /// else the first room there is.
     func run(opening room: RoomName?) {
         if let room {
-            if (try? context.store().partition(PartitionDescriptor.room(room).id)?.joined) != true {
+            if (try? context.store().log.partition(PartitionDescriptor.room(room).id)?.joined) != true {
                 execute(JoinCommand(), [room.value], show: false)
             }
             reload()
@@ -127,7 +127,7 @@ final class ChatSession {
     /// Looks for news: new ops in the store (from peers through the node, or from other
     /// processes), presence and typing from the node, and every few seconds everything.
     func poll() {
-        let rowID = (try? context.store().latestOpRowID()) ?? lastRowID
+        let rowID = (try? context.store().log.latestOpRowID()) ?? lastRowID
         let newsChanged = node.news.takeChanged()
         let storeChanged = node.news.takeStoreChanged()
         if storeChanged || rowID != lastRowID || ContinuousClock.now - lastFullReload >= .seconds(3) {
@@ -146,21 +146,21 @@ final class ChatSession {
         do {
             let store = try context.store()
             try store.refreshAfterExternalWrite()
-            lastRowID = try store.latestOpRowID()
+            lastRowID = try store.log.latestOpRowID()
             _ = try store.processInbox(me: identity)
             let nicks = try nicknames()
             state.me = Format.person(me, nick: nicks[me] ?? nil)
             var entries: [SidebarEntry] = []
             var targets: [String: ChatTarget] = [:]
-            let rooms: [(RoomName, PartitionID)] = try store.partitions().compactMap { record in
+            let rooms: [(RoomName, PartitionID)] = try store.log.partitions().compactMap { record in
                 guard record.joined, case .room(let name) = record.descriptor else { return nil }
                 return (name, record.id)
             }.sorted { $0.0.value < $1.0.value }
             for (room, id) in rooms {
                 targets[id.text] = .room(room, id)
-                entries.append(SidebarEntry(key: id.text, label: room.description, kind: .room, unread: try store.unreadCount(id, reader: me)))
+                entries.append(SidebarEntry(key: id.text, label: room.description, kind: .room, unread: try store.views.unreadCount(id, reader: me)))
             }
-            for conversation in try store.conversations(reader: me) where conversation.isMember && conversation.joined {
+            for conversation in try store.views.conversations(reader: me) where conversation.isMember && conversation.joined {
                 targets[conversation.id.text] = .conversation(conversation.id, members: conversation.members)
                 let label = conversation.name.isEmpty ? "conversation \(Format.shortID(conversation.id))" : conversation.name
                 entries.append(SidebarEntry(key: conversation.id.text, label: label, kind: .conversation, unread: conversation.unread))
@@ -177,7 +177,7 @@ final class ChatSession {
                     execute(ReadCommand(), target.options, show: false)
                     state.entries[index].unread = 0
                 }
-                let messages = try store.history(target.id, limit: 500)
+                let messages = try store.views.history(target.id, limit: 500)
                 state.messages = messages.map(paneMessage)
                 if locateUnread {
                     locateUnread = false
@@ -201,7 +201,7 @@ final class ChatSession {
     /// Who is online here; arrivals and departures become notices in every room.
     func updatePresence() {
         guard let store = try? context.store() else { return }
-        let people = (try? store.people(me: me, live: node.news.presence)) ?? []
+        let people = (try? store.directory.people(me: me, live: node.news.presence)) ?? []
         let nowOnline = Set(people.filter { !$0.isMe && $0.presence != .offline }.map(\.user))
         let byUser = Dictionary(people.map { ($0.user, $0) }, uniquingKeysWith: { a, _ in a })
         func display(_ user: UserID) -> String { Format.person(user, nick: byUser[user]?.nick ?? nil) }
@@ -241,7 +241,7 @@ final class ChatSession {
         state.current = key
         state.scroll = 0
         state.typing = []
-        markerAtOpen = try? context.store().readMarker(owner: me, partition: target.id)
+        markerAtOpen = try? context.store().views.readMarker(owner: me, partition: target.id)
         unreadFromID = nil
         locateUnread = true
         reload()
@@ -302,11 +302,11 @@ final class ChatSession {
     }
 
     func nicknames() throws -> [UserID: String?] {
-        Dictionary(try context.store().profiles().map { ($0.user, $0.nick) }, uniquingKeysWith: { a, _ in a })
+        Dictionary(try context.store().directory.profiles().map { ($0.user, $0.nick) }, uniquingKeysWith: { a, _ in a })
     }
 
     func name(of user: UserID) -> String {
-        Format.person(user, nick: (try? context.store().profile(user)?.nick) ?? nil)
+        Format.person(user, nick: (try? context.store().directory.profile(user)?.nick) ?? nil)
     }
 }
 

@@ -35,7 +35,7 @@ struct ExportCommand: Command {
         if let room = arguments.value("room") {
             let name = try context.roomName(room, command: name)
             let id = PartitionDescriptor.room(name).id
-            guard try context.storeCall({ try store.partition(id) }) != nil else {
+            guard try context.storeCall({ try store.log.partition(id) }) != nil else {
                 throw CLIError.failure("this node holds nothing of \(name); join it first or leave out --room")
             }
             // The directory comes along, so the authors' names travel with their messages.
@@ -43,7 +43,7 @@ struct ExportCommand: Command {
         }
         if let text = arguments.value("conversation") {
             let conversation = try Lookup.conversation(text, context: context, command: name)
-            partitions = try context.storeCall { try store.exportSet(forConversation: conversation.id) }
+            partitions = try context.storeCall { try store.views.exportSet(forConversation: conversation.id) }
         }
         let summary = try ArchiveFile.write(to: path, force: arguments.has("force"), what: "the export") { writer in
             try context.storeCall(command: name) { try store.export(partitions, to: writer, nowMillis: context.nowMillis) }

@@ -35,7 +35,7 @@ struct AttachmentCommand: Command {
         let attachment = message.attachments[index - 1]
         let store = try context.store()
         let shownName = Format.safe(attachment.name, keepNewlines: false)
-        switch try context.storeCall({ try store.attachmentContent(attachment, in: partition) }) {
+        switch try context.storeCall({ try store.blobs.attachmentContent(attachment, in: partition) }) {
         case .notFetched:
             throw CLIError.failure(
                 "\(shownName) is not fetched yet; a linked peer that has it will send it (keep `parley run` going, then try again)")

@@ -121,7 +121,7 @@ struct ConversationLeaveCommand: Command {
         }
         try context.author(.memberLeave, in: conversation.id, command: name)
         let store = try context.store()
-        try context.storeCall { try store.setJoined(conversation.id, false) }
+        try context.storeCall { try store.log.setJoined(conversation.id, false) }
         context.output.line("left \(conversation.label)")
         return 0
     }

@@ -23,7 +23,7 @@ struct ConversationsCommand: Command {
         try expectPositionals(arguments, 0...0, names: [])
         let me = try context.identity().id
         let store = try context.store()
-        let conversations = try context.storeCall { try store.conversations(reader: me) }
+        let conversations = try context.storeCall { try store.views.conversations(reader: me) }
         if arguments.has("json") {
             context.output.json(
                 conversations.map(ViewJSON.conversation))
@@ -33,7 +33,7 @@ struct ConversationsCommand: Command {
             context.output.line("You are in no conversation yet; start one with `parley conversation create --name NAME --members ID`.")
             return 0
         }
-        let nicks = try context.storeCall { Dictionary(try store.profiles().map { ($0.user, $0.nick) }, uniquingKeysWith: { a, _ in a }) }
+        let nicks = try context.storeCall { Dictionary(try store.directory.profiles().map { ($0.user, $0.nick) }, uniquingKeysWith: { a, _ in a }) }
         for conversation in conversations {
             let title = conversation.name.isEmpty ? "(name not received yet)" : Format.safe(conversation.name, keepNewlines: false)
             let others = conversation.members.filter { $0 != me }.map { Format.person($0, nick: nicks[$0] ?? nil) }
@@ -70,7 +70,7 @@ struct PeopleCommand: Command {
         for report in try NodeConnection.ask(ControlRequest(.presence), context)?.presence ?? [] {
             if let id = UserID(text: report.id) { live[id] = PeerPresence(linked: report.linked, lastSeenMillis: report.lastSeen) }
         }
-        let people = try context.storeCall { try store.people(me: me, search: arguments.value("search")?.trimmingWhitespace(), live: live) }
+        let people = try context.storeCall { try store.directory.people(me: me, search: arguments.value("search")?.trimmingWhitespace(), live: live) }
         if arguments.has("json") {
             context.output.json(
                 people.map(ViewJSON.person))

@@ -22,16 +22,16 @@ enum FileInput {
         }
         guard !isDirectory.boolValue else { throw .failure("cannot use \(path) for --\(option): it is a directory, not a file") }
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
-        guard size <= ReplicaStore.maxBlobBytes else {
+        guard size <= Blobs.maxBlobBytes else {
             throw .failure(
-                "\(path) is \(Format.byteCount(UInt64(size))), over the \(Format.byteCount(UInt64(ReplicaStore.maxBlobBytes))) limit for --\(option); "
+                "\(path) is \(Format.byteCount(UInt64(size))), over the \(Format.byteCount(UInt64(Blobs.maxBlobBytes))) limit for --\(option); "
                     + "choose a smaller file")
         }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw .failure("cannot read \(path) for --\(option): permission denied; check its permissions")
         }
-        guard data.count <= ReplicaStore.maxBlobBytes else {
-            throw .failure("\(path) grew over the \(Format.byteCount(UInt64(ReplicaStore.maxBlobBytes))) limit for --\(option) while it was read")
+        guard data.count <= Blobs.maxBlobBytes else {
+            throw .failure("\(path) grew over the \(Format.byteCount(UInt64(Blobs.maxBlobBytes))) limit for --\(option) while it was read")
         }
         let name = URL(fileURLWithPath: path).lastPathComponent
         var shortened = name

@@ -34,13 +34,13 @@ struct HistoryCommand: Command {
         let store = try context.store()
 
         if json {
-            let messages = try context.storeCall { try store.history(room.id, limit: limit) }
+            let messages = try context.storeCall { try store.views.history(room.id, limit: limit) }
             context.output.json(messages.map(ViewJSON.message))
             return 0
         }
         // One more than shown tells whether older messages were left out.
         let shown = limit ?? Self.defaultTextLimit
-        var messages = try context.storeCall { try store.history(room.id, limit: shown < Int.max ? shown + 1 : shown) }
+        var messages = try context.storeCall { try store.views.history(room.id, limit: shown < Int.max ? shown + 1 : shown) }
         guard !messages.isEmpty else {
             context.output.line("No messages in \(room.label) yet; write one with `parley send \(room.option) TEXT`.")
             return 0

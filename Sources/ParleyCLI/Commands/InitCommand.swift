@@ -68,9 +68,9 @@ extension Context {
         let store = try store()
         try storeCall {
             if try store.setting(Self.initializedSetting) == nil {
-                try store.ensurePartition(.room(RoomName("lobby")!), joined: true)
-                try store.ensurePartition(.ownData(owner: identity.id), joined: true)
-                try store.ensurePartition(.inbox(owner: identity.id), joined: true)
+                try store.log.ensurePartition(.room(RoomName("lobby")!), joined: true)
+                try store.log.ensurePartition(.ownData(owner: identity.id), joined: true)
+                try store.log.ensurePartition(.inbox(owner: identity.id), joined: true)
                 try store.setSetting(Self.initializedSetting, .integer(1))
             }
         }

@@ -93,21 +93,21 @@ struct ReadCommand: Command {
         let me = try context.identity().id
         let store = try context.store()
         let (newest, marker) = try context.storeCall {
-            (try store.newestMessageHLC(room.id), try store.readMarker(owner: me, partition: room.id))
+            (try store.views.newestMessageHLC(room.id), try store.views.readMarker(owner: me, partition: room.id))
         }
         guard let newest else { return 0 }
         if arguments.has("receipt") {
             guard arguments.value("conversation") != nil else {
                 throw CLIError.usage("--receipt is for conversations; rooms have no read receipts", command: name)
             }
-            let sent = try context.storeCall { try store.readReceipts(room.id)[me] }
+            let sent = try context.storeCall { try store.views.readReceipts(room.id)[me] }
             if sent.map({ $0 < newest }) ?? true {
                 try context.author(.readMarker(partition: room.id, position: newest), in: room.id, command: name)
             }
         }
         guard marker.map({ $0 < newest }) ?? true else { return 0 }
         let ownData = PartitionDescriptor.ownData(owner: me)
-        try context.storeCall { try store.ensurePartition(ownData, joined: true) }
+        try context.storeCall { try store.log.ensurePartition(ownData, joined: true) }
         try context.author(.readMarker(partition: room.id, position: newest), in: ownData.id, command: name)
         return 0
     }

@@ -40,7 +40,7 @@ struct ProfileCommand: Command {
         let identity = try context.identity()
         let store = try context.store()
         let avatar = try avatarFile.map { file throws(CLIError) in
-            let hash = try context.storeCall(command: name) { try store.storeBlob(file.bytes, nowMillis: context.nowMillis) }
+            let hash = try context.storeCall(command: name) { try store.blobs.storeBlob(file.bytes, nowMillis: context.nowMillis) }
             return Attachment(name: file.name, size: UInt64(file.bytes.count), mime: file.mime, hash: hash)
         }
 
@@ -49,7 +49,7 @@ struct ProfileCommand: Command {
                 .profile(subject: identity.id, nick: nick, displayName: displayName, status: status, presence: presence, avatar: avatar),
                 in: PartitionDescriptor.directory.id, command: name)
         }
-        let profile = try context.storeCall { try store.profile(identity.id) }
+        let profile = try context.storeCall { try store.directory.profile(identity.id) }
         func present(_ text: String?) -> String? { text.flatMap { $0.isEmpty ? nil : $0 } }
         let fields = (
             nick: present(profile?.nick), displayName: present(profile?.displayName), status: present(profile?.status),

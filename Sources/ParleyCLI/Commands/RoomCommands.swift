@@ -19,12 +19,12 @@ struct JoinCommand: Command {
         _ = try context.identity()
         let store = try context.store()
         let id = PartitionDescriptor.room(room).id
-        let wasJoined = try context.storeCall { try store.partition(id)?.joined ?? false }
+        let wasJoined = try context.storeCall { try store.log.partition(id)?.joined ?? false }
         guard !wasJoined else {
             context.output.line("already in \(room)")
             return 0
         }
-        try context.storeCall { try store.ensurePartition(.room(room), joined: true) }
+        try context.storeCall { try store.log.ensurePartition(.room(room), joined: true) }
         context.output.line("joined \(room)")
         return 0
     }
@@ -44,10 +44,10 @@ struct LeaveCommand: Command {
         _ = try context.identity()
         let store = try context.store()
         let id = PartitionDescriptor.room(room).id
-        guard try context.storeCall({ try store.partition(id)?.joined ?? false }) else {
+        guard try context.storeCall({ try store.log.partition(id)?.joined ?? false }) else {
             throw CLIError.failure("you are not in \(room); `parley rooms` lists the rooms you joined")
         }
-        try context.storeCall { try store.setJoined(id, false) }
+        try context.storeCall { try store.log.setJoined(id, false) }
         context.output.line("left \(room)")
         return 0
     }
@@ -66,9 +66,9 @@ struct RoomsCommand: Command {
         let me = try context.identity().id
         let store = try context.store()
         let rooms: [(name: RoomName, id: PartitionID, unread: Int)] = try context.storeCall {
-            try store.partitions().compactMap { record in
+            try store.log.partitions().compactMap { record in
                 guard record.joined, case .room(let name) = record.descriptor else { return nil }
-                return (name, record.id, try store.unreadCount(record.id, reader: me))
+                return (name, record.id, try store.views.unreadCount(record.id, reader: me))
             }.sorted { $0.name.value < $1.name.value }
         }
         if arguments.has("json") {

@@ -61,14 +61,14 @@ extension Lookup {
         }
         let store = try context.store()
         let known = try context.storeCall {
-            try store.partitions().filter { $0.descriptor.kind == .conversation && $0.id.text.hasPrefix(typed) }
+            try store.log.partitions().filter { $0.descriptor.kind == .conversation && $0.id.text.hasPrefix(typed) }
         }
         guard known.count == 1, case .conversation(let creator, _) = known[0].descriptor else {
             if known.isEmpty { throw .failure("no conversation with id \(typed) here; `parley conversations` lists yours") }
             throw .failure("\(typed) matches \(known.count) conversation ids; give more characters of the id")
         }
         let id = known[0].id
-        let details = try context.storeCall { try store.conversation(id) }
+        let details = try context.storeCall { try store.views.conversation(id) }
         return FoundConversation(id: id, creator: creator, name: details?.name ?? "", members: details?.members ?? Membership.State())
     }
 
@@ -85,7 +85,7 @@ extension Lookup {
             return user
         }
         let store = try context.store()
-        let people = try context.storeCall { try store.profiles() }
+        let people = try context.storeCall { try store.directory.profiles() }
         let matches: [ProfileView]
         if let hash = typed.lastIndex(of: "#") {
             let nick = String(typed[..<hash]), suffix = typed[typed.index(after: hash)...].lowercased()

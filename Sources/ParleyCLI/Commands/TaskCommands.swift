@@ -21,7 +21,7 @@ struct TasksCommand: Command {
         try expectPositionals(arguments, 0...0, names: [])
         let room = try context.target(arguments, command: name)
         let store = try context.store()
-        let tasks = try context.storeCall { try store.tasks(room.id) }
+        let tasks = try context.storeCall { try store.views.tasks(room.id) }
         if arguments.has("json") {
             context.output.json(
                 tasks.map(ViewJSON.task))
@@ -31,7 +31,7 @@ struct TasksCommand: Command {
             context.output.line("No tasks in \(room.label) yet; add one with `parley task add \(room.option) TITLE`.")
             return 0
         }
-        let nicks = try context.storeCall { Dictionary(try store.profiles().map { ($0.user, $0.nick) }, uniquingKeysWith: { a, _ in a }) }
+        let nicks = try context.storeCall { Dictionary(try store.directory.profiles().map { ($0.user, $0.nick) }, uniquingKeysWith: { a, _ in a }) }
         let columns: [(TaskStatus, String)] = [(.open, "Open"), (.inProgress, "In progress"), (.complete, "Complete")]
         for (index, (status, title)) in columns.enumerated() {
             let inColumn = tasks.filter { $0.status == status }

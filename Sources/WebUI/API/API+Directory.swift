@@ -11,9 +11,9 @@ extension API {
     static func rooms(_ call: Call) async throws -> HTTPReply {
         let me = call.access.identity.id
         let rooms = try await call.access.read { store in
-            try store.partitions().compactMap { record -> (RoomName, PartitionID, Int)? in
+            try store.log.partitions().compactMap { record -> (RoomName, PartitionID, Int)? in
                 guard record.joined, case .room(let name) = record.descriptor else { return nil }
-                return (name, record.id, try store.unreadCount(record.id, reader: me))
+                return (name, record.id, try store.views.unreadCount(record.id, reader: me))
             }.sorted { $0.0.value < $1.0.value }
         }
         return json(.array(rooms.map { ViewJSON.room(name: $0.0, id: $0.1, unread: $0.2) }))
@@ -26,9 +26,9 @@ extension API {
         }
         let me = call.access.identity.id
         let (id, unread) = try await call.access.write { store in
-            let record = try store.ensurePartition(.room(room), joined: true)
-            if !record.joined { try store.setJoined(record.id, true) }
-            return (record.id, try store.unreadCount(record.id, reader: me))
+            let record = try store.log.ensurePartition(.room(room), joined: true)
+            if !record.joined { try store.log.setJoined(record.id, true) }
+            return (record.id, try store.views.unreadCount(record.id, reader: me))
         }
         call.access.hub.publish(.partitions)
         return json(ViewJSON.room(name: room, id: id, unread: unread), status: 201)
@@ -38,8 +38,8 @@ extension API {
         let text = call.parameter("room")
         guard let room = RoomName(text) else { throw WebError.badRequest("'\(text.prefix(80))' is not a room name") }
         let id = PartitionDescriptor.room(room).id
-        guard try await call.access.read({ try $0.partition(id)?.joined ?? false }) else { throw WebError.notFound("you are not in \(room)") }
-        try await call.access.write { try $0.setJoined(id, false) }
+        guard try await call.access.read({ try $0.log.partition(id)?.joined ?? false }) else { throw WebError.notFound("you are not in \(room)") }
+        try await call.access.write { try $0.log.setJoined(id, false) }
         call.access.hub.publish(.partitions)
         return noContent
     }
@@ -48,12 +48,12 @@ extension API {
 
     static func conversations(_ call: Call) async throws -> HTTPReply {
         let me = call.access.identity.id
-        return json(.array(try await call.access.read { try $0.conversations(reader: me) }.map(ViewJSON.conversation)))
+        return json(.array(try await call.access.read { try $0.views.conversations(reader: me) }.map(ViewJSON.conversation)))
     }
 
     static func summary(_ id: PartitionID, _ call: Call) async throws -> JSON {
         let me = call.access.identity.id
-        let found = try await call.access.read { try $0.conversations(reader: me).first { $0.id == id } }
+        let found = try await call.access.read { try $0.views.conversations(reader: me).first { $0.id == id } }
         guard let found else { throw WebError.notFound("conversation \(id.text) is not among yours") }
         return ViewJSON.conversation(found)
     }
@@ -80,8 +80,8 @@ extension API {
         guard let id = PartitionID(text: text.lowercased()) else { throw WebError.badRequest("'\(text.prefix(80))' is not a conversation id") }
         let me = call.access.identity.id
         return try await call.access.read { store in
-            guard let record = try store.partition(id), case .conversation(let creator, _) = record.descriptor,
-                let details = try store.conversation(id), details.members.everMember.contains(me)
+            guard let record = try store.log.partition(id), case .conversation(let creator, _) = record.descriptor,
+                let details = try store.views.conversation(id), details.members.everMember.contains(me)
             else { throw WebError.notFound("no conversation \(id.text) of yours here") }
             return (id, creator, details.members)
         }
@@ -129,7 +129,7 @@ extension API {
         guard conversation.members.current.contains(identity.id) else { throw WebError.conflict("you are no longer a member") }
         try await call.access.write { store in
             _ = try store.author(.memberLeave, in: conversation.id, by: identity, nowMillis: call.access.nowMillis())
-            try store.setJoined(conversation.id, false)
+            try store.log.setJoined(conversation.id, false)
         }
         call.access.hub.publish(.partitions)
         return noContent
@@ -147,14 +147,14 @@ extension API {
         let me = call.access.identity.id
         let search = call.request.query["search"].map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : $0 }
         let live = await call.access.livePresence()
-        return json(.array(try await call.access.read { try $0.people(me: me, search: search, live: live) }.map(ViewJSON.person)))
+        return json(.array(try await call.access.read { try $0.directory.people(me: me, search: search, live: live) }.map(ViewJSON.person)))
     }
 
     static func avatar(_ call: Call) async throws -> HTTPReply {
         let user = try userID(call.parameter("user"), field: "user")
         let found = try await call.access.read { store -> (Attachment, [UInt8]?)? in
-            guard let avatar = try store.profile(user)?.avatar else { return nil }
-            return (avatar, try store.blob(avatar.hash))
+            guard let avatar = try store.directory.profile(user)?.avatar else { return nil }
+            return (avatar, try store.blobs.blob(avatar.hash))
         }
         guard let (avatar, bytes) = found else { throw WebError.notFound("that person has no avatar") }
         guard let bytes else { throw WebError.notFound("the avatar has not reached this node yet") }
@@ -163,7 +163,7 @@ extension API {
 
     static func profile(_ call: Call) async throws -> HTTPReply {
         let me = call.access.identity.id
-        return json(ViewJSON.profile(me, try await call.access.read { try $0.profile(me) }))
+        return json(ViewJSON.profile(me, try await call.access.read { try $0.directory.profile(me) }))
     }
 
     static func updateProfile(_ call: Call) async throws -> HTTPReply {
@@ -203,12 +203,12 @@ extension API {
         let profile = try await call.access.write { store in
             let now = call.access.nowMillis()
             let avatar = try file.map { file in
-                Attachment(name: file.name, size: UInt64(file.bytes.count), mime: file.mime, hash: try store.storeBlob(file.bytes, nowMillis: now))
+                Attachment(name: file.name, size: UInt64(file.bytes.count), mime: file.mime, hash: try store.blobs.storeBlob(file.bytes, nowMillis: now))
             }
             _ = try store.author(
                 .profile(subject: identity.id, nick: nick, displayName: displayName, status: status, presence: presence, avatar: avatar),
                 in: PartitionDescriptor.directory.id, by: identity, nowMillis: now)
-            return try store.profile(identity.id)
+            return try store.directory.profile(identity.id)
         }
         call.access.hub.publish(.presence)
         return json(ViewJSON.profile(identity.id, profile))
@@ -218,7 +218,7 @@ extension API {
 
     static func me(_ call: Call) async throws -> HTTPReply {
         let me = call.access.identity.id
-        let profile = try await call.access.read { try $0.profile(me) }
+        let profile = try await call.access.read { try $0.directory.profile(me) }
         guard case .object(var fields) = ViewJSON.profile(me, profile) else { return json(.null) }
         fields["short"] = .string(me.short)
         fields["web"] = .string(call.web.url)
@@ -254,8 +254,8 @@ extension API {
         if let text = call.request.query["partition"] {
             let id = try await partition(text, call)
             partitions = try await call.access.read { store in
-                switch try store.partition(id)?.descriptor {
-                case .conversation: try store.exportSet(forConversation: id)
+                switch try store.log.partition(id)?.descriptor {
+                case .conversation: try store.views.exportSet(forConversation: id)
                 default: [id, PartitionDescriptor.directory.id]
                 }
             }

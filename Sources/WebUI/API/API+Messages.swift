@@ -24,7 +24,7 @@ extension API {
         let before = try call.request.query["before"].map { try opID($0, what: "message") }
         let newest = limit
         // A `before` that is not a message here is `StoreError.notFound`: a 404 (`API.webError`).
-        let messages = try await call.access.read { try $0.history(partition, limit: newest, before: before) }
+        let messages = try await call.access.read { try $0.views.history(partition, limit: newest, before: before) }
         return json(.array(messages.map(ViewJSON.message)))
     }
 
@@ -57,7 +57,7 @@ extension API {
             }
             let op = try store.author(
                 .post(text: text, attachments: attachments, location: place, replyTo: nil), in: partition, by: identity, nowMillis: now)
-            return try store.message(op.id)?.message
+            return try store.views.message(op.id)?.message
         }
         guard let message else { throw WebError.internalError("the message was stored but cannot be read back") }
         return json(ViewJSON.message(message), status: 201)
@@ -74,7 +74,7 @@ extension API {
         guard !message.deleted else { throw WebError.conflict("the message was deleted; there is nothing to edit") }
         let edited = try await call.access.write { store in
             if message.text != text { try store.author(.edit(target: message.id, text: text), in: partition, by: identity, nowMillis: call.access.nowMillis()) }
-            return try store.message(message.id)?.message
+            return try store.views.message(message.id)?.message
         }
         return json(ViewJSON.message(edited ?? message))
     }
@@ -101,7 +101,7 @@ extension API {
         let identity = call.access.identity
         let reacted = try await call.access.write { store in
             _ = try store.author(.react(target: message.id, emoji: emoji, on: on), in: partition, by: identity, nowMillis: call.access.nowMillis())
-            return try store.message(message.id)?.message
+            return try store.views.message(message.id)?.message
         }
         return json(ViewJSON.message(reacted ?? message))
     }
@@ -112,7 +112,7 @@ extension API {
             throw WebError.notFound("message \(message.id.text) has \(message.attachments.count) attachment(s), counted from 1")
         }
         let attachment = message.attachments[index - 1]
-        switch try await call.access.read({ try $0.attachmentContent(attachment, in: partition) }) {
+        switch try await call.access.read({ try $0.blobs.attachmentContent(attachment, in: partition) }) {
         case .notFetched: throw WebError.notFound("\(attachment.name) has not reached this node yet")
         case .cannotOpen: throw WebError.conflict("\(attachment.name) is encrypted with a key this node does not hold")
         case .content(let bytes): return content(bytes, mime: attachment.mime, name: attachment.name)
@@ -123,10 +123,10 @@ extension API {
         let partition = try await partition(call.parameter("partition"), call)
         let identity = call.access.identity
         try await call.access.write { store in
-            guard let newest = try store.newestMessageHLC(partition) else { return }
-            if let marker = try store.readMarker(owner: identity.id, partition: partition), marker >= newest { return }
+            guard let newest = try store.views.newestMessageHLC(partition) else { return }
+            if let marker = try store.views.readMarker(owner: identity.id, partition: partition), marker >= newest { return }
             let ownData = PartitionDescriptor.ownData(owner: identity.id)
-            _ = try store.ensurePartition(ownData, joined: true)
+            _ = try store.log.ensurePartition(ownData, joined: true)
             _ = try store.author(.readMarker(partition: partition, position: newest), in: ownData.id, by: identity, nowMillis: call.access.nowMillis())
         }
         return noContent
@@ -142,7 +142,7 @@ extension API {
 
     static func tasks(_ call: Call) async throws -> HTTPReply {
         let partition = try await partition(call.parameter("partition"), call)
-        return json(.array(try await call.access.read { try $0.tasks(partition) }.map(ViewJSON.task)))
+        return json(.array(try await call.access.read { try $0.views.tasks(partition) }.map(ViewJSON.task)))
     }
 
     static func addTask(_ call: Call) async throws -> HTTPReply {
@@ -153,7 +153,7 @@ extension API {
         let identity = call.access.identity
         let task = try await call.access.write { store in
             let op = try store.author(.taskCreate(title: title, owner: owner), in: partition, by: identity, nowMillis: call.access.nowMillis())
-            return try store.task(op.id)?.task
+            return try store.views.task(op.id)?.task
         }
         guard let task else { throw WebError.internalError("the task was stored but cannot be read back") }
         return json(ViewJSON.task(task), status: 201)
@@ -181,7 +181,7 @@ extension API {
         let updated = try await call.access.write { store in
             _ = try store.author(
                 .taskUpdate(target: task.id, title: title, status: status, owner: change), in: partition, by: identity, nowMillis: call.access.nowMillis())
-            return try store.task(task.id)?.task
+            return try store.views.task(task.id)?.task
         }
         return json(ViewJSON.task(updated ?? task))
     }

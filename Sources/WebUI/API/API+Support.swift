@@ -55,12 +55,12 @@ enum API {
             throw WebError.badRequest("'\(text.prefix(80))' is neither a partition id nor a room name")
         }
         try await call.access.read { store in
-            guard let record = try store.partition(id) else { throw WebError.notFound("no room or conversation \(text.prefix(80)) here") }
+            guard let record = try store.log.partition(id) else { throw WebError.notFound("no room or conversation \(text.prefix(80)) here") }
             switch record.descriptor {
             case .room:
                 guard record.joined else { throw WebError.notFound("you have not joined \(text.prefix(80)); POST /api/rooms joins it") }
             case .conversation:
-                guard try store.conversation(id)?.members.everMember.contains(me) ?? false else {
+                guard try store.views.conversation(id)?.members.everMember.contains(me) ?? false else {
                     throw WebError.notFound("you are not a member of conversation \(id.text)")
                 }
             case .directory, .inbox, .ownData:
@@ -73,10 +73,10 @@ enum API {
     /// Whether this user may see what is in `partition` (a joined room, or a conversation they
     /// are or were in).
     static func canSee(_ partition: PartitionID, _ store: ReplicaStore, me: UserID) throws -> Bool {
-        guard let record = try store.partition(partition) else { return false }
+        guard let record = try store.log.partition(partition) else { return false }
         switch record.descriptor {
         case .room: return record.joined
-        case .conversation: return try store.conversation(partition)?.members.everMember.contains(me) ?? false
+        case .conversation: return try store.views.conversation(partition)?.members.everMember.contains(me) ?? false
         case .directory, .inbox, .ownData: return false
         }
     }
@@ -86,7 +86,7 @@ enum API {
         let id = try opID(text, what: "message")
         let me = call.access.identity.id
         return try await call.access.read { store in
-            guard let found = try store.message(id), try canSee(found.partition, store, me: me) else {
+            guard let found = try store.views.message(id), try canSee(found.partition, store, me: me) else {
                 throw WebError.notFound("no message \(id.text) here")
             }
             return found
@@ -98,7 +98,7 @@ enum API {
         let id = try opID(text, what: "task")
         let me = call.access.identity.id
         return try await call.access.read { store in
-            guard let found = try store.task(id), try canSee(found.partition, store, me: me) else {
+            guard let found = try store.views.task(id), try canSee(found.partition, store, me: me) else {
                 throw WebError.notFound("no task \(id.text) here (or it was deleted)")
             }
             return found
@@ -122,7 +122,7 @@ enum API {
         guard let data = object["data"] as? String, let decoded = Data(base64Encoded: data) else {
             throw .badRequest("\(field).data must be the file's content in base64")
         }
-        guard decoded.count <= ReplicaStore.maxBlobBytes else { throw .tooLarge(limit: ReplicaStore.maxBlobBytes) }
+        guard decoded.count <= Blobs.maxBlobBytes else { throw .tooLarge(limit: Blobs.maxBlobBytes) }
         return File(name: name, mime: mime.lowercased(), bytes: Array(decoded))
     }
 

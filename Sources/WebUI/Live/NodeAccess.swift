@@ -37,7 +37,7 @@ public final class NodeAccess: Sendable {
         try await node.write(body)
     }
 
-    /// What the node's links say about each peer, for `ReplicaStore.people(me:search:live:)`.
+    /// What the node's links say about each peer, for `Directory.people(me:search:live:)`.
     func livePresence() async -> [UserID: PeerPresence] {
         await node.livePresence()
     }
@@ -61,7 +61,7 @@ public final class NodeAccess: Sendable {
                 case .presence: hub.publish(.presence)
                 case .peers: hub.publish(.peers)
                 case .typing(let partition, let user):
-                    let nick = try? await read { try $0.profile(user)?.nick }
+                    let nick = try? await read { try $0.directory.profile(user)?.nick }
                     hub.publish(.typing(partition: partition, user: user.text, nick: nick ?? nil))
                 }
             }

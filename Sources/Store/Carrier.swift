@@ -2,6 +2,36 @@ import Identity
 import Replica
 import SQLite
 
+/// Carrying partitions for others: which partitions this node only carries, the bytes each
+/// holds, and the quota over which their ops are refused.
+///
+/// Owns the bytes-per-partition cache (`carriedBytes`), kept up to date as ops are stored and
+/// dropped when ops are removed or rows forgotten, and the quota. Not thread-safe: its store's
+/// one owner uses it.
+public final class Carrier {
+    let database: Database
+    let log: OpLog
+    let keys: KeyRing
+
+    /// How many bytes of ops this node keeps for each partition it only carries for others (a
+    /// conversation none of its identities belongs to, someone else's inbox). Over it, such ops
+    /// are refused with `.rule(.quotaExceeded)` — the carrier stops carrying; members never
+    /// apply a quota, so they all keep the same op set.
+    public var carrierQuotaBytes: Int = 64 << 20
+    /// Bytes held per carried partition (loaded on first use, then kept up to date).
+    var carriedBytes: [Int64: Int] = [:]
+
+    init(database: Database, log: OpLog, keys: KeyRing) {
+        (self.database, self.log, self.keys) = (database, log, keys)
+    }
+
+    /// Empties the byte counts read from the file (after a rollback, or another process's write).
+    func forgetCachedRows() { carriedBytes.removeAll() }
+
+    /// Drops a partition's byte count (ops were removed from it).
+    func forgetStoredBytes(pid: Int64) { carriedBytes[pid] = nil }
+}
+
 /// Carrying partitions for others (docs/DESIGN.md §3.5: "a node's quota bounds what it carries").
 ///
 /// A node carries a conversation it does not belong to (store and forward for offline members)
@@ -10,11 +40,11 @@ import SQLite
 /// fetching that chain without counting the peer as misbehaving. The carrier's digest then
 /// differs from the members' — it simply stopped carrying. Members never apply a quota, so
 /// among members the op set, and therefore every view, stays the same.
-extension ReplicaStore {
+extension Carrier {
     /// Whether this node only carries the partition: a conversation not joined and of which no
     /// local identity is (ever) a member, or an inbox that is not a local identity's.
     public func isCarried(_ partition: PartitionID) throws -> Bool {
-        guard let record = try self.partition(partition) else { return false }
+        guard let record = try log.partition(partition) else { return false }
         return try isCarried(record)
     }
 
@@ -22,10 +52,10 @@ extension ReplicaStore {
         switch record.descriptor {
         case .conversation:
             if record.joined { return false }
-            for user in localIdentities.keys where try isEverMember(user, pid: record.pid) { return false }
+            for user in keys.localUsers where try keys.isEverMember(user, pid: record.pid) { return false }
             return true
         case .inbox(let owner):
-            return !record.joined && localIdentities[owner] == nil
+            return !record.joined && keys.localIdentity(owner) == nil
         case .room, .directory, .ownData:
             return false
         }
@@ -33,7 +63,7 @@ extension ReplicaStore {
 
     /// Bytes of ops (headers and bodies) held for a partition.
     public func storedBytes(_ partition: PartitionID) throws -> Int {
-        guard let record = try self.partition(partition) else { return 0 }
+        guard let record = try log.partition(partition) else { return 0 }
         return try storedBytes(pid: record.pid)
     }
 

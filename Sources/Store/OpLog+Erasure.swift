@@ -7,7 +7,7 @@ import SQLite
 /// edits of it leave `ops.body` in the same transaction, each row keeping its signed header and
 /// the delete as its proof (`ops.erasure`), so chains, ids, digests and signatures still verify.
 /// Freed content is zeroed (`secure_delete`) and the WAL is emptied after the commit.
-extension ReplicaStore {
+extension OpLog {
     /// Erased op ids remembered by `erasedHere`.
     static let maxRememberedErasures = 4_096
 
@@ -77,32 +77,6 @@ extension ReplicaStore {
         return seqs
     }
 
-    /// The views of an erased op: a post is listed as deleted (its words are gone; the delete
-    /// that erased it follows in the chain, and marks it the same way); an edit marks the post
-    /// its proof deletes. A rebuild replays erased ops through here too, so both agree.
-    func applyErasedViews(_ op: Operation, erasure: Erasure, oid: Int64, pid: Int64, aid: Int64) throws {
-        if op.type == OperationType.post.rawValue {
-            try database.cachedStatement(
-                """
-                INSERT INTO messages(oid, pid, aid, seq, hlc, op_id, text, deleted) VALUES (?, ?, ?, ?, ?, ?, '', 1)
-                """
-            ).run(.integer(oid), .integer(pid), .integer(aid), .integer(Int64(op.seq)), .integer(Int64(bitPattern: op.hlc.raw)), .blob(op.id.bytes))
-        } else if case .delete(let target, let targetSeq, _)? = try? OperationBody(type: erasure.proof.type, decoding: erasure.proof.body) {
-            try markDeleted(target, seq: targetSeq, pid: pid, aid: aid)
-        }
-    }
-
-    /// Marks the author's post `target` (op `seq`) deleted in the messages view: its text,
-    /// attachments, place and reply link cleared.
-    func markDeleted(_ target: OpID, seq: UInt64, pid: Int64, aid: Int64) throws {
-        try database.cachedStatement(
-            """
-            UPDATE messages SET text = '', attachments = NULL, latitude = NULL, longitude = NULL, reply_to = NULL, edited = 0, deleted = 1
-            WHERE oid = (SELECT oid FROM ops WHERE pid = ? AND aid = ? AND seq = ?) AND op_id = ?
-            """
-        ).run(.integer(pid), .integer(aid), .integer(Int64(seq)), .blob(target.bytes))
-    }
-
     /// `ops` with each op this process erased replaced by its stored, erased form: an op applied
     /// and erased in one write may reach the links whole from memory.
     func erasedForms(of ops: [Operation]) throws -> [Operation] {
@@ -115,31 +89,26 @@ extension ReplicaStore {
         }
     }
 
-    /// Erases, once, the bodies of the room posts deleted before this version (migration 008),
-    /// with the edits of them it can name, in one transaction (a setting records it). The proof
-    /// of each is the delete that is stored; a delete of that version names no edits, so edits
-    /// of posts deleted then keep their bodies (SECURITY.md, *Known gaps*).
-    func eraseDeletedBodiesIfNeeded() throws {
-        let done: Int64? = try database.scalar("SELECT value FROM settings WHERE key = 'deleted_bodies_erased'")
-        guard done == nil else { return }
-        try database.transaction(.immediate) {
-            let deletes = try database.prepare(
-                """
-                SELECT o.pid, o.aid, o.header, o.body, o.signature_checked FROM ops o JOIN partitions p ON p.pid = o.pid
-                WHERE o.type = ? AND p.kind = ? AND o.erasure IS NULL
-                """
-            ).rows(.integer(Int64(OperationType.delete.rawValue)), .integer(Int64(PartitionKind.room.rawValue))) { row in
-                (pid: row.int64(0), aid: row.int64(1), op: try Operation(header: row.blob(2), body: row.blob(3)), checked: row.int(4) != 0)
-            }
-            for delete in deletes {
-                guard case .delete(let target, let targetSeq, let erasing)? = try? OperationBody(type: delete.op.type, decoding: delete.op.body),
-                    try isOwnPost(target, seq: targetSeq, before: delete.op.seq, author: delete.op.author, pid: delete.pid)
-                else { continue }
-                try erase(
-                    deletedBy: delete.op, target: target, targetSeq: targetSeq, erasing: erasing, pid: delete.pid, aid: delete.aid,
-                    signatureChecked: delete.checked)
-            }
-            try database.execute("INSERT OR REPLACE INTO settings(key, value) VALUES ('deleted_bodies_erased', 1)")
+    /// Erases the bodies of the room posts deleted before migration 008, with the edits of them
+    /// it can name (migration 009 runs it, once, in its transaction). The proof of each is the
+    /// delete that is stored; a delete of that version names no edits, so edits of posts
+    /// deleted then keep their bodies (SECURITY.md, *Known gaps*).
+    func eraseDeletedBodies() throws {
+        let deletes = try database.prepare(
+            """
+            SELECT o.pid, o.aid, o.header, o.body, o.signature_checked FROM ops o JOIN partitions p ON p.pid = o.pid
+            WHERE o.type = ? AND p.kind = ? AND o.erasure IS NULL
+            """
+        ).rows(.integer(Int64(OperationType.delete.rawValue)), .integer(Int64(PartitionKind.room.rawValue))) { row in
+            (pid: row.int64(0), aid: row.int64(1), op: try Operation(header: row.blob(2), body: row.blob(3)), checked: row.int(4) != 0)
+        }
+        for delete in deletes {
+            guard case .delete(let target, let targetSeq, let erasing)? = try? OperationBody(type: delete.op.type, decoding: delete.op.body),
+                try isOwnPost(target, seq: targetSeq, before: delete.op.seq, author: delete.op.author, pid: delete.pid)
+            else { continue }
+            try erase(
+                deletedBy: delete.op, target: target, targetSeq: targetSeq, erasing: erasing, pid: delete.pid, aid: delete.aid,
+                signatureChecked: delete.checked)
         }
     }
 }

@@ -3,7 +3,7 @@ import Replica
 import SQLite
 
 /// Noticing ops written by another process (a CLI command while a node runs, docs/DESIGN.md §5).
-extension ReplicaStore {
+extension OpLog {
     /// The row id of the newest op, so a node can later ask what arrived after it.
     public func latestOpRowID() throws -> Int64 {
         try database.cachedStatement("SELECT max(oid) FROM ops").firstRow { $0.int64(0) } ?? 0
@@ -68,24 +68,5 @@ extension ReplicaStore {
                 return try Self.storedOperation(row, from: 1)
             }
         return (ops, last)
-    }
-
-    /// Runs `body` over one committed state of the file (a read transaction), with nothing cached
-    /// from before: for a connection that only reads beside another that writes (the web UI's
-    /// reads beside its node), where any commit may have changed any cached row.
-    public func readingOneState<T>(_ body: () throws -> T) throws -> T {
-        forgetCachedRows()
-        return try database.transaction(.deferred, body)
-    }
-
-    /// Forgets what this connection cached and reloads the clock, after another process wrote
-    /// to the file (seen as a change of `dataVersion`): joined flags may have changed, and the
-    /// other process's ops may carry later timestamps that local ops must follow.
-    public func refreshAfterExternalWrite() throws {
-        forgetCachedRows()
-        // Older versions kept the clock in a setting; now the other process's ops carry it.
-        let persisted = try Self.clockSetting(database)
-        if persisted > clock.last { clock = HybridClock(last: persisted) }
-        for user in localIdentities.keys { try catchUpClock(withOwnOpsOf: user) }
     }
 }

@@ -3,6 +3,36 @@ import Replica
 import SQLite
 import Wire
 
+/// The materialized views (docs/DESIGN.md §5): messages, reactions, profiles, conversations,
+/// members, tasks, read markers and receipts, grants and the attachments' hashes, each a
+/// function of the op set and of the epoch keys this node holds; the queries over them; and
+/// their rebuilds from the log.
+///
+/// Owns the view tables (`Schema.viewTables`) and the set of partitions whose views must be
+/// rebuilt before the transaction ends (a key arrived, or a membership changed, that changes
+/// which stored ops take effect). Reads ops from the log and keys and membership from the key
+/// ring; writes nothing of theirs but through them. Not thread-safe: its store's one owner uses it.
+public final class Views {
+    let database: Database
+    let log: OpLog
+    let keys: KeyRing
+    /// Opened with `ReplicaStore.init(readOnlyPath:)`: views are never rebuilt.
+    let isReadOnly: Bool
+    /// Partitions whose views must be rebuilt before the transaction ends: a key arrived that
+    /// opens ops already stored.
+    var pendingRebuilds: Set<Int64> = []
+
+    init(database: Database, log: OpLog, keys: KeyRing, isReadOnly: Bool) {
+        (self.database, self.log, self.keys, self.isReadOnly) = (database, log, keys, isReadOnly)
+    }
+
+    /// Makes the partition's views rebuilt at the end of the transaction (`flushPendingRebuilds`).
+    func rebuildAtEnd(pid: Int64) { pendingRebuilds.insert(pid) }
+
+    /// After a rollback: nothing of the rolled-back transaction is left to rebuild.
+    func rolledBack() { pendingRebuilds.removeAll() }
+}
+
 /// The materialized views: each op's effect, and rebuilding them from the log.
 ///
 /// Views are a function of the op set and of the epoch keys this node holds: an encrypted op
@@ -10,7 +40,7 @@ import Wire
 /// edit or delete must target the author's own earlier post) are checked here, not at
 /// acceptance. A rule-breaking encrypted op is therefore stored everywhere — carriers cannot
 /// tell — and has no effect on any member's views.
-extension ReplicaStore {
+extension Views {
     /// Applies one stored op's effect on the views. Runs for live ops and during rebuilds, so a
     /// rebuild gives exactly the live views. `rebuilding` defers membership resolution to the end.
     func applyViews(_ op: Operation, checked: CheckedBody, oid: Int64, record: PartitionRecord, aid: Int64, rebuilding: Bool) throws {
@@ -21,8 +51,8 @@ extension ReplicaStore {
             // Nodes without a key for the epoch (carriers, removed members) store it unread. What
             // a former member wrote at or after their removal (with a key they kept) is ignored,
             // as is anything by an author whose add never took effect.
-            guard try Self.isShown(author: op.author, hlc: op.hlc, membershipState(pid: record.pid)),
-                let body = try openBody(op, sealed, pid: record.pid)
+            guard try Self.isShown(author: op.author, hlc: op.hlc, keys.membershipState(pid: record.pid)),
+                let body = try keys.openBody(op, sealed, pid: record.pid)
             else { return }
             try applyViews(op, body: body, oid: oid, record: record, aid: aid, rebuilding: rebuilding)
         case .sealed:
@@ -86,7 +116,7 @@ extension ReplicaStore {
         case .memberAdd, .memberRemove, .memberLeave:
             try noteMembershipEvent(oid: oid, record: record, rebuilding: rebuilding)
         case .keyGrant(let grant):
-            try noteGrant(grant, oid: oid, record: record, aid: aid, rebuilding: rebuilding)
+            if try keys.noteGrant(grant, oid: oid, record: record, aid: aid, rebuilding: rebuilding) { pendingRebuilds.insert(record.pid) }
         case .invite:
             break
         case .taskCreate, .taskUpdate(_, _, _, _), .taskDelete:
@@ -153,9 +183,9 @@ extension ReplicaStore {
         }
         let state = Membership.resolve(creator: creator, events: events)
         // Who may write when decides which encrypted ops take effect: a change rebuilds the views.
-        let before = try membershipState(pid: record.pid)
+        let before = try keys.membershipState(pid: record.pid)
         if !rebuilding, before.current != state.current || before.removedAt != state.removedAt { pendingRebuilds.insert(record.pid) }
-        membershipCache[record.pid] = state
+        keys.noteMembership(state, pid: record.pid)
         try database.cachedStatement("DELETE FROM members WHERE pid = ?").run(.integer(record.pid))
         let insert = try database.cachedStatement("INSERT INTO members(pid, user, current, removed_at) VALUES (?, ?, ?, ?)")
         for user in state.everMember.sorted() {
@@ -171,9 +201,8 @@ extension ReplicaStore {
     public func rebuildViews() throws {
         try database.transaction(.immediate) {
             for table in Schema.viewTables { try database.execute("DELETE FROM \(table)") }
-            epochKeyCache.removeAll()
-            membershipCache.removeAll()
-            for record in try partitions() { try replay(record) }
+            keys.forgetCachedRows()
+            for record in try log.partitions() { try replay(record) }
             try flushPendingRebuilds()
         }
     }
@@ -183,7 +212,7 @@ extension ReplicaStore {
     func flushPendingRebuilds() throws {
         while let pid = pendingRebuilds.first {
             pendingRebuilds.remove(pid)
-            guard !isReadOnly, let descriptor = try descriptor(pid: pid), let record = try partition(descriptor.id) else { continue }
+            guard !isReadOnly, let descriptor = try log.descriptor(pid: pid), let record = try log.partition(descriptor.id) else { continue }
             try rebuildViews(record)
         }
     }
@@ -194,8 +223,7 @@ extension ReplicaStore {
         for table in ["messages", "attachment_hashes", "reactions", "conversations", "membership_events", "members", "tasks", "grants", "read_receipts"] {
             try database.execute("DELETE FROM \(table) WHERE pid = ?", pid)
         }
-        epochKeyCache[record.pid] = nil
-        membershipCache[record.pid] = nil
+        keys.forgetPartition(pid: record.pid)
         switch record.descriptor {
         case .directory: try database.execute("DELETE FROM profiles")
         case .ownData(let owner): try database.execute("DELETE FROM read_markers WHERE owner = ?", .blob(owner.publicKey))
@@ -210,7 +238,7 @@ extension ReplicaStore {
     /// author (so edits follow their posts).
     private func replay(_ record: PartitionRecord) throws {
         let rows = try database.prepare("SELECT oid, aid, header, body, erasure FROM ops WHERE pid = ? ORDER BY aid, seq").rows(.integer(record.pid)) {
-            ($0.int64(0), $0.int64(1), try Self.storedOperation($0, from: 2))
+            ($0.int64(0), $0.int64(1), try OpLog.storedOperation($0, from: 2))
         }
         let isContent = { (op: Operation) in OperationType(rawValue: op.type)?.isConversationContent ?? true }
         func apply(_ row: (Int64, Int64, Operation)) throws {
@@ -230,7 +258,7 @@ extension ReplicaStore {
     }
 }
 
-extension ReplicaStore {
+extension Views {
     /// Lists a message's attachments by hash in `attachment_hashes` (the blob queries' index).
     func noteAttachments(_ attachments: [Attachment], pid: Int64, oid: Int64) throws {
         guard !attachments.isEmpty else { return }
@@ -238,17 +266,38 @@ extension ReplicaStore {
         for attachment in attachments { try insert.run(.integer(pid), .blob(attachment.hash.bytes), .integer(oid)) }
     }
 
-    /// Fills `attachment_hashes` from the messages a store held before migration 005 made it;
-    /// once (a setting records it), in one transaction.
-    func fillAttachmentHashesIfNeeded() throws {
-        let filled: Int64? = try database.scalar("SELECT value FROM settings WHERE key = 'attachment_hashes_filled'")
-        guard filled == nil else { return }
-        try database.transaction(.immediate) {
-            let rows = try database.cachedStatement("SELECT oid, pid, attachments FROM messages WHERE attachments IS NOT NULL")
-                .rows { (oid: $0.int64(0), pid: $0.int64(1), encoded: $0.blob(2)) }
-            for row in rows { try noteAttachments(decodeAttachments(row.encoded), pid: row.pid, oid: row.oid) }
-            try database.execute("INSERT OR REPLACE INTO settings(key, value) VALUES ('attachment_hashes_filled', 1)")
+    /// Fills `attachment_hashes` from the messages a store held before migration 005 made it
+    /// (migration 009 runs it, once, in its transaction).
+    func fillAttachmentHashes() throws {
+        let rows = try database.cachedStatement("SELECT oid, pid, attachments FROM messages WHERE attachments IS NOT NULL")
+            .rows { (oid: $0.int64(0), pid: $0.int64(1), encoded: $0.blob(2)) }
+        for row in rows { try noteAttachments(decodeAttachments(row.encoded), pid: row.pid, oid: row.oid) }
+    }
+
+    /// The views of an erased op: a post is listed as deleted (its words are gone; the delete
+    /// that erased it follows in the chain, and marks it the same way); an edit marks the post
+    /// its proof deletes. A rebuild replays erased ops through here too, so both agree.
+    func applyErasedViews(_ op: Operation, erasure: Erasure, oid: Int64, pid: Int64, aid: Int64) throws {
+        if op.type == OperationType.post.rawValue {
+            try database.cachedStatement(
+                """
+                INSERT INTO messages(oid, pid, aid, seq, hlc, op_id, text, deleted) VALUES (?, ?, ?, ?, ?, ?, '', 1)
+                """
+            ).run(.integer(oid), .integer(pid), .integer(aid), .integer(Int64(op.seq)), .integer(Int64(bitPattern: op.hlc.raw)), .blob(op.id.bytes))
+        } else if case .delete(let target, let targetSeq, _)? = try? OperationBody(type: erasure.proof.type, decoding: erasure.proof.body) {
+            try markDeleted(target, seq: targetSeq, pid: pid, aid: aid)
         }
+    }
+
+    /// Marks the author's post `target` (op `seq`) deleted in the messages view: its text,
+    /// attachments, place and reply link cleared.
+    func markDeleted(_ target: OpID, seq: UInt64, pid: Int64, aid: Int64) throws {
+        try database.cachedStatement(
+            """
+            UPDATE messages SET text = '', attachments = NULL, latitude = NULL, longitude = NULL, reply_to = NULL, edited = 0, deleted = 1
+            WHERE oid = (SELECT oid FROM ops WHERE pid = ? AND aid = ? AND seq = ?) AND op_id = ?
+            """
+        ).run(.integer(pid), .integer(aid), .integer(Int64(seq)), .blob(target.bytes))
     }
 }
 

@@ -4,7 +4,7 @@ import SQLite
 import Sodium
 import Wire
 
-extension ReplicaStore {
+extension Views {
     /// Every view row in a canonical text form, free of local row ids and arrival times: two
     /// replicas with the same op set and the same epoch keys must give identical snapshots
     /// (convergence checks, tests, and the check that a rebuild equals the live views). Keys

@@ -42,13 +42,13 @@ public struct ProfileView: Hashable, Sendable {
     public var avatar: Attachment?
 }
 
-extension ReplicaStore {
+extension Views {
     /// Messages of a partition in display order `(hlc, author, seq)`; the newest `limit` if given,
     /// and with `before`, only those that come before that message (a page of older history;
     /// `StoreError.notFound` if it is not a message of the partition). In a conversation, only
     /// messages this node can open are there at all, and only those by members (see `isShown`).
     public func history(_ partition: PartitionID, limit: Int? = nil, before: OpID? = nil) throws -> [MessageView] {
-        guard let record = try self.partition(partition) else { throw StoreError.unknownPartition(partition) }
+        guard let record = try log.partition(partition) else { throw StoreError.unknownPartition(partition) }
         // The order's key of `before` (or past the end), compared as a row value; its HLC alone
         // lets SQLite start walking `messages_in_order` back from it.
         var end: (hlc: Int64, key: [UInt8], seq: Int64) = (.max, [UInt8](repeating: 0xFF, count: 33), .max)
@@ -133,7 +133,7 @@ extension ReplicaStore {
     /// Read receipts of a conversation: for each current member who sent one, the newest message
     /// (its HLC) they said they read. Members opt in per read (`parley read --receipt`).
     public func readReceipts(_ partition: PartitionID) throws -> [UserID: HLC] {
-        guard let record = try self.partition(partition), let conversation = try conversation(partition) else { return [:] }
+        guard let record = try log.partition(partition), let conversation = try conversation(partition) else { return [:] }
         let rows = try database.cachedStatement("SELECT a.key, r.position FROM read_receipts r JOIN authors a ON a.aid = r.aid WHERE r.pid = ?")
             .rows(.integer(record.pid)) { (UserID(publicKey: $0.blob(0)), HLC(raw: UInt64(bitPattern: $0.int64(1)))) }
         var receipts: [UserID: HLC] = [:]
@@ -149,7 +149,9 @@ extension ReplicaStore {
     /// found at once, an old one after the newer ones, and an unknown id costs one pass over the
     /// table. Only the one message is read, with its own reactions.
     public func message(_ id: OpID) throws -> (partition: PartitionID, message: MessageView)? {
-        guard let (oid, pid) = try messageRow(id), let descriptor = try descriptor(pid: pid), let record = try partition(descriptor.id) else { return nil }
+        guard let (oid, pid) = try messageRow(id), let descriptor = try log.descriptor(pid: pid), let record = try log.partition(descriptor.id) else {
+            return nil
+        }
         var messages = try database.prepare(
             """
             SELECT \(Self.messageColumns)
@@ -172,7 +174,7 @@ extension ReplicaStore {
 
     /// Tasks of a partition, oldest first; deleted tasks and updates whose task never arrived are left out.
     public func tasks(_ partition: PartitionID) throws -> [TaskView] {
-        guard let record = try self.partition(partition) else { throw StoreError.unknownPartition(partition) }
+        guard let record = try log.partition(partition) else { throw StoreError.unknownPartition(partition) }
         return try database.prepare(
             """
             SELECT task_id, state FROM tasks WHERE pid = ? AND created = 1 AND deleted = 0 ORDER BY created_hlc, task_id
@@ -196,25 +198,6 @@ extension ReplicaStore {
         return (partition, task)
     }
 
-    /// All directory entries, by user id.
-    public func profiles() throws -> [ProfileView] {
-        try database.prepare(
-            """
-            SELECT a.key, p.nick, p.display_name, p.status, p.presence, p.avatar FROM profiles p JOIN authors a ON a.aid = p.aid ORDER BY a.key
-            """
-        ).rows { row in
-            ProfileView(
-                user: UserID(publicKey: row.blob(0))!, nick: row.isNull(1) ? nil : row.text(1), displayName: row.isNull(2) ? nil : row.text(2),
-                status: row.isNull(3) ? nil : row.text(3), presence: row.isNull(4) ? nil : PresenceMode(rawValue: UInt8(row.int(4))),
-                avatar: row.isNull(5) ? nil : decodeAttachments(row.blob(5)).first)
-        }
-    }
-
-    /// One user's directory entry.
-    public func profile(_ user: UserID) throws -> ProfileView? {
-        try profiles().first { $0.user == user }
-    }
-
     /// Whether a conversation's encrypted op by `author` at `hlc` takes effect on the views: by a
     /// current member, or by a former member from before their removal or leave (a removed
     /// member keeps old keys and could still write with them).
@@ -227,9 +210,9 @@ extension ReplicaStore {
     /// A conversation's name and members. The name is empty on a node that cannot read it
     /// (a carrier); the members are plaintext, so every replica knows them.
     public func conversation(_ partition: PartitionID) throws -> (name: String, members: Membership.State)? {
-        guard let record = try self.partition(partition), record.descriptor.kind == .conversation else { return nil }
+        guard let record = try log.partition(partition), record.descriptor.kind == .conversation else { return nil }
         let name = try database.scalar("SELECT name FROM conversations WHERE pid = ?", .integer(record.pid), as: String.self) ?? ""
-        return (name, try membershipState(pid: record.pid))
+        return (name, try keys.membershipState(pid: record.pid))
     }
 
     /// The read marker `owner` keeps for a partition (HLC of the newest message read).
@@ -240,9 +223,9 @@ extension ReplicaStore {
 
     /// Messages after the reader's marker, not by the reader, not deleted: computed, never replicated.
     public func unreadCount(_ partition: PartitionID, reader: UserID) throws -> Int {
-        guard let record = try self.partition(partition) else { return 0 }
+        guard let record = try log.partition(partition) else { return 0 }
         let marker = try readMarker(owner: reader, partition: partition)?.raw ?? 0
-        let readerAID = try existingAuthorID(reader) ?? -1
+        let readerAID = try log.existingAuthorID(reader) ?? -1
         return try database.scalar(
             "SELECT count(*) FROM messages WHERE pid = ? AND hlc > ? AND aid != ? AND deleted = 0",
             .integer(record.pid), .integer(Int64(bitPattern: marker)), .integer(readerAID)) ?? 0
@@ -250,7 +233,7 @@ extension ReplicaStore {
 
     /// The HLC of the newest message in a partition (what `read` marks as read).
     public func newestMessageHLC(_ partition: PartitionID) throws -> HLC? {
-        guard let record = try self.partition(partition) else { return nil }
+        guard let record = try log.partition(partition) else { return nil }
         return try database.scalar("SELECT max(hlc) FROM messages WHERE pid = ?", .integer(record.pid), as: Int64.self).map { HLC(raw: UInt64(bitPattern: $0)) }
     }
 }

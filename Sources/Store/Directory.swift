@@ -1,5 +1,6 @@
 import Identity
 import Replica
+import SQLite
 
 /// Whether someone is reachable now, as `people` shows it (docs/DESIGN.md §6.1).
 public enum Presence: String, Sendable, CaseIterable {
@@ -31,7 +32,14 @@ public struct PersonView: Hashable, Sendable {
     public var isMe: Bool
 }
 
-extension ReplicaStore {
+/// The directory and presence (docs/DESIGN.md §3.4, §6.1): everyone's profile (the `profiles`
+/// view of the directory partition) and when each peer was last seen on a link (`last_seen`,
+/// local only). Holds no state of its own: every answer is read from the file.
+public struct Directory {
+    let database: Database
+}
+
+extension Directory {
     /// Everyone in the directory (and `me`, even without an entry): `me` first, then by nick or
     /// display name, then id. `search` keeps those whose nick, display name or status contains
     /// it (case-insensitive) or whose id starts with it.
@@ -81,7 +89,7 @@ extension ReplicaStore {
 
 // MARK: - Last seen
 
-extension ReplicaStore {
+extension Directory {
     /// Records that `user` was seen on a link at `millis` (Unix milliseconds); keeps the latest.
     public func noteLastSeen(_ user: UserID, atMillis millis: UInt64) throws {
         try database.cachedStatement(
@@ -93,5 +101,24 @@ extension ReplicaStore {
     public func lastSeen() throws -> [UserID: UInt64] {
         let rows = try database.cachedStatement("SELECT user, at FROM last_seen").rows { (UserID(publicKey: $0.blob(0)), UInt64($0.int64(1))) }
         return Dictionary(rows.compactMap { user, at in user.map { ($0, at) } }, uniquingKeysWith: max)
+    }
+
+    /// All directory entries, by user id.
+    public func profiles() throws -> [ProfileView] {
+        try database.prepare(
+            """
+            SELECT a.key, p.nick, p.display_name, p.status, p.presence, p.avatar FROM profiles p JOIN authors a ON a.aid = p.aid ORDER BY a.key
+            """
+        ).rows { row in
+            ProfileView(
+                user: UserID(publicKey: row.blob(0))!, nick: row.isNull(1) ? nil : row.text(1), displayName: row.isNull(2) ? nil : row.text(2),
+                status: row.isNull(3) ? nil : row.text(3), presence: row.isNull(4) ? nil : PresenceMode(rawValue: UInt8(row.int(4))),
+                avatar: row.isNull(5) ? nil : decodeAttachments(row.blob(5)).first)
+        }
+    }
+
+    /// One user's directory entry.
+    public func profile(_ user: UserID) throws -> ProfileView? {
+        try profiles().first { $0.user == user }
     }
 }
