@@ -42,11 +42,9 @@ public final class KeyRing {
         membershipCache.removeAll()
     }
 
-    /// Keeps `local`'s keys; false if the identity was given before.
-    func addLocalIdentity(_ local: LocalIdentity) -> Bool {
-        guard localIdentities[local.identity.id] == nil else { return false }
+    /// Keeps `local`'s keys.
+    func addLocalIdentity(_ local: LocalIdentity) {
         localIdentities[local.identity.id] = local
-        return true
     }
 
     /// The user ids of the local identities.

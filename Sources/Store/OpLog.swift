@@ -4,7 +4,7 @@ import SQLite
 import Sodium
 import Wire
 
-/// A partition known to the store (`OpLog.PartitionRecord` under its older name).
+/// A partition known to the store, as the parts name `ReplicaStore.PartitionRecord`.
 typealias PartitionRecord = ReplicaStore.PartitionRecord
 
 /// The op log and its index: partitions, authors, ops, heads (version vectors), fork proofs,
@@ -66,14 +66,16 @@ public final class OpLog {
         refusedSignaturesCache = nil
     }
 
-    /// After a rollback: cached rows may be gone, and so may ops watched since a mark.
+    /// After a rollback (the rows cached are forgotten too, `forgetCachedRows`): ops watched
+    /// since a mark may no longer be stored.
     func rolledBack() {
-        forgetCachedRows()
         opsSinceMarkAreExact = false
     }
 
     /// A change counter that moves when any connection commits (to notice CLI writes).
     public var dataVersion: Int64 { get throws { try database.dataVersion } }
+
+    // MARK: Partitions
 
     /// Records a partition (idempotent). `joined` marks partitions the user takes part in
     /// (rooms they joined); a partition known only to carry it for others is not joined.
@@ -134,6 +136,8 @@ public final class OpLog {
         return try statement.firstRow(.integer(pid)) { try PartitionDescriptor(decoding: $0.blob(0)) }
     }
 
+    // MARK: Authors
+
     /// The row id for an author key, created on first sight.
     func authorID(_ user: UserID) throws -> Int64 {
         if let aid = authorCache[user] { return aid }
@@ -153,6 +157,8 @@ public final class OpLog {
         if let aid = authorCache[user] { return aid }
         return try database.cachedStatement("SELECT aid FROM authors WHERE key = ?").firstRow(.blob(user.publicKey)) { $0.int64(0) }
     }
+
+    // MARK: Heads
 
     /// The author's head in a partition (`maxSeq` 0 when none).
     func head(pid: Int64, aid: Int64) throws -> ChainHead {
@@ -196,6 +202,8 @@ public final class OpLog {
         return try database.scalar("SELECT count(*) FROM ops WHERE pid = ?", .integer(record.pid)) ?? 0
     }
 
+    // MARK: Storing ops
+
     func insert(_ op: Operation, pid: Int64, aid: Int64, signatureChecked: Bool, nowMillis: UInt64) throws -> Int64 {
         try database.cachedStatement(
             """
@@ -237,6 +245,8 @@ public final class OpLog {
             """
         ).run(.integer(pid), .integer(aid), .integer(Int64(op.seq)), .blob(op.id.bytes), uncheckedFrom.map { .integer(Int64($0)) } ?? .null)
     }
+
+    // MARK: Looking up stored ops
 
     struct StoredOp {
         let oid: Int64
@@ -291,6 +301,8 @@ public final class OpLog {
         guard seq < before, let aid = try existingAuthorID(author), let found = try storedOp(pid: pid, aid: aid, seq: seq) else { return false }
         return found.type == OperationType.post.rawValue && found.id == target
     }
+
+    // MARK: Forks
 
     /// Fork proofs held for a partition.
     public func forkProofs(_ partition: PartitionID) throws -> [ForkProof] {

@@ -15,7 +15,7 @@ extension ReplicaStore {
     public func useIdentity(_ identity: Identity) throws {
         guard keys.localIdentity(identity.id) == nil else { return }
         let local = LocalIdentity(identity: identity, boxKeyPair: identity.boxKeyPair)
-        _ = keys.addLocalIdentity(local)
+        keys.addLocalIdentity(local)
         try catchUpClock(withOwnOpsOf: identity.id)
         guard !isReadOnly else { return }
         // Read first: most calls find nothing to open and need no write transaction.

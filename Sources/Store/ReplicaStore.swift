@@ -113,7 +113,7 @@ public final class ReplicaStore {
         carrier.forgetCachedRows()
     }
 
-    // MARK: Partitions
+    // MARK: Transactions and partitions
 
     /// Runs `body` in one transaction: the store's own transactions inside it become savepoints,
     /// and everything commits together (several applies for the price of one commit).
