@@ -64,7 +64,8 @@ public final class KeyRing {
 }
 
 /// Epoch keys (docs/DESIGN.md §3.5): opening grants addressed to local identities, keeping the keys,
-/// opening encrypted bodies, and choosing (or making) the key to write with.
+/// opening encrypted bodies, and the plan for the key to write with (`EpochPlan`; the store's
+/// `prepareWriteKey` carries it out).
 extension KeyRing {
     /// The local identity with this user id, if the store was given it.
     func localIdentity(_ user: UserID) -> LocalIdentity? { localIdentities[user] }
@@ -142,7 +143,7 @@ extension KeyRing {
         return nil
     }
 
-    // MARK: Choosing the key to write with
+    // MARK: Membership and the key plan
 
     /// A conversation's membership as last resolved (from the `members` view).
     func membershipState(pid: Int64) throws -> Membership.State {

@@ -221,6 +221,4 @@ extension ReplicaStore {
         }
         return nil
     }
-
-    // MARK: Looking up stored ops
 }

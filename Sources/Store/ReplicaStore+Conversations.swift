@@ -114,6 +114,4 @@ extension ReplicaStore {
             return joined
         }
     }
-
-    // MARK: Listing
 }
