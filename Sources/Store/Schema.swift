@@ -182,7 +182,7 @@ enum Schema {
         // peer's BLOB_WANTs could keep a node busy. A view like the others: rows are added with
         // their message (`applyViews`), a delete (which clears the message's attachments) drops
         // them here, and rebuilds empty it with `messages`. A store from before it is filled
-        // once at open (`fillAttachmentHashesIfNeeded`).
+        // from its messages by 009.
         Migration(
             "005-attachment-hashes",
             """

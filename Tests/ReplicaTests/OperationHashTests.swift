@@ -21,6 +21,16 @@ import Wire
         #expect(!(try Operation(header: op.header, body: body).hasValidBodyHash))
     }
 
+    /// A stored header's fields read without parsing it (`Operation.id(ofHeader:)` and the
+    /// others) are the parsed op's.
+    @Test func fieldsReadFromAStoredHeader_areTheParsedOps() throws {
+        var factory = OpFactory()
+        let op = factory.make(post("stored"), in: PartitionDescriptor.room(RoomName("lobby")!).id, by: Fixtures.identity(2))
+        #expect(Operation.id(ofHeader: op.header) == op.id)
+        #expect(Operation.author(ofHeader: op.header) == op.author)
+        #expect(Operation.withSignature(ofHeader: op.header) { Array($0) } == op.signature)
+    }
+
     /// The id leaves the signature out, so a chain's ids are known before any op is signed, and
     /// its ops may be signed in any order (batched authoring signs on several threads).
     @Test func unsignedOps_carryTheIdTheSignedOpGets_andSignInAnyOrder() throws {
