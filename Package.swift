@@ -32,7 +32,8 @@ let package = Package(
         .target(name: "Identity", dependencies: ["Sodium", "Wire"]),
         .target(name: "Replica", dependencies: ["Sodium", "Wire", "Identity"]),
 
-        // The secret handshake and encrypted framing of a link (pure state machines, no sockets).
+        // The secret handshake, the key probe before it and encrypted framing of a link (pure state
+        // machines, no sockets).
         .target(name: "SecureLink", dependencies: ["Sodium", "Wire", "Identity"]),
 
         // LAN discovery: authenticated beacons, the peer table, static peers (pure instance).
@@ -44,12 +45,20 @@ let package = Package(
         // Anti-entropy and live push between linked nodes (pure instance; the node is its shell).
         .target(name: "Gossip", dependencies: ["Replica", "Wire", "Identity"]),
 
+        // The link layer's pure logic (no sockets, time passed in): the link message codec (HELLO,
+        // PING/PONG, BYE, ADDRESSES around the sync frames), keepalive, rate limits, admission and
+        // bans, the dial tie-break. Above Discovery and Gossip, whose address lists and sync
+        // hello a link message carries, so neither of those depends on the other or on the link.
+        .target(name: "LinkProtocol", dependencies: ["Discovery", "Gossip", "Identity", "Wire"]),
+
         // Persistence: the op log and materialized views in one SQLite file.
         .target(name: "Store", dependencies: ["SQLite", "Replica", "Identity", "Sodium", "Wire"]),
 
         // The node: an actor shell that owns sockets, timers and the store, and carries out the
         // directives of the pure protocol instances; plus the control socket and its client.
-        .target(name: "NodeRuntime", dependencies: ["Transport", "SecureLink", "Discovery", "Gossip", "Store", "Replica", "Identity", "Sodium", "Wire"]),
+        .target(
+            name: "NodeRuntime",
+            dependencies: ["Transport", "LinkProtocol", "SecureLink", "Discovery", "Gossip", "Store", "Replica", "Identity", "Sodium", "Wire"]),
 
         // What every interface shows: the JSON shapes of the views (a contract) and text
         // formatting that is safe for terminals. Shared by the CLI, the terminal chat and the web UI.
@@ -95,12 +104,14 @@ let package = Package(
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "TestSupport"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "TestSupport"]),
         .testTarget(name: "GossipTests", dependencies: ["Gossip", "Store", "TestSupport"]),
+        .testTarget(name: "LinkProtocolTests", dependencies: ["LinkProtocol", "Gossip", "Discovery", "Identity", "Wire", "TestSupport"]),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "TestSupport"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "PowerCutVFS", "TestSupport"]),
         .testTarget(
             name: "NodeTests",
             dependencies: [
-                "NodeRuntime", "Gossip", "Store", "Replica", "SQLite", "TestSupport", "SecureLink", "Discovery", "Transport", "Identity", "Sodium", "Wire",
+                "NodeRuntime", "LinkProtocol", "Gossip", "Store", "Replica", "SQLite", "TestSupport", "SecureLink", "Discovery", "Transport", "Identity",
+                "Sodium", "Wire",
             ]),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "TestSupport", "Store", "Replica", "Identity"]),
         .testTarget(
@@ -120,7 +131,7 @@ let package = Package(
         package.targets.append(
             .executableTarget(
                 name: "parley-fuzz",
-                dependencies: ["CFuzzDriver", "WebUI", "NodeRuntime", "Gossip", "Discovery", "SecureLink", "Replica", "Identity", "Sodium", "Wire"],
+                dependencies: ["CFuzzDriver", "WebUI", "LinkProtocol", "Gossip", "Discovery", "SecureLink", "Replica", "Identity", "Sodium", "Wire"],
                 path: "Fuzz/Sources/parley-fuzz",
                 swiftSettings: [.unsafeFlags(["-parse-as-library"])]))
     }

@@ -2,6 +2,7 @@ import Discovery
 import Foundation
 import Gossip
 import Identity
+import LinkProtocol
 import Replica
 import SecureLink
 import Sodium

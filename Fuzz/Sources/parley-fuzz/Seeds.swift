@@ -2,7 +2,7 @@ import Discovery
 import Foundation
 import Gossip
 import Identity
-import NodeRuntime
+import LinkProtocol
 import Replica
 import SecureLink
 import Wire

@@ -2,6 +2,7 @@ import Discovery
 import Foundation
 import Gossip
 import Identity
+import LinkProtocol
 import Replica
 
 /// Faults a node injects into itself, for `parley lab` and tests (NETWORK-TESTS.md: this kernel

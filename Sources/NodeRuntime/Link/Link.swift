@@ -1,19 +1,12 @@
 import Discovery
 import Identity
+import LinkProtocol
 import SecureLink
 import Synchronization
 import Transport
 import Wire
 
 import struct Discovery.Endpoint
-
-/// Which side dialed a link.
-public enum LinkDirection: String, Sendable, Equatable, Codable {
-    /// The peer dialed us.
-    case inbound
-    /// We dialed the peer.
-    case outbound
-}
 
 /// A link's number within one node process (links come and go; identities may have several
 /// in a tie-break).

@@ -1,6 +1,7 @@
 import Discovery
 import Foundation
 import Identity
+import LinkProtocol
 import Replica
 import SecureLink
 import Store

@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 import Wire
 
-@testable import NodeRuntime
+@testable import LinkProtocol
 
 @Suite struct LinkMessageTests {
     static let messages: [LinkMessage] = [
