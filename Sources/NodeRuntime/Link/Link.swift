@@ -6,8 +6,6 @@ import Synchronization
 import Transport
 import Wire
 
-import struct Discovery.Endpoint
-
 /// A link's number within one node process (links come and go; identities may have several
 /// in a tie-break).
 public struct LinkID: Hashable, Sendable, Comparable, CustomStringConvertible {
@@ -76,7 +74,7 @@ public final class Link: Sendable {
     /// Where the peer's end of the connection is.
     public let remoteAddress: SocketAddress
     /// The endpoint we dialed (outbound links only): the peer's listening address.
-    public let dialedEndpoint: Endpoint?
+    public let dialedEndpoint: PeerEndpoint?
 
     private let connection: TCPConnection
     private let configuration: LinkConfiguration
@@ -90,7 +88,7 @@ public final class Link: Sendable {
     private let counters = Mutex(LinkTraffic())
 
     init(
-        id: LinkID, result: HandshakeResult, connection: TCPConnection, direction: LinkDirection, dialed: Endpoint?,
+        id: LinkID, result: HandshakeResult, connection: TCPConnection, direction: LinkDirection, dialed: PeerEndpoint?,
         configuration: LinkConfiguration, clock: NodeClock
     ) {
         self.id = id

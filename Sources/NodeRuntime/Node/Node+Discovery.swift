@@ -2,8 +2,6 @@ import Discovery
 import Identity
 import Transport
 
-import struct Discovery.Endpoint
-
 /// The node as Discovery's shell: it feeds the instance datagrams, ticks and link outcomes, and
 /// carries out its directives (docs/DESIGN.md §4.1).
 extension Node {
@@ -14,7 +12,7 @@ extension Node {
         var discoveryConfiguration = DiscoveryConfiguration(
             identity: identity.id, instanceID: instance, tcpPort: listener.port,
             beaconKey: BeaconKey(networkKey: networkKey.bytes),
-            targets: udp == nil ? [] : broadcastTargets.map { Endpoint(host: $0, port: port) })
+            targets: udp == nil ? [] : broadcastTargets.map { PeerEndpoint(host: $0, port: port) })
         configuration.discoveryTiming(&discoveryConfiguration)
         discovery = Discovery(configuration: discoveryConfiguration)
         if let udp { beaconSender = BeaconSender(socket: udp) }
@@ -26,7 +24,7 @@ extension Node {
     /// A datagram arrived on the discovery port.
     func received(_ datagram: Datagram) {
         guard isRunning, !isBlockedBeacon(datagram.bytes) else { return }
-        let source = Endpoint(host: datagram.source.unmappedHost, port: datagram.source.port)
+        let source = PeerEndpoint(host: datagram.source.unmappedHost, port: datagram.source.port)
         perform(discovery.onBeacon(datagram.bytes, from: source, now: clock.now()))
     }
 

@@ -7,8 +7,6 @@ import SecureLink
 import Store
 import Transport
 
-import struct Discovery.Endpoint
-
 /// A running Parley node: the actor shell that owns the sockets, the timers, the store and the
 /// links, and carries out the directives of the pure protocol instances (docs/DESIGN.md §2).
 ///
@@ -62,14 +60,14 @@ public actor Node {
     var links: [LinkID: LinkEntry] = [:]
     var current: [UserID: LinkID] = [:]
     var dialing: Set<UserID> = []
-    var probing: Set<Endpoint> = []
+    var probing: Set<PeerEndpoint> = []
     var notes: [UserID: PeerNotes] = [:]
     /// Authors whose ops wait here for stamps too far ahead: how far ahead the latest was, and
     /// when it came (monotonic); at most `maxStampsAhead`, the oldest forgotten.
     var stampsAhead: [UserID: (millis: Int64, at: UInt64)] = [:]
     static let maxStampsAhead = 64
-    var keylessNotes: [Endpoint: String] = [:]
-    var duplicateIdentitySource: Endpoint?
+    var keylessNotes: [PeerEndpoint: String] = [:]
+    var duplicateIdentitySource: PeerEndpoint?
     /// Faults injected on request (`Faults/FaultInjection.swift`; the lab's splits and loss).
     var faults = FaultState()
     var faultCounters = FaultCounters()
