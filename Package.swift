@@ -60,14 +60,20 @@ let package = Package(
             name: "NodeRuntime",
             dependencies: ["Transport", "LinkProtocol", "SecureLink", "Discovery", "Gossip", "Store", "Replica", "Identity", "Sodium", "Wire"]),
 
-        // What every interface shows: the JSON shapes of the views (a contract) and text
-        // formatting that is safe for terminals. Shared by the CLI, the terminal chat and the web UI.
-        .target(name: "Presentation", dependencies: ["NodeRuntime", "Store", "Replica", "Identity"]),
+        // What every interface shows: the JSON value, text formatting that is safe for terminals and
+        // the rules for what a person types. Shared by the CLI, the terminal chat and the web UI;
+        // below the store and the node, so the terminal chat's screen does not pull them in.
+        .target(name: "Presentation", dependencies: ["Replica", "Identity"]),
+
+        // The JSON shapes of the views and of the node's reports (a contract, DESIGN §6.1), shared
+        // by the command line's --json and the web API: above Store and NodeRuntime, whose views
+        // and control-protocol reports they render.
+        .target(name: "JSONViews", dependencies: ["Presentation", "NodeRuntime", "Store", "Replica", "Identity"]),
 
         // The web UI and JSON API served by `parley run`: HTTP server (libmicrohttpd), auth,
         // routes, Server-Sent Events, the OpenAPI document; the page as plain HTML/CSS/JS resources.
         .target(
-            name: "WebUI", dependencies: ["CMicroHTTPD", "Presentation", "NodeRuntime", "Store", "Replica", "Identity", "Sodium", "Wire"],
+            name: "WebUI", dependencies: ["CMicroHTTPD", "Presentation", "JSONViews", "NodeRuntime", "Store", "Replica", "Identity", "Sodium", "Wire"],
             resources: [.copy("Assets")]),
 
         // The terminal chat's screen: a pure model, layout, wrapping and line editor, and the one
@@ -84,7 +90,9 @@ let package = Package(
         // Command line: one small type per command; `parley` is a thin main.
         .target(
             name: "ParleyCLI",
-            dependencies: ["Lab", "Presentation", "TerminalUI", "WebUI", "NodeRuntime", "Store", "Replica", "Identity", "Sodium", "SQLite", "Wire"]),
+            dependencies: [
+                "Lab", "Presentation", "JSONViews", "TerminalUI", "WebUI", "NodeRuntime", "Store", "Replica", "Identity", "Sodium", "SQLite", "Wire",
+            ]),
         .executableTarget(name: "parley", dependencies: ["ParleyCLI"]),
 
         // Benchmarks (make bench); never part of the tests.
