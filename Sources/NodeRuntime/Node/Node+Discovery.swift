@@ -67,31 +67,18 @@ extension Node {
                     "another process at \(source) runs with this node's identity; stop one of them "
                         + "(copying a data directory copies its identity)")
             case .scheduleTick(let after):
-                discoveryTimer?.cancel()
-                discoveryTimer = Task { [clock] in
-                    let deadline = clock.instant(at: clock.now() + after)
-                    do {
-                        try await Task.sleep(until: deadline, clock: .continuous)
-                    } catch {
-                        return
-                    }
-                    self.discoveryTick()
-                }
+                discoveryTimer.arm(at: clock.instant(at: clock.now() + after), on: self) { self.discoveryTick() }
             }
         }
     }
 
     /// Sends each linked peer the addresses it may not know, periodically (Discovery's address
     /// exchange: one node on two subnets bridges them).
-    func shareAddressesPeriodically() async {
-        while !Task.isCancelled {
-            do {
-                try await Task.sleep(for: .milliseconds(Int64(configuration.addressShareInterval)))
-            } catch {
-                return
-            }
-            guard isRunning else { return }
-            for peer in current.keys { shareAddresses(with: peer) }
+    func shareAddressesPeriodically() {
+        addressTimer.arm(after: configuration.addressShareInterval, on: self) {
+            guard self.isRunning else { return }
+            for peer in self.current.keys { self.shareAddresses(with: peer) }
+            self.shareAddressesPeriodically()
         }
     }
 

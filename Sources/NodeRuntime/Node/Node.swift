@@ -51,7 +51,7 @@ public actor Node {
     var broadcastTargets: [String] = []
 
     var discovery: Discovery!
-    var discoveryTimer: Task<Void, Never>?
+    var discoveryTimer = NodeTimer()
     var admission: Admission
     var handler: any LinkMessageHandler
 
@@ -71,12 +71,17 @@ public actor Node {
     /// Faults injected on request (`Faults/FaultInjection.swift`; the lab's splits and loss).
     var faults = FaultState()
     var faultCounters = FaultCounters()
+    /// Pushes held back by an injected delay, each with its timer, by number.
+    var delayedPushes: [UInt64: NodeTimer] = [:]
+    var nextDelayedPush: UInt64 = 0
 
     // User interfaces (see Events/Node+Interfaces.swift).
     var eventHub = EventHub()
     var typingSentAt: [PartitionID: UInt64] = [:]
 
     var tasks: [Task<Void, Never>] = []
+    var addressTimer = NodeTimer()
+    var summaryTimer = NodeTimer()
     var linkTasks: [LinkID: Task<Void, Never>] = [:]
     var stopWaiters: [CheckedContinuation<Void, Never>] = []
 
@@ -189,12 +194,16 @@ public actor Node {
                 })
         }
         if let control { tasks.append(Task(executorPreference: loop) { await control.run() }) }
-        tasks.append(Task { await self.shareAddressesPeriodically() })
-        // A limited log's summary line comes when its window closes, even if nothing more is logged.
-        tasks.append(
-            Task { [log] in
-                while (try? await Task.sleep(for: .seconds(1))) != nil { log.writeSummaries() }
-            })
+        shareAddressesPeriodically()
+        writeLogSummariesEverySecond()
+    }
+
+    /// A limited log's summary line comes when its window closes, even if nothing more is logged.
+    private func writeLogSummariesEverySecond() {
+        summaryTimer.arm(after: 1_000, on: self) {
+            self.log.writeSummaries()
+            self.writeLogSummariesEverySecond()
+        }
     }
 
     // MARK: - Stop
@@ -220,7 +229,7 @@ public actor Node {
         log.info("stopping: saying goodbye to \(current.count) linked peer(s)")
         handler.nodeStopping(node: self)
         perform(discovery.stop(now: clock.now()))
-        discoveryTimer?.cancel()
+        discoveryTimer.cancel(on: self)
         listener?.close()
         control?.close()
         await beaconSender?.finish()
@@ -231,6 +240,10 @@ public actor Node {
         for task in linkTasks.values { await task.value }
         closeSockets()
         for task in tasks { task.cancel() }
+        addressTimer.cancel(on: self)
+        summaryTimer.cancel(on: self)
+        for key in delayedPushes.keys { delayedPushes[key]?.cancel(on: self) }
+        delayedPushes = [:]
         store?.database.close()
         lock?.release()
         phase = .stopped
