@@ -32,7 +32,8 @@ let package = Package(
         .target(name: "Identity", dependencies: ["Sodium", "Wire"]),
         .target(name: "Replica", dependencies: ["Sodium", "Wire", "Identity"]),
 
-        // The secret handshake and encrypted framing of a link (pure state machines, no sockets).
+        // The secret handshake, the key probe before it and encrypted framing of a link (pure state
+        // machines, no sockets).
         .target(name: "SecureLink", dependencies: ["Sodium", "Wire", "Identity"]),
 
         // LAN discovery: authenticated beacons, the peer table, static peers (pure instance).
@@ -44,21 +45,35 @@ let package = Package(
         // Anti-entropy and live push between linked nodes (pure instance; the node is its shell).
         .target(name: "Gossip", dependencies: ["Replica", "Wire", "Identity"]),
 
+        // The link layer's pure logic (no sockets, time passed in): the link message codec (HELLO,
+        // PING/PONG, BYE, ADDRESSES around the sync frames), keepalive, rate limits, admission and
+        // bans, the dial tie-break. Above Discovery and Gossip, whose address lists and sync
+        // hello a link message carries, so neither of those depends on the other or on the link.
+        .target(name: "LinkProtocol", dependencies: ["Discovery", "Gossip", "Identity", "Wire"]),
+
         // Persistence: the op log and materialized views in one SQLite file.
         .target(name: "Store", dependencies: ["SQLite", "Replica", "Identity", "Sodium", "Wire"]),
 
         // The node: an actor shell that owns sockets, timers and the store, and carries out the
         // directives of the pure protocol instances; plus the control socket and its client.
-        .target(name: "NodeRuntime", dependencies: ["Transport", "SecureLink", "Discovery", "Gossip", "Store", "Replica", "Identity", "Sodium", "Wire"]),
+        .target(
+            name: "NodeRuntime",
+            dependencies: ["Transport", "LinkProtocol", "SecureLink", "Discovery", "Gossip", "Store", "Replica", "Identity", "Sodium", "Wire"]),
 
-        // What every interface shows: the JSON shapes of the views (a contract) and text
-        // formatting that is safe for terminals. Shared by the CLI, the terminal chat and the web UI.
-        .target(name: "Presentation", dependencies: ["NodeRuntime", "Store", "Replica", "Identity"]),
+        // What every interface shows: the JSON value, text formatting that is safe for terminals and
+        // the rules for what a person types. Shared by the CLI, the terminal chat and the web UI;
+        // below the store and the node, so the terminal chat's screen does not pull them in.
+        .target(name: "Presentation", dependencies: ["Replica", "Identity"]),
+
+        // The JSON shapes of the views and of the node's reports (a contract, DESIGN §6.1), shared
+        // by the command line's --json and the web API: above Store and NodeRuntime, whose views
+        // and control-protocol reports they render.
+        .target(name: "JSONViews", dependencies: ["Presentation", "NodeRuntime", "Store", "Replica", "Identity"]),
 
         // The web UI and JSON API served by `parley run`: HTTP server (libmicrohttpd), auth,
         // routes, Server-Sent Events, the OpenAPI document; the page as plain HTML/CSS/JS resources.
         .target(
-            name: "WebUI", dependencies: ["CMicroHTTPD", "Presentation", "NodeRuntime", "Store", "Replica", "Identity", "Sodium", "Wire"],
+            name: "WebUI", dependencies: ["CMicroHTTPD", "Presentation", "JSONViews", "NodeRuntime", "Store", "Replica", "Identity", "Sodium", "Wire"],
             resources: [.copy("Assets")]),
 
         // The terminal chat's screen: a pure model, layout, wrapping and line editor, and the one
@@ -75,7 +90,9 @@ let package = Package(
         // Command line: one small type per command; `parley` is a thin main.
         .target(
             name: "ParleyCLI",
-            dependencies: ["Lab", "Presentation", "TerminalUI", "WebUI", "NodeRuntime", "Store", "Replica", "Identity", "Sodium", "SQLite", "Wire"]),
+            dependencies: [
+                "Lab", "Presentation", "JSONViews", "TerminalUI", "WebUI", "NodeRuntime", "Store", "Replica", "Identity", "Sodium", "SQLite", "Wire",
+            ]),
         .executableTarget(name: "parley", dependencies: ["ParleyCLI"]),
 
         // Benchmarks (make bench); never part of the tests.
@@ -95,12 +112,14 @@ let package = Package(
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "TestSupport"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "TestSupport"]),
         .testTarget(name: "GossipTests", dependencies: ["Gossip", "Store", "TestSupport"]),
+        .testTarget(name: "LinkProtocolTests", dependencies: ["LinkProtocol", "Gossip", "Discovery", "Identity", "Wire", "TestSupport"]),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "TestSupport"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "PowerCutVFS", "TestSupport"]),
         .testTarget(
             name: "NodeTests",
             dependencies: [
-                "NodeRuntime", "Gossip", "Store", "Replica", "SQLite", "TestSupport", "SecureLink", "Discovery", "Transport", "Identity", "Sodium", "Wire",
+                "NodeRuntime", "LinkProtocol", "Gossip", "Store", "Replica", "SQLite", "TestSupport", "SecureLink", "Discovery", "Transport", "Identity",
+                "Sodium", "Wire",
             ]),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "TestSupport", "Store", "Replica", "Identity"]),
         .testTarget(
@@ -120,7 +139,7 @@ let package = Package(
         package.targets.append(
             .executableTarget(
                 name: "parley-fuzz",
-                dependencies: ["CFuzzDriver", "WebUI", "NodeRuntime", "Gossip", "Discovery", "SecureLink", "Replica", "Identity", "Sodium", "Wire"],
+                dependencies: ["CFuzzDriver", "WebUI", "LinkProtocol", "Gossip", "Discovery", "SecureLink", "Replica", "Identity", "Sodium", "Wire"],
                 path: "Fuzz/Sources/parley-fuzz",
                 swiftSettings: [.unsafeFlags(["-parse-as-library"])]))
     }

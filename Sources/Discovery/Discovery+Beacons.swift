@@ -7,7 +7,7 @@ extension Discovery {
     /// `Beacon(decoding:)` (magic, version, length, MAC), then own identity, then replay. What
     /// fails is counted in `diagnostics`; only an accepted beacon changes the peer table. The
     /// peer's dial endpoint is `source.host` with the beacon's TCP port.
-    public mutating func onBeacon(_ bytes: [UInt8], from source: Endpoint, now: UInt64) -> [DiscoveryDirective] {
+    public mutating func onBeacon(_ bytes: [UInt8], from source: PeerEndpoint, now: UInt64) -> [DiscoveryDirective] {
         guard phase == .running else { return [] }
         let limited = !(configuration.exemptLoopbackFromRateLimit && source.isLoopback)
         guard sources.admit(source.host, now: now, limited: limited) else {
@@ -75,7 +75,7 @@ extension Discovery {
     }
 
     /// A beacon with our own identity: our own echo, or another process using our key.
-    private mutating func onOwnIdentity(_ beacon: Beacon, at endpoint: Endpoint) -> [DiscoveryDirective] {
+    private mutating func onOwnIdentity(_ beacon: Beacon, at endpoint: PeerEndpoint) -> [DiscoveryDirective] {
         if beacon.instanceID == configuration.instanceID {
             counters.ownBeaconsHeard += 1
             return []

@@ -10,7 +10,7 @@ extension Discovery {
     /// - Parameter via: the endpoint dialed, for a link this node dialed (it becomes the
     ///   preferred address, and a keyless static entry at it learns its key); nil for a link
     ///   the peer dialed (its source port is not a listening port).
-    public mutating func onLinkEstablished(peer: UserID, via endpoint: Endpoint?, now: UInt64) -> [DiscoveryDirective] {
+    public mutating func onLinkEstablished(peer: UserID, via endpoint: PeerEndpoint?, now: UInt64) -> [DiscoveryDirective] {
         guard phase == .running, peer != configuration.identity else { return [] }
         var directives: [DiscoveryDirective] = []
         let known = records[peer]
@@ -69,7 +69,7 @@ extension Discovery {
     /// A `.connect(peer:at:)` failed: no TCP connection, a failed handshake, or the identity
     /// proved was not `peer`. The next dial waits the next backoff delay, and tries the peer's
     /// next address first.
-    public mutating func onDialFailed(peer: UserID?, at endpoint: Endpoint, now: UInt64) -> [DiscoveryDirective] {
+    public mutating func onDialFailed(peer: UserID?, at endpoint: PeerEndpoint, now: UInt64) -> [DiscoveryDirective] {
         guard phase == .running else { return [] }
         if let peer {
             guard var record = records[peer], record.link == nil else { return [] }

@@ -41,7 +41,7 @@ public struct Discovery: Sendable {
 
     // Peer table.
     var records: [UserID: PeerRecord] = [:]
-    var keylessStatic: [Endpoint: DialSchedule] = [:]
+    var keylessStatic: [PeerEndpoint: DialSchedule] = [:]
     var dialBudget: DialBudget
 
     // Received beacons.
@@ -85,7 +85,7 @@ public struct Discovery: Sendable {
     }
 
     /// Static peers listed without a key whose key is still unknown, with their next dial time.
-    public var keylessStaticPeers: [(endpoint: Endpoint, nextDial: UInt64)] {
+    public var keylessStaticPeers: [(endpoint: PeerEndpoint, nextDial: UInt64)] {
         keylessStatic.keys.sorted().map { ($0, keylessStatic[$0]!.notBefore) }
     }
 
@@ -238,7 +238,7 @@ public struct Discovery: Sendable {
 /// makes no protocol decision of its own.
 public enum DiscoveryDirective: Sendable, Equatable {
     /// Send these bytes as one UDP datagram to `to` (with `SO_BROADCAST` for broadcast targets).
-    case sendBeacon([UInt8], to: Endpoint)
+    case sendBeacon([UInt8], to: PeerEndpoint)
 
     /// Dial `at` over TCP and run the handshake expecting `peer`. Report the outcome with
     /// `onLinkEstablished(peer:via:now:)` or `onDialFailed(peer:at:now:)`.
@@ -247,7 +247,7 @@ public enum DiscoveryDirective: Sendable, Equatable {
     /// listener's key up front, so the shell must learn it first (or report the dial as failed;
     /// Discovery learns the key from that host's beacon if it ever hears one, and then emits a
     /// `.connect` with the key). The shell SHOULD skip the dial when a link to `peer` is already up.
-    case connect(peer: UserID?, at: Endpoint)
+    case connect(peer: UserID?, at: PeerEndpoint)
 
     /// A peer entered the table. Its later changes come as `.peerStateChanged`.
     case peerDiscovered(PeerInfo)
@@ -262,7 +262,7 @@ public enum DiscoveryDirective: Sendable, Equatable {
     /// Another process runs with our identity (a beacon with our key and another instance id)
     /// at this source address. Reported once per foreign instance; both nodes will fight over
     /// links, so the shell SHOULD warn the user loudly.
-    case duplicateIdentity(Endpoint)
+    case duplicateIdentity(PeerEndpoint)
 
     /// Call `onTick(now:)` after this many milliseconds, replacing any earlier request: the shell
     /// keeps one timer per instance.

@@ -16,7 +16,7 @@ public struct DiscoveryConfiguration: Sendable {
     /// Where beacons go: directed broadcast addresses at the discovery port, chosen by the shell
     /// (on the project's machines: only `127.255.255.255` or addresses inside test namespaces).
     /// Unicast addresses work too, e.g. static peers' hosts on networks without broadcast.
-    public var targets: [Endpoint]
+    public var targets: [PeerEndpoint]
 
     // MARK: Beacon timing
 
@@ -82,7 +82,7 @@ public struct DiscoveryConfiguration: Sendable {
     /// Foreign instances of our own identity remembered (each reported once).
     public var maxDuplicateInstances = 8
 
-    public init(identity: UserID, instanceID: InstanceID, tcpPort: UInt16, beaconKey: BeaconKey, targets: [Endpoint]) {
+    public init(identity: UserID, instanceID: InstanceID, tcpPort: UInt16, beaconKey: BeaconKey, targets: [PeerEndpoint]) {
         self.identity = identity
         self.instanceID = instanceID
         self.tcpPort = tcpPort

@@ -5,9 +5,9 @@ public struct DiscoveryDiagnostics: Sendable, Equatable {
     /// The rejections of one kind, and the source of the latest.
     public struct Rejection: Sendable, Equatable {
         public var count: UInt64
-        public var lastSource: Endpoint
+        public var lastSource: PeerEndpoint
 
-        public init(count: UInt64, lastSource: Endpoint) {
+        public init(count: UInt64, lastSource: PeerEndpoint) {
             self.count = count
             self.lastSource = lastSource
         }
@@ -53,7 +53,7 @@ public struct DiscoveryDiagnostics: Sendable, Equatable {
     /// Total rejected datagrams, all reasons.
     public var rejectedTotal: UInt64 { rejected.values.reduce(0) { $0 + $1.count } }
 
-    mutating func reject(_ error: BeaconError, from source: Endpoint) {
+    mutating func reject(_ error: BeaconError, from source: PeerEndpoint) {
         rejected[error, default: Rejection(count: 0, lastSource: source)].count += 1
         rejected[error]!.lastSource = source
     }

@@ -23,7 +23,7 @@ public enum PeerAddressList {
     /// Entries in one list.
     public static let maxEntries = 64
     /// The largest encoded list (64 entries with 253-byte hosts).
-    public static let maxBytes = 2 + maxEntries * (32 + 2 + 1 + Endpoint.maxHostLength)
+    public static let maxBytes = 2 + maxEntries * (32 + 2 + 1 + PeerEndpoint.maxHostLength)
 
     /// Encodes `addresses`. The caller MUST keep within `maxEntries` and valid hosts, as
     /// `Discovery.shareableAddresses` does.
@@ -35,7 +35,7 @@ public enum PeerAddressList {
         for entry in addresses {
             let host = Array(entry.endpoint.host.utf8)
             precondition(
-                Endpoint.isValidHost(entry.endpoint.host) && entry.endpoint.port != 0,
+                PeerEndpoint.isValidHost(entry.endpoint.host) && entry.endpoint.port != 0,
                 "invalid endpoint \(entry.endpoint)")
             writer.bytes32(entry.peer.raw)
             writer.u16(entry.endpoint.port)
@@ -46,7 +46,7 @@ public enum PeerAddressList {
     }
 
     /// Decodes a list received from a peer; throws on anything malformed, oversized or trailing.
-    public static func decode(_ bytes: [UInt8]) throws(DecodingError) -> [PeerAddress] {
+    public static func decode(_ bytes: [UInt8]) throws(WireDecodingError) -> [PeerAddress] {
         guard bytes.count <= maxBytes else { throw .tooLong(field: "address list", length: bytes.count, limit: maxBytes) }
         var reader = ByteReader(bytes)
         guard try reader.u8("version") == version else { throw .invalidValue(field: "version") }
@@ -59,13 +59,13 @@ public enum PeerAddressList {
             let port = try reader.u16("port")
             guard port != 0 else { throw .invalidValue(field: "port") }
             let length = Int(try reader.u8("host length"))
-            guard length <= Endpoint.maxHostLength else {
-                throw .tooLong(field: "host", length: length, limit: Endpoint.maxHostLength)
+            guard length <= PeerEndpoint.maxHostLength else {
+                throw .tooLong(field: "host", length: length, limit: PeerEndpoint.maxHostLength)
             }
             let raw = try reader.raw(length, "host")
             guard let host = String(validating: raw, as: UTF8.self) else { throw .invalidUTF8(field: "host") }
-            guard Endpoint.isValidHost(host) else { throw .invalidValue(field: "host") }
-            addresses.append(PeerAddress(peer: peer, endpoint: Endpoint(host: host, port: port)))
+            guard PeerEndpoint.isValidHost(host) else { throw .invalidValue(field: "host") }
+            addresses.append(PeerAddress(peer: peer, endpoint: PeerEndpoint(host: host, port: port)))
         }
         try reader.expectEnd()
         return addresses

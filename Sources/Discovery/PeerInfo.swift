@@ -37,14 +37,14 @@ public struct PeerInfo: Sendable, Equatable {
     /// Whether the peers file lists it (it is dialed whatever the key order, and never forgotten).
     public var isStatic: Bool
     /// TCP endpoints to dial, preferred first (the latest beacon source first).
-    public var addresses: [Endpoint]
+    public var addresses: [PeerEndpoint]
     /// When `state` last changed (milliseconds, the shell's clock).
     public var since: UInt64
     /// The last beacon, ping or link event from it; nil if only heard about.
     public var lastSeen: UInt64?
 
     public init(
-        id: UserID, state: PeerState, origin: PeerOrigin, isStatic: Bool, addresses: [Endpoint],
+        id: UserID, state: PeerState, origin: PeerOrigin, isStatic: Bool, addresses: [PeerEndpoint],
         since: UInt64, lastSeen: UInt64?
     ) {
         self.id = id
@@ -59,11 +59,11 @@ public struct PeerInfo: Sendable, Equatable {
 
 /// One entry of a static peers file: where to dial, and whom to expect there if known.
 public struct StaticPeer: Sendable, Equatable {
-    public var endpoint: Endpoint
+    public var endpoint: PeerEndpoint
     /// The identity expected at `endpoint`; nil when the file gives no key (see `PeersFile`).
     public var key: UserID?
 
-    public init(endpoint: Endpoint, key: UserID? = nil) {
+    public init(endpoint: PeerEndpoint, key: UserID? = nil) {
         self.endpoint = endpoint
         self.key = key
     }
@@ -72,9 +72,9 @@ public struct StaticPeer: Sendable, Equatable {
 /// A peer's identity and an endpoint where it may be dialed: the unit of address exchange.
 public struct PeerAddress: Sendable, Equatable {
     public var peer: UserID
-    public var endpoint: Endpoint
+    public var endpoint: PeerEndpoint
 
-    public init(peer: UserID, endpoint: Endpoint) {
+    public init(peer: UserID, endpoint: PeerEndpoint) {
         self.peer = peer
         self.endpoint = endpoint
     }

@@ -114,11 +114,11 @@ struct PeerRecord: Sendable {
     /// Its current instance sent a leaving beacon, and nothing has been heard since.
     var hasLeft = false
     /// Endpoints from the peers file (never trimmed; the peer is never forgotten).
-    var staticEndpoints: [Endpoint] = []
+    var staticEndpoints: [PeerEndpoint] = []
     /// TCP endpoints to dial, preferred first.
-    var addresses: [Endpoint] = []
+    var addresses: [PeerEndpoint] = []
     /// The latest endpoint it was heard at (a beacon) or linked through (our dial).
-    var provenAddress: Endpoint?
+    var provenAddress: PeerEndpoint?
     var link: LinkRecord?
     /// A link to it came up at least once: its identity was proven by a handshake, which a
     /// forged beacon cannot do. Such peers (and static ones) are dialed first when dials are short.
@@ -192,21 +192,21 @@ struct PeerRecord: Sendable {
     // MARK: Addresses
 
     /// Puts `endpoint` first (it was just heard from, or a link came up through it).
-    mutating func prefer(_ endpoint: Endpoint, limit: Int) {
+    mutating func prefer(_ endpoint: PeerEndpoint, limit: Int) {
         addresses.removeAll { $0 == endpoint }
         addresses.insert(endpoint, at: 0)
         trimAddresses(limit: limit)
     }
 
     /// Adds `endpoint` last unless it is known (an address list's hint is the least trusted).
-    mutating func addFallback(_ endpoint: Endpoint, limit: Int) {
+    mutating func addFallback(_ endpoint: PeerEndpoint, limit: Int) {
         guard !addresses.contains(endpoint) else { return }
         addresses.append(endpoint)
         trimAddresses(limit: limit)
     }
 
     /// Moves a failed endpoint to the back, so the next dial tries another one.
-    mutating func demote(_ endpoint: Endpoint) {
+    mutating func demote(_ endpoint: PeerEndpoint) {
         guard let index = addresses.firstIndex(of: endpoint) else { return }
         addresses.append(addresses.remove(at: index))
     }

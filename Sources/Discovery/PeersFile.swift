@@ -39,7 +39,7 @@ public enum PeersFile {
         if lines.last?.isEmpty == true { lines.removeLast() }  // the newline ending the last line
         guard lines.count <= maxLines else { throw .tooManyLines(limit: maxLines) }
         var peers: [StaticPeer] = []
-        var firstLine: [Endpoint: Int] = [:]
+        var firstLine: [PeerEndpoint: Int] = [:]
         for (index, rawLine) in lines.enumerated() {
             let number = index + 1
             guard let peer = try parseLine(rawLine, number: number) else { continue }
@@ -61,8 +61,8 @@ public enum PeersFile {
         guard fields.count <= 2 else {
             throw .badLine(line: number, reason: "expected 'host:port [key]', found \(fields.count) fields")
         }
-        let endpoint: Endpoint
-        switch Endpoint.parse(String(fields[0])) {
+        let endpoint: PeerEndpoint
+        switch PeerEndpoint.parse(String(fields[0])) {
         case .success(let parsed): endpoint = parsed
         case .failure(let error): throw .badLine(line: number, reason: error.reason)
         }

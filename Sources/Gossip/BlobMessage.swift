@@ -105,7 +105,7 @@ public enum BlobMessage: Hashable, Sendable {
             }
         } catch let error as SyncDecodingError {
             throw error
-        } catch let error as DecodingError {
+        } catch let error as WireDecodingError {
             throw SyncDecodingError(error)
         } catch {
             preconditionFailure("unexpected error \(error)")

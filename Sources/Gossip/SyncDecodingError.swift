@@ -44,7 +44,7 @@ public enum SyncDecodingError: Error, Hashable, Sendable, CustomStringConvertibl
         }
     }
 
-    init(_ error: DecodingError) {
+    init(_ error: WireDecodingError) {
         switch error {
         case .truncated(let field): self = .truncated(field: field)
         case .trailingBytes(let count): self = .trailingBytes(count: count)

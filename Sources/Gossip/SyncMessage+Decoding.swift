@@ -22,7 +22,7 @@ extension SyncMessage {
             try reader.expectEnd()
         } catch let error as SyncDecodingError {
             throw error
-        } catch let error as DecodingError {
+        } catch let error as WireDecodingError {
             throw SyncDecodingError(error)
         } catch {
             preconditionFailure("unexpected error \(error)")
@@ -169,7 +169,7 @@ extension SyncMessage {
 }
 
 extension ByteReader {
-    fileprivate mutating func partition(_ field: String) throws(DecodingError) -> PartitionID {
+    fileprivate mutating func partition(_ field: String) throws(WireDecodingError) -> PartitionID {
         PartitionID(try bytes32(field))
     }
 }

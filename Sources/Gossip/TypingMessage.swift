@@ -18,7 +18,7 @@ public enum TypingMessage {
     }
 
     /// The partition a TYPING body names; throws unless it is exactly 32 bytes.
-    public static func partition(fromBody body: [UInt8]) throws(DecodingError) -> PartitionID {
+    public static func partition(fromBody body: [UInt8]) throws(WireDecodingError) -> PartitionID {
         guard body.count == bodyLength else {
             throw body.count < bodyLength ? .truncated(field: "typing partition") : .trailingBytes(count: body.count - bodyLength)
         }

@@ -192,7 +192,7 @@ extension KeyFile {
     }
 
     /// The fields of `body` (a file without its checksum); throws on any layout error.
-    static func parse(_ body: ArraySlice<UInt8>) throws(DecodingError) -> Parsed {
+    static func parse(_ body: ArraySlice<UInt8>) throws(WireDecodingError) -> Parsed {
         var reader = ByteReader(body)
         guard try reader.raw(magic.count, "magic") == magic else { throw .invalidValue(field: "magic") }
         guard let kind = Kind(rawValue: try reader.u8("kind")) else { return .unknownKind }

@@ -22,7 +22,7 @@ enum ErrorReport {
             return sqliteError(error, databasePath: databasePath)
         case let error as StoreError:
             return storeError(error, databasePath: databasePath, command: command)
-        case is Wire.DecodingError:
+        case is WireDecodingError:
             return damaged(databasePath)
         default:
             return .failure("unexpected error: \(String(describing: error)); please report this as a bug")

@@ -59,7 +59,7 @@ public struct EncryptedBody: Hashable, Sendable {
     public let bytes: [UInt8]
 
     /// Parses the layout (not the ciphertext); refuses bodies too short to hold a tag.
-    public init(decoding bytes: [UInt8]) throws(DecodingError) {
+    public init(decoding bytes: [UInt8]) throws(WireDecodingError) {
         guard bytes.count >= Self.overheadBytes else { throw .truncated(field: "encrypted body") }
         var r = ByteReader(bytes)
         epoch = try r.u32("epoch")

@@ -23,7 +23,7 @@ extension ByteWriter {
 }
 
 extension ByteReader {
-    mutating func user(_ field: String) throws(DecodingError) -> UserID { UserID(try bytes32(field)) }
-    mutating func opID(_ field: String) throws(DecodingError) -> OpID { OpID(try bytes32(field)) }
-    mutating func partitionID(_ field: String) throws(DecodingError) -> PartitionID { PartitionID(try bytes32(field)) }
+    mutating func user(_ field: String) throws(WireDecodingError) -> UserID { UserID(try bytes32(field)) }
+    mutating func opID(_ field: String) throws(WireDecodingError) -> OpID { OpID(try bytes32(field)) }
+    mutating func partitionID(_ field: String) throws(WireDecodingError) -> PartitionID { PartitionID(try bytes32(field)) }
 }

@@ -91,7 +91,7 @@ public struct KeyGrant: Hashable, Sendable {
         }
     }
 
-    init(reading r: inout ByteReader) throws(DecodingError) {
+    init(reading r: inout ByteReader) throws(WireDecodingError) {
         epoch = try r.u32("epoch")
         keyID = try r.bytes32("key id")
         let count = Int(try r.u16("member count"))

@@ -269,7 +269,7 @@ extension OperationBody {
 
 extension OperationBody {
     /// Decodes a body of the given type; refuses trailing bytes, oversized fields and bad values.
-    public init(type rawType: UInt8, decoding bytes: [UInt8]) throws(DecodingError) {
+    public init(type rawType: UInt8, decoding bytes: [UInt8]) throws(WireDecodingError) {
         guard let type = OperationType(rawValue: rawType) else { throw .invalidValue(field: "op type \(rawType)") }
         var r = ByteReader(bytes)
         switch type {
@@ -279,10 +279,10 @@ extension OperationBody {
             guard count <= BodyLimits.attachments else { throw .tooLong(field: "attachments", length: count, limit: BodyLimits.attachments) }
             var attachments: [Attachment] = []
             for _ in 0..<count { attachments.append(try r.attachment()) }
-            let location = try r.optional("location") { (r: inout ByteReader) throws(DecodingError) in
+            let location = try r.optional("location") { (r: inout ByteReader) throws(WireDecodingError) in
                 Location(latitude: Double(bitPattern: try r.u64("latitude")), longitude: Double(bitPattern: try r.u64("longitude")))
             }
-            let replyTo = try r.optional("reply to") { (r: inout ByteReader) throws(DecodingError) in try r.opID("reply to") }
+            let replyTo = try r.optional("reply to") { (r: inout ByteReader) throws(WireDecodingError) in try r.opID("reply to") }
             self = .post(text: text, attachments: attachments, location: location, replyTo: replyTo)
         case .edit:
             self = .edit(target: try r.opID("target"), targetSeq: try r.u64("target seq"), text: try r.string16("text", limit: BodyLimits.textBytes))
@@ -313,16 +313,16 @@ extension OperationBody {
             self = .react(target: target, emoji: emoji, on: on == 1)
         case .profile:
             let subject = try r.user("subject")
-            let nick = try r.optional("nick") { (r: inout ByteReader) throws(DecodingError) in try r.string16("nick", limit: BodyLimits.nameBytes) }
-            let displayName = try r.optional("display name") { (r: inout ByteReader) throws(DecodingError) in
+            let nick = try r.optional("nick") { (r: inout ByteReader) throws(WireDecodingError) in try r.string16("nick", limit: BodyLimits.nameBytes) }
+            let displayName = try r.optional("display name") { (r: inout ByteReader) throws(WireDecodingError) in
                 try r.string16("display name", limit: BodyLimits.nameBytes)
             }
-            let status = try r.optional("status") { (r: inout ByteReader) throws(DecodingError) in try r.string16("status", limit: BodyLimits.statusBytes) }
-            let presence = try r.optional("presence") { (r: inout ByteReader) throws(DecodingError) in
-                guard let mode = PresenceMode(rawValue: try r.u8("presence")) else { throw DecodingError.invalidValue(field: "presence") }
+            let status = try r.optional("status") { (r: inout ByteReader) throws(WireDecodingError) in try r.string16("status", limit: BodyLimits.statusBytes) }
+            let presence = try r.optional("presence") { (r: inout ByteReader) throws(WireDecodingError) in
+                guard let mode = PresenceMode(rawValue: try r.u8("presence")) else { throw WireDecodingError.invalidValue(field: "presence") }
                 return mode
             }
-            let avatar = try r.optional("avatar") { (r: inout ByteReader) throws(DecodingError) in try r.attachment() }
+            let avatar = try r.optional("avatar") { (r: inout ByteReader) throws(WireDecodingError) in try r.attachment() }
             self = .profile(subject: subject, nick: nick, displayName: displayName, status: status, presence: presence, avatar: avatar)
         case .conversationCreate:
             let name = try r.string16("conversation name", limit: BodyLimits.nameBytes)
@@ -343,13 +343,13 @@ extension OperationBody {
             self = .keyGrant(try KeyGrant(reading: &r))
         case .taskCreate:
             let title = try r.string16("task title", limit: BodyLimits.textBytes)
-            let owner = try r.optional("owner") { (r: inout ByteReader) throws(DecodingError) in try r.user("owner") }
+            let owner = try r.optional("owner") { (r: inout ByteReader) throws(WireDecodingError) in try r.user("owner") }
             self = .taskCreate(title: title, owner: owner)
         case .taskUpdate:
             let target = try r.opID("target")
-            let title = try r.optional("title") { (r: inout ByteReader) throws(DecodingError) in try r.string16("task title", limit: BodyLimits.textBytes) }
-            let status = try r.optional("status") { (r: inout ByteReader) throws(DecodingError) in
-                guard let s = TaskStatus(rawValue: try r.u8("status")) else { throw DecodingError.invalidValue(field: "status") }
+            let title = try r.optional("title") { (r: inout ByteReader) throws(WireDecodingError) in try r.string16("task title", limit: BodyLimits.textBytes) }
+            let status = try r.optional("status") { (r: inout ByteReader) throws(WireDecodingError) in
+                guard let s = TaskStatus(rawValue: try r.u8("status")) else { throw WireDecodingError.invalidValue(field: "status") }
                 return s
             }
             let owner: FieldChange<UserID>
@@ -379,7 +379,7 @@ extension ByteWriter {
 }
 
 extension ByteReader {
-    mutating func attachment() throws(DecodingError) -> Attachment {
+    mutating func attachment() throws(WireDecodingError) -> Attachment {
         Attachment(
             name: try string16("attachment name", limit: BodyLimits.nameBytes * 2), size: try u64("attachment size"),
             mime: try string16("attachment mime", limit: BodyLimits.nameBytes), hash: try bytes32("attachment hash"))

@@ -86,7 +86,7 @@ public enum PartitionDescriptor: Hashable, Sendable {
         return w.bytes
     }
 
-    public init(decoding bytes: [UInt8]) throws(DecodingError) {
+    public init(decoding bytes: [UInt8]) throws(WireDecodingError) {
         var r = ByteReader(bytes)
         guard let kind = PartitionKind(rawValue: try r.u8("partition kind")) else { throw .invalidValue(field: "partition kind") }
         switch kind {

@@ -76,20 +76,20 @@ extension TaskState {
         return w.bytes
     }
 
-    public init(decoding bytes: [UInt8]) throws(DecodingError) {
+    public init(decoding bytes: [UInt8]) throws(WireDecodingError) {
         var r = ByteReader(bytes)
         created = try r.u8("created") == 1
         deleted = try r.u8("deleted") == 1
-        creator = try r.optional("creator") { (r: inout ByteReader) throws(DecodingError) in UserID(try r.bytes32("creator")) }
-        createdAt = try r.optional("created at") { (r: inout ByteReader) throws(DecodingError) in HLC(raw: try r.u64("created at")) }
+        creator = try r.optional("creator") { (r: inout ByteReader) throws(WireDecodingError) in UserID(try r.bytes32("creator")) }
+        createdAt = try r.optional("created at") { (r: inout ByteReader) throws(WireDecodingError) in HLC(raw: try r.u64("created at")) }
         let titleValue = try r.string16("title")
-        let titleClock = try r.optional("title clock") { (r: inout ByteReader) throws(DecodingError) in ClockKey(bytes: try r.raw(48, "clock")) }
+        let titleClock = try r.optional("title clock") { (r: inout ByteReader) throws(WireDecodingError) in ClockKey(bytes: try r.raw(48, "clock")) }
         title = Register(titleValue, clock: titleClock)
         guard let statusValue = TaskStatus(rawValue: try r.u8("status")) else { throw .invalidValue(field: "status") }
-        let statusClock = try r.optional("status clock") { (r: inout ByteReader) throws(DecodingError) in ClockKey(bytes: try r.raw(48, "clock")) }
+        let statusClock = try r.optional("status clock") { (r: inout ByteReader) throws(WireDecodingError) in ClockKey(bytes: try r.raw(48, "clock")) }
         status = Register(statusValue, clock: statusClock)
-        let ownerValue = try r.optional("owner") { (r: inout ByteReader) throws(DecodingError) in UserID(try r.bytes32("owner")) }
-        let ownerClock = try r.optional("owner clock") { (r: inout ByteReader) throws(DecodingError) in ClockKey(bytes: try r.raw(48, "clock")) }
+        let ownerValue = try r.optional("owner") { (r: inout ByteReader) throws(WireDecodingError) in UserID(try r.bytes32("owner")) }
+        let ownerClock = try r.optional("owner clock") { (r: inout ByteReader) throws(WireDecodingError) in ClockKey(bytes: try r.raw(48, "clock")) }
         owner = Register(ownerValue, clock: ownerClock)
         try r.expectEnd()
     }

@@ -55,7 +55,7 @@ public final class EventLoop: Sendable {
     }
 
     /// A scheduled timer, for `cancel(_:)`.
-    struct TimerID: Hashable, Sendable {
+    public struct TimerID: Hashable, Sendable {
         fileprivate let id: UInt64
     }
 
@@ -205,7 +205,7 @@ public final class EventLoop: Sendable {
     // MARK: Timers
 
     /// Runs `action` on the loop thread at `deadline` (at once if it has passed).
-    func schedule(at deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> TimerID {
+    public func schedule(at deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> TimerID {
         state.withLock { state in
             let id = state.nextID
             state.nextID += 1
@@ -218,7 +218,7 @@ public final class EventLoop: Sendable {
     }
 
     /// Cancels a timer; nothing happens if it already ran.
-    func cancel(_ timer: TimerID) {
+    public func cancel(_ timer: TimerID) {
         state.withLock { state in state.timers.removeAll { $0.id == timer.id } }
     }
 

@@ -5,7 +5,7 @@ import Glibc
 /// `host` is the numeric form (`127.0.0.1`, `::1`); IPv4 clients of a dual-stack `::` listener
 /// show up as IPv4-mapped IPv6 (`::ffff:10.0.0.7`), exactly as the kernel reports them — use
 /// `unmappedHost` to count connections per IP. `description` is `HOST:PORT`, with brackets
-/// around IPv6 (`[::1]:7748`), the form `Endpoint(parsing:)` reads back.
+/// around IPv6 (`[::1]:7748`), the form `HostPort(parsing:)` reads back.
 public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
     /// The address family.
     public enum Family: Sendable, Hashable {
@@ -121,7 +121,7 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
 ///
 /// Accepted forms: `192.168.1.20:7748`, `[::1]:7748`, `localhost:7748`, `node7.lan:7748`, and a
 /// bare host when `defaultPort` is given. A bare IPv6 address needs brackets only with a port.
-public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
+public struct HostPort: Sendable, Hashable, CustomStringConvertible {
     public let host: String
     public let port: UInt16
 

@@ -1,5 +1,5 @@
 /// Why bytes could not be decoded. Decoders never trap on hostile input; they throw one of these.
-public enum DecodingError: Error, Equatable, Sendable, CustomStringConvertible {
+public enum WireDecodingError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The input ended before a field was complete.
     case truncated(field: String)
     /// Bytes were left over after the last field.
@@ -41,61 +41,61 @@ public struct ByteReader {
     public var remaining: Int { bytes.endIndex - offset }
     public var isAtEnd: Bool { remaining == 0 }
 
-    private mutating func take(_ count: Int, _ field: String) throws(DecodingError) -> ArraySlice<UInt8> {
+    private mutating func take(_ count: Int, _ field: String) throws(WireDecodingError) -> ArraySlice<UInt8> {
         guard count >= 0, remaining >= count else { throw .truncated(field: field) }
         defer { offset += count }
         return bytes[offset..<offset + count]
     }
 
-    public mutating func u8(_ field: String = "u8") throws(DecodingError) -> UInt8 {
+    public mutating func u8(_ field: String = "u8") throws(WireDecodingError) -> UInt8 {
         try take(1, field).first!
     }
 
-    public mutating func u16(_ field: String = "u16") throws(DecodingError) -> UInt16 {
+    public mutating func u16(_ field: String = "u16") throws(WireDecodingError) -> UInt16 {
         let s = try take(2, field)
         return UInt16(s[s.startIndex]) << 8 | UInt16(s[s.startIndex + 1])
     }
 
-    public mutating func u32(_ field: String = "u32") throws(DecodingError) -> UInt32 {
+    public mutating func u32(_ field: String = "u32") throws(WireDecodingError) -> UInt32 {
         var value: UInt32 = 0
         for b in try take(4, field) { value = value << 8 | UInt32(b) }
         return value
     }
 
-    public mutating func u64(_ field: String = "u64") throws(DecodingError) -> UInt64 {
+    public mutating func u64(_ field: String = "u64") throws(WireDecodingError) -> UInt64 {
         var value: UInt64 = 0
         for b in try take(8, field) { value = value << 8 | UInt64(b) }
         return value
     }
 
     /// Exactly `count` raw bytes.
-    public mutating func raw(_ count: Int, _ field: String) throws(DecodingError) -> [UInt8] {
+    public mutating func raw(_ count: Int, _ field: String) throws(WireDecodingError) -> [UInt8] {
         Array(try take(count, field))
     }
 
     /// A u16-length-prefixed field of at most `limit` bytes.
-    public mutating func blob16(_ field: String, limit: Int = Int(UInt16.max)) throws(DecodingError) -> [UInt8] {
+    public mutating func blob16(_ field: String, limit: Int = Int(UInt16.max)) throws(WireDecodingError) -> [UInt8] {
         let length = Int(try u16(field))
         guard length <= limit else { throw .tooLong(field: field, length: length, limit: limit) }
         return try raw(length, field)
     }
 
     /// A u32-length-prefixed field of at most `limit` bytes (checked before reading).
-    public mutating func blob32(_ field: String, limit: Int) throws(DecodingError) -> [UInt8] {
+    public mutating func blob32(_ field: String, limit: Int) throws(WireDecodingError) -> [UInt8] {
         let length = Int(try u32(field))
         guard length <= limit else { throw .tooLong(field: field, length: length, limit: limit) }
         return try raw(length, field)
     }
 
     /// u16-length-prefixed UTF-8 text of at most `limit` bytes.
-    public mutating func string16(_ field: String, limit: Int = Int(UInt16.max)) throws(DecodingError) -> String {
+    public mutating func string16(_ field: String, limit: Int = Int(UInt16.max)) throws(WireDecodingError) -> String {
         let raw = try blob16(field, limit: limit)
         guard let text = String(validating: raw, as: UTF8.self) else { throw .invalidUTF8(field: field) }
         return text
     }
 
     /// An optional field written by `ByteWriter.optional`.
-    public mutating func optional<T>(_ field: String, _ read: (inout ByteReader) throws(DecodingError) -> T) throws(DecodingError) -> T? {
+    public mutating func optional<T>(_ field: String, _ read: (inout ByteReader) throws(WireDecodingError) -> T) throws(WireDecodingError) -> T? {
         switch try u8(field) {
         case 0: return nil
         case 1: return try read(&self)
@@ -104,7 +104,7 @@ public struct ByteReader {
     }
 
     /// Throws unless every byte was read (formats have no slack).
-    public func expectEnd() throws(DecodingError) {
+    public func expectEnd() throws(WireDecodingError) {
         guard remaining == 0 else { throw .trailingBytes(count: remaining) }
     }
 }

@@ -67,7 +67,7 @@ extension ByteWriter {
 }
 
 extension ByteReader {
-    public mutating func bytes32(_ field: String) throws(DecodingError) -> Bytes32 {
+    public mutating func bytes32(_ field: String) throws(WireDecodingError) -> Bytes32 {
         guard remaining >= 32 else { throw .truncated(field: field) }
         return Bytes32(w0: try u64(field), w1: try u64(field), w2: try u64(field), w3: try u64(field))
     }

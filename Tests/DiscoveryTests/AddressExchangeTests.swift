@@ -7,9 +7,9 @@ import Wire
 /// never trusted or passed on.
 @Suite struct AddressExchangeTests {
     let sample = [
-        PeerAddress(peer: user(91), endpoint: Endpoint(host: "10.77.0.91", port: 7748)),
-        PeerAddress(peer: user(92), endpoint: Endpoint(host: "fd00:1234::7", port: 7749)),
-        PeerAddress(peer: user(93), endpoint: Endpoint(host: "chat-gateway.lab.example", port: 1)),
+        PeerAddress(peer: user(91), endpoint: PeerEndpoint(host: "10.77.0.91", port: 7748)),
+        PeerAddress(peer: user(92), endpoint: PeerEndpoint(host: "fd00:1234::7", port: 7749)),
+        PeerAddress(peer: user(93), endpoint: PeerEndpoint(host: "chat-gateway.lab.example", port: 1)),
     ]
 
     // MARK: Codec
@@ -24,9 +24,9 @@ import Wire
     }
 
     @Test func addressList_ofTheMaximumSize_roundTrips() throws {
-        let longHost = String(repeating: "h", count: Endpoint.maxHostLength)
+        let longHost = String(repeating: "h", count: PeerEndpoint.maxHostLength)
         let full = (0..<UInt64(PeerAddressList.maxEntries)).map {
-            PeerAddress(peer: user($0), endpoint: Endpoint(host: longHost, port: 65_535))
+            PeerAddress(peer: user($0), endpoint: PeerEndpoint(host: longHost, port: 65_535))
         }
         let bytes = PeerAddressList.encode(full)
         #expect(bytes.count == PeerAddressList.maxBytes)
@@ -45,7 +45,7 @@ import Wire
         longHost[36] = 254
         var version = bytes
         version[0] = 2
-        let cases: [(String, [UInt8], DecodingError)] = [
+        let cases: [(String, [UInt8], WireDecodingError)] = [
             ("count over the limit", tooMany, .tooLong(field: "count", length: 65, limit: 64)),
             ("port 0", portZero, .invalidValue(field: "port")),
             ("host with a slash", badHost, .invalidValue(field: "host")),
@@ -65,7 +65,7 @@ import Wire
     @Test func addressList_cutAtAnyLength_throws() {
         let bytes = PeerAddressList.encode(sample)
         for length in 0..<bytes.count {
-            #expect(throws: DecodingError.self, "\(length) bytes") { try PeerAddressList.decode(Array(bytes.prefix(length))) }
+            #expect(throws: WireDecodingError.self, "\(length) bytes") { try PeerAddressList.decode(Array(bytes.prefix(length))) }
         }
     }
 
@@ -75,10 +75,10 @@ import Wire
         var discovery = startedDiscovery()
         let relay = user(60)
         _ = discovery.onLinkEstablished(peer: relay, via: nil, now: 0)
-        let smaller = PeerAddress(peer: smallerPeer, endpoint: Endpoint(host: "10.88.0.10", port: 7748))
-        let larger = PeerAddress(peer: largerPeer, endpoint: Endpoint(host: "10.88.0.90", port: 7748))
-        let own = PeerAddress(peer: me, endpoint: Endpoint(host: "10.88.0.50", port: 7748))
-        let sender = PeerAddress(peer: relay, endpoint: Endpoint(host: "10.88.0.60", port: 7748))
+        let smaller = PeerAddress(peer: smallerPeer, endpoint: PeerEndpoint(host: "10.88.0.10", port: 7748))
+        let larger = PeerAddress(peer: largerPeer, endpoint: PeerEndpoint(host: "10.88.0.90", port: 7748))
+        let own = PeerAddress(peer: me, endpoint: PeerEndpoint(host: "10.88.0.50", port: 7748))
+        let sender = PeerAddress(peer: relay, endpoint: PeerEndpoint(host: "10.88.0.60", port: 7748))
         let directives = discovery.onPeerAddresses([smaller, larger, own, sender], from: relay, now: 100)
         #expect(
             directives.decisions == [
@@ -99,7 +99,7 @@ import Wire
         var discovery = startedDiscovery()
         var stranger = FakePeer(user(60), host: lanHost(60))
         _ = discovery.hear(&stranger, now: 0)
-        let list = [PeerAddress(peer: largerPeer, endpoint: Endpoint(host: "10.88.0.90", port: 7748))]
+        let list = [PeerAddress(peer: largerPeer, endpoint: PeerEndpoint(host: "10.88.0.90", port: 7748))]
         #expect(discovery.onPeerAddresses(list, from: user(60), now: 10).isEmpty)
         #expect(discovery.peer(largerPeer) == nil)
     }
@@ -109,7 +109,7 @@ import Wire
         var bob = FakePeer(largerPeer, host: lanHost(2))
         _ = discovery.hear(&bob, now: 0)
         _ = discovery.onLinkEstablished(peer: user(60), via: nil, now: 0)
-        let hint = Endpoint(host: "10.88.0.90", port: 7748)
+        let hint = PeerEndpoint(host: "10.88.0.90", port: 7748)
         _ = discovery.onPeerAddresses([PeerAddress(peer: largerPeer, endpoint: hint)], from: user(60), now: 10)
         #expect(discovery.peer(largerPeer)?.addresses == [bob.dialEndpoint, hint])
     }
@@ -119,7 +119,7 @@ import Wire
         var bob = FakePeer(largerPeer, host: lanHost(2))
         _ = discovery.hear(&bob, now: 0)
         _ = discovery.onLinkEstablished(peer: user(60), via: nil, now: 0)
-        let list = [PeerAddress(peer: user(95), endpoint: Endpoint(host: "10.88.0.95", port: 7748))]
+        let list = [PeerAddress(peer: user(95), endpoint: PeerEndpoint(host: "10.88.0.95", port: 7748))]
         #expect(discovery.onPeerAddresses(list, from: user(60), now: 10).decisions.isEmpty)
         #expect(discovery.peers.map(\.id) == [user(60), largerPeer])
         #expect(discovery.diagnostics.tableFull == 1)
@@ -129,7 +129,7 @@ import Wire
         var shell = TestShell()
         shell.start()
         shell.at(0) { discovery, now in discovery.onLinkEstablished(peer: user(60), via: nil, now: now) }
-        let list = [PeerAddress(peer: smallerPeer, endpoint: Endpoint(host: "10.88.0.10", port: 7748))]
+        let list = [PeerAddress(peer: smallerPeer, endpoint: PeerEndpoint(host: "10.88.0.10", port: 7748))]
         shell.at(0) { discovery, now in discovery.onPeerAddresses(list, from: user(60), now: now) }
         for ping in stride(from: UInt64(10_000), through: 200_000, by: 10_000) {
             shell.at(ping) { discovery, now in discovery.onLinkPing(peer: user(60), now: now) }
@@ -143,11 +143,11 @@ import Wire
         let recipient = user(60)
         var bob = FakePeer(largerPeer, host: lanHost(2))
         _ = discovery.hear(&bob, now: 0)
-        let dialed = Endpoint(host: "10.88.0.70", port: 7748)
+        let dialed = PeerEndpoint(host: "10.88.0.70", port: 7748)
         _ = discovery.onLinkEstablished(peer: user(70), via: dialed, now: 0)
         _ = discovery.onLinkEstablished(peer: user(80), via: nil, now: 0)  // inbound: no address known
-        _ = discovery.onLinkEstablished(peer: recipient, via: Endpoint(host: "10.88.0.60", port: 7748), now: 0)
-        let hearsay = [PeerAddress(peer: user(99), endpoint: Endpoint(host: "10.88.0.99", port: 7748))]
+        _ = discovery.onLinkEstablished(peer: recipient, via: PeerEndpoint(host: "10.88.0.60", port: 7748), now: 0)
+        let hearsay = [PeerAddress(peer: user(99), endpoint: PeerEndpoint(host: "10.88.0.99", port: 7748))]
         _ = discovery.onPeerAddresses(hearsay, from: recipient, now: 10)
         #expect(
             discovery.shareableAddresses(for: recipient) == [

@@ -6,7 +6,7 @@ import Wire
 /// Receiving beacons: who gets into the peer table, who gets dialed, and what is dropped.
 @Suite struct DiscoveryBeaconTests {
     @Test func start_sendsOneBeaconToEveryTarget_andAsksForATick() throws {
-        let loopback = Endpoint(host: "127.255.255.255", port: 7747)
+        let loopback = PeerEndpoint(host: "127.255.255.255", port: 7747)
         var discovery = Discovery(configuration: makeConfiguration { $0.targets = [lanBroadcast, loopback] })
         let directives = discovery.start(now: 1_000)
         let beacons = directives.sentBeacons
@@ -147,7 +147,7 @@ import Wire
         var wired = FakePeer(largerPeer, host: lanHost(2))
         _ = discovery.hear(&wired, now: 0)
         var wireless = wired
-        wireless.host = Endpoint(host: "10.88.0.2", port: 7747)
+        wireless.host = PeerEndpoint(host: "10.88.0.2", port: 7747)
         _ = discovery.hear(&wireless, now: 10)
         #expect(discovery.peer(largerPeer)?.addresses == [wireless.dialEndpoint, wired.dialEndpoint])
     }
@@ -180,7 +180,7 @@ import Wire
     }
 
     @Test func stop_sendsALeavingBeaconToEveryTarget() {
-        let loopback = Endpoint(host: "127.255.255.255", port: 7747)
+        let loopback = PeerEndpoint(host: "127.255.255.255", port: 7747)
         var discovery = Discovery(configuration: makeConfiguration { $0.targets = [lanBroadcast, loopback] })
         _ = discovery.start(now: 0)
         let directives = discovery.stop(now: 500)

@@ -31,7 +31,7 @@ import Wire
         // Found by AbuseProcessTests' beacon flood: a fresh instance id reads as a restart, and a
         // restart used to clear the backoff, so each forged beacon made the node dial once.
         var discovery = startedDiscovery()
-        var forger = FakePeer(largerPeer, host: Endpoint(host: "127.0.0.9", port: 7747))  // loopback: no rate limit
+        var forger = FakePeer(largerPeer, host: PeerEndpoint(host: "127.0.0.9", port: 7747))  // loopback: no rate limit
         var dials = 0
         for index in 0..<100 {
             let now = UInt64(1_000 + index * 10)
@@ -61,7 +61,7 @@ import Wire
             for case .connect(let peer, _) in directives { connects.append((now, peer)) }
         }
         for index in 0..<200 {
-            var forger = FakePeer(user(100 + UInt64(index)), host: Endpoint(host: "127.0.0.9", port: 7747))  // loopback: no beacon limit
+            var forger = FakePeer(user(100 + UInt64(index)), host: PeerEndpoint(host: "127.0.0.9", port: 7747))  // loopback: no beacon limit
             note(discovery.hear(&forger, now: 500), at: 500)
         }
         #expect(connects.count == 20, "the burst: \(connects.count) dials at once")
@@ -76,7 +76,7 @@ import Wire
 
     @Test func loopbackSources_areNotRateLimited_unlessConfigured() {
         var lab = startedDiscovery()
-        var local = FakePeer(largerPeer, host: Endpoint(host: "127.0.0.1", port: 7747))
+        var local = FakePeer(largerPeer, host: PeerEndpoint(host: "127.0.0.1", port: 7747))
         for _ in 0..<100 { _ = lab.hear(&local, now: 1_000) }
         #expect(lab.diagnostics.rateLimited == 0)
         #expect(lab.diagnostics.accepted == 100)
@@ -92,12 +92,12 @@ import Wire
         var discovery = startedDiscovery {
             $0.maxPeers = 64; $0.maxSources = 128
         }
-        let fixed = Endpoint(host: "10.99.0.1", port: 7748)
+        let fixed = PeerEndpoint(host: "10.99.0.1", port: 7748)
         _ = discovery.addStaticPeers([StaticPeer(endpoint: fixed, key: user(7))], now: 0)
         _ = discovery.onLinkEstablished(peer: largerPeer, via: nil, now: 0)
         for round in 0..<2_000 {
             let id = UserID(Bytes32(w0: random.next(), w1: random.next(), w2: random.next(), w3: random.next()))
-            var attacker = FakePeer(id, host: Endpoint(host: "10.\(round % 200).\(random.next() % 250).\(random.next() % 250)", port: 7747))
+            var attacker = FakePeer(id, host: PeerEndpoint(host: "10.\(round % 200).\(random.next() % 250).\(random.next() % 250)", port: 7747))
             attacker.instance = InstanceID(raw: random.next())
             _ = discovery.hear(&attacker, now: UInt64(round))
             _ = discovery.onLinkPing(peer: largerPeer, now: UInt64(round))

@@ -203,7 +203,7 @@ import Testing
         var discovery = startedDiscovery()
         var wired = FakePeer(largerPeer, host: lanHost(2))
         var wireless = wired
-        wireless.host = Endpoint(host: "10.88.0.2", port: 7747)
+        wireless.host = PeerEndpoint(host: "10.88.0.2", port: 7747)
         wireless.seq = 1_000  // the same instance, beaconing on its other interface too
         #expect(discovery.hear(&wired, now: 0).connects == [.connect(peer: largerPeer, at: wired.dialEndpoint)])
         _ = discovery.hear(&wireless, interval: 60_000, now: 10)

@@ -22,11 +22,11 @@ import Testing
         let key = try #require(UserID(text: keyText))
         #expect(
             try PeersFile.parse(text) == [
-                StaticPeer(endpoint: Endpoint(host: "10.20.0.15", port: 7748), key: key),
-                StaticPeer(endpoint: Endpoint(host: "chat-gateway.lab.example", port: 7748)),
-                StaticPeer(endpoint: Endpoint(host: "::1", port: 7768)),
-                StaticPeer(endpoint: Endpoint(host: "fe80::1%eth0", port: 7748), key: key),
-                StaticPeer(endpoint: Endpoint(host: "127.0.0.1", port: 7758)),
+                StaticPeer(endpoint: PeerEndpoint(host: "10.20.0.15", port: 7748), key: key),
+                StaticPeer(endpoint: PeerEndpoint(host: "chat-gateway.lab.example", port: 7748)),
+                StaticPeer(endpoint: PeerEndpoint(host: "::1", port: 7768)),
+                StaticPeer(endpoint: PeerEndpoint(host: "fe80::1%eth0", port: 7748), key: key),
+                StaticPeer(endpoint: PeerEndpoint(host: "127.0.0.1", port: 7758)),
             ])
     }
 
@@ -47,7 +47,7 @@ import Testing
         let peers = try PeersFile.parse(bytes)
         #expect(peers.count == 5)
         #expect(peers.filter { $0.key != nil }.count == 1)
-        #expect(peers.contains { $0.endpoint == Endpoint(host: "fd00:1234::7", port: 7748) })
+        #expect(peers.contains { $0.endpoint == PeerEndpoint(host: "fd00:1234::7", port: 7748) })
     }
 
     @Test func eachBadLine_isReportedWithItsLineNumberAndReason() {
@@ -95,12 +95,12 @@ import Testing
 
     @Test func endpoint_textForm_roundTrips() {
         for text in ["10.0.0.1:7748", "[::1]:7748", "[fe80::1%eth0]:1", "host.example:65535"] {
-            #expect(Endpoint(parsing: text)?.description == text)
+            #expect(PeerEndpoint(parsing: text)?.description == text)
         }
-        #expect(Endpoint(parsing: "::1:7748") == nil)
-        #expect(Endpoint(parsing: "[::1]:7748")?.isLoopback == true)
-        #expect(Endpoint(parsing: "127.0.0.1:7748")?.isLoopback == true)
-        #expect(Endpoint(parsing: "10.0.0.1:7748")?.isLoopback == false)
+        #expect(PeerEndpoint(parsing: "::1:7748") == nil)
+        #expect(PeerEndpoint(parsing: "[::1]:7748")?.isLoopback == true)
+        #expect(PeerEndpoint(parsing: "127.0.0.1:7748")?.isLoopback == true)
+        #expect(PeerEndpoint(parsing: "10.0.0.1:7748")?.isLoopback == false)
     }
 
     @Test func errors_nameTheProblemAndTheFix() {

@@ -4,8 +4,8 @@ import Testing
 
 /// Static peers from the peers file: always dialed, retried with backoff, never forgotten.
 @Suite struct StaticPeerTests {
-    let gateway = Endpoint(host: "10.20.0.15", port: 7748)
-    let keyless = Endpoint(host: "10.20.0.16", port: 7748)
+    let gateway = PeerEndpoint(host: "10.20.0.15", port: 7748)
+    let keyless = PeerEndpoint(host: "10.20.0.16", port: 7748)
 
     @Test func staticPeers_addedBeforeStart_areDialedAtStart_whateverTheKeyOrder() {
         var discovery = Discovery(configuration: makeConfiguration())
@@ -54,7 +54,7 @@ import Testing
         var shell = TestShell()
         shell.start()
         shell.at(0) { discovery, now in discovery.addStaticPeers([StaticPeer(endpoint: gateway, key: largerPeer)], now: now) }
-        var bob = FakePeer(largerPeer, host: Endpoint(host: "10.20.0.15", port: 7747))
+        var bob = FakePeer(largerPeer, host: PeerEndpoint(host: "10.20.0.15", port: 7747))
         shell.at(10) { discovery, now in discovery.hear(&bob, now: now) }
         shell.advance(to: 3_600_000)
         #expect(shell.discovery.peer(largerPeer)?.state == .discovered)
@@ -64,7 +64,7 @@ import Testing
     @Test func keylessStaticPeer_learnsItsKeyFromABeaconOfThatHostAndPort() {
         var discovery = startedDiscovery()
         _ = discovery.addStaticPeers([StaticPeer(endpoint: keyless)], now: 0)
-        var alice = FakePeer(smallerPeer, host: Endpoint(host: keyless.host, port: 7747))
+        var alice = FakePeer(smallerPeer, host: PeerEndpoint(host: keyless.host, port: 7747))
         alice.tcpPort = keyless.port
         let heard = discovery.hear(&alice, now: 100)
         #expect(
@@ -86,7 +86,7 @@ import Testing
         alice.tcpPort = keyless.port
         let captured = alice.beacon()
         _ = discovery.onBeacon(captured, from: alice.host, now: 10)
-        _ = discovery.onBeacon(captured, from: Endpoint(host: keyless.host, port: 7747), now: 20)  // spoofed source
+        _ = discovery.onBeacon(captured, from: PeerEndpoint(host: keyless.host, port: 7747), now: 20)  // spoofed source
         #expect(discovery.peer(smallerPeer)?.isStatic == false)
         #expect(discovery.onTick(now: 16_000).connects.contains(.connect(peer: nil, at: keyless)))
     }
@@ -108,7 +108,7 @@ import Testing
 
     @Test func keylessStaticEntry_forAnAddressAlreadyHeard_joinsThatPeer() {
         var discovery = startedDiscovery()
-        var bob = FakePeer(largerPeer, host: Endpoint(host: keyless.host, port: 7747))
+        var bob = FakePeer(largerPeer, host: PeerEndpoint(host: keyless.host, port: 7747))
         _ = discovery.hear(&bob, now: 0)
         _ = discovery.addStaticPeers([StaticPeer(endpoint: keyless)], now: 10)
         #expect(discovery.peer(largerPeer)?.isStatic == true)

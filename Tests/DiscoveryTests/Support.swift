@@ -19,10 +19,10 @@ let smallerPeer = user(10)
 let largerPeer = user(90)
 
 /// The broadcast target of the test LAN (a namespace address; never sent anywhere).
-let lanBroadcast = Endpoint(host: "10.77.0.255", port: 7747)
+let lanBroadcast = PeerEndpoint(host: "10.77.0.255", port: 7747)
 
 /// The UDP source address of host `n` on the test LAN.
-func lanHost(_ n: Int) -> Endpoint { Endpoint(host: "10.77.0.\(n)", port: 7747) }
+func lanHost(_ n: Int) -> PeerEndpoint { PeerEndpoint(host: "10.77.0.\(n)", port: 7747) }
 
 // MARK: - Instances
 
@@ -47,16 +47,16 @@ struct FakePeer {
     var instance = InstanceID(raw: 0xBEEF)
     var tcpPort: UInt16 = 7748
     var seq: UInt64 = 0
-    var host: Endpoint
+    var host: PeerEndpoint
     var key = beaconKey
 
-    init(_ id: UserID, host: Endpoint) {
+    init(_ id: UserID, host: PeerEndpoint) {
         self.id = id
         self.host = host
     }
 
     /// The dial endpoint Discovery derives from this peer's beacons.
-    var dialEndpoint: Endpoint { host.with(port: tcpPort) }
+    var dialEndpoint: PeerEndpoint { host.with(port: tcpPort) }
 
     mutating func beacon(leaving: Bool = false, interval: UInt32 = 1_000) -> [UInt8] {
         seq += 1

@@ -2,6 +2,7 @@ import Discovery
 import Foundation
 import Gossip
 import Identity
+import LinkProtocol
 import Replica
 import SecureLink
 import Sodium
@@ -35,6 +36,8 @@ final class Attacker: @unchecked Sendable {
     private var encoder: FrameEncoder
     private var decoder: FrameDecoder
     private var pending: [Event] = []
+    /// Whether `next` answers the victim's PINGs (off: a peer gone silent, for the idle close).
+    var answersPings = true
 
     private init(connection: TCPConnection, result: HandshakeResult, identity: Identity) {
         self.connection = connection
@@ -177,7 +180,7 @@ final class Attacker: @unchecked Sendable {
                     pending.append(.goodbye)
                 case .frame(let plaintext):
                     guard let message = try? LinkMessage(decoding: plaintext) else { continue }
-                    if case .ping(let nonce) = message { try? connection.enqueue(try frame(.pong(nonce: nonce))) }
+                    if answersPings, case .ping(let nonce) = message { try? connection.enqueue(try frame(.pong(nonce: nonce))) }
                     pending.append(.message(message))
                 }
             }

@@ -1,6 +1,7 @@
 import Foundation
 import Gossip
 import Identity
+import LinkProtocol
 import Replica
 import Sodium
 import Store

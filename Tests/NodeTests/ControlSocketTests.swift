@@ -1,4 +1,5 @@
 import Foundation
+import SecureLink
 import TestSupport
 import Testing
 

@@ -53,7 +53,7 @@ final class InProcessNodes: @unchecked Sendable {
 
     /// A static peer entry for a node listening at `address` as `identity`.
     static func peer(_ identity: Identity, at address: SocketAddress) -> StaticPeer {
-        StaticPeer(endpoint: Endpoint(host: "127.0.0.1", port: address.port), key: identity.id)
+        StaticPeer(endpoint: PeerEndpoint(host: "127.0.0.1", port: address.port), key: identity.id)
     }
 
     /// Runs `body` with a store connection of its own on node `name`'s file (as a command does).

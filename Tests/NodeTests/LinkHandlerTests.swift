@@ -1,6 +1,7 @@
 import Discovery
 import Foundation
 import Identity
+import LinkProtocol
 import Synchronization
 import TestSupport
 import Testing
@@ -66,7 +67,7 @@ import Testing
         let aliceNode = Node(configuration: configuration(root + "/alice"), identity: alice, log: .silent, handler: aliceHandler)
         let aliceAddress = try await aliceNode.start()
         var bobConfiguration = configuration(root + "/bob")
-        bobConfiguration.staticPeers = [StaticPeer(endpoint: Endpoint(host: "127.0.0.1", port: aliceAddress.port), key: alice.id)]
+        bobConfiguration.staticPeers = [StaticPeer(endpoint: PeerEndpoint(host: "127.0.0.1", port: aliceAddress.port), key: alice.id)]
         let bobNode = Node(configuration: bobConfiguration, identity: bob, log: .silent, handler: bobHandler)
         try await bobNode.start()
 

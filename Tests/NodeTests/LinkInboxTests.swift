@@ -1,3 +1,4 @@
+import LinkProtocol
 import Testing
 
 @testable import NodeRuntime

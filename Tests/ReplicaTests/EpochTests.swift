@@ -29,7 +29,7 @@ import Wire
         var tampered = bytes
         tampered[tampered.count - 1] ^= 1
         #expect(try EncryptedBody(decoding: tampered).open(with: key, type: OperationType.post.rawValue, author: alice.id) == nil)
-        #expect(throws: DecodingError.self) { try EncryptedBody(decoding: Array(bytes.prefix(EncryptedBody.overheadBytes - 1))) }
+        #expect(throws: WireDecodingError.self) { try EncryptedBody(decoding: Array(bytes.prefix(EncryptedBody.overheadBytes - 1))) }
     }
 
     @Test func keyGrant_opensForEachMember_andOnlyAsThisConversationsKey() throws {

@@ -41,50 +41,52 @@ import Wire
         // A delete without its erased edits is a delete of its own (their list is optional).
         let whole = { (length: Int) in if case .delete(_, _, let erasing) = body, !erasing.isEmpty, length == 40 { true } else { false } }
         for length in 0..<bytes.count where !whole(length) {
-            #expect(throws: DecodingError.self) { try OperationBody(type: body.type.rawValue, decoding: Array(bytes.prefix(length))) }
+            #expect(throws: WireDecodingError.self) { try OperationBody(type: body.type.rawValue, decoding: Array(bytes.prefix(length))) }
         }
         // A delete may go on with the edits it erases: one more byte is a cut-short count there.
         if case .delete(_, _, []) = body {
-            #expect(throws: DecodingError.truncated(field: "erased edit count")) { try OperationBody(type: body.type.rawValue, decoding: bytes + [0]) }
+            #expect(throws: WireDecodingError.truncated(field: "erased edit count")) { try OperationBody(type: body.type.rawValue, decoding: bytes + [0]) }
         } else {
-            #expect(throws: DecodingError.trailingBytes(count: 1)) { try OperationBody(type: body.type.rawValue, decoding: bytes + [0]) }
+            #expect(throws: WireDecodingError.trailingBytes(count: 1)) { try OperationBody(type: body.type.rawValue, decoding: bytes + [0]) }
         }
     }
 
     /// A delete's erased edits: 1…4,096 of them, increasing, each above the target's seq.
     @Test func deleteErasingEdits_isBounded_andIncreasing() throws {
-        func decode(_ tail: [UInt8]) throws(DecodingError) -> OperationBody {
+        func decode(_ tail: [UInt8]) throws(WireDecodingError) -> OperationBody {
             try OperationBody(type: OperationType.delete.rawValue, decoding: OperationBody.delete(target: Self.target, targetSeq: 7).encoded + tail)
         }
         let count = { (n: UInt16) in [UInt8(n >> 8), UInt8(n & 0xff)] }
         let seq = { (s: UInt64) in (0..<8).reversed().map { UInt8((s >> (8 * UInt64($0))) & 0xff) } }
-        #expect(throws: DecodingError.self) { try decode(count(0)) }
-        #expect(throws: DecodingError.self) { try decode(count(4_097)) }
-        #expect(throws: DecodingError.self) { try decode(count(1) + seq(7)) }
-        #expect(throws: DecodingError.self) { try decode(count(2) + seq(9) + seq(9)) }
-        #expect(throws: DecodingError.self) { try decode(count(2) + seq(9)) }
+        #expect(throws: WireDecodingError.self) { try decode(count(0)) }
+        #expect(throws: WireDecodingError.self) { try decode(count(4_097)) }
+        #expect(throws: WireDecodingError.self) { try decode(count(1) + seq(7)) }
+        #expect(throws: WireDecodingError.self) { try decode(count(2) + seq(9) + seq(9)) }
+        #expect(throws: WireDecodingError.self) { try decode(count(2) + seq(9)) }
         #expect(try decode(count(2) + seq(8) + seq(9)) == .delete(target: Self.target, targetSeq: 7, erasing: [8, 9]))
     }
 
     @Test func malformedBodies_giveSpecificErrors() {
-        #expect(throws: DecodingError.invalidValue(field: "op type 255")) { try OperationBody(type: 0xff, decoding: []) }
+        #expect(throws: WireDecodingError.invalidValue(field: "op type 255")) { try OperationBody(type: 0xff, decoding: []) }
         var reaction = OperationBody.react(target: Self.target, emoji: "x", on: true).encoded
         reaction[reaction.count - 1] = 2
-        #expect(throws: DecodingError.invalidValue(field: "reaction on")) { try OperationBody(type: OperationType.react.rawValue, decoding: reaction) }
+        #expect(throws: WireDecodingError.invalidValue(field: "reaction on")) { try OperationBody(type: OperationType.react.rawValue, decoding: reaction) }
         var w = ByteWriter()
         w.u16(UInt16(BodyLimits.emojiBytes + 1))
         let tooLongEmoji = Self.target.bytes + w.bytes + [UInt8](repeating: 0x41, count: BodyLimits.emojiBytes + 1) + [1]
-        #expect(throws: DecodingError.tooLong(field: "emoji", length: BodyLimits.emojiBytes + 1, limit: BodyLimits.emojiBytes)) {
+        #expect(throws: WireDecodingError.tooLong(field: "emoji", length: BodyLimits.emojiBytes + 1, limit: BodyLimits.emojiBytes)) {
             try OperationBody(type: OperationType.react.rawValue, decoding: tooLongEmoji)
         }
         var invalidUTF8 = ByteWriter()
         invalidUTF8.blob16([0xff, 0xfe])
         invalidUTF8.u8(0); invalidUTF8.u8(0); invalidUTF8.u8(0)
-        #expect(throws: DecodingError.invalidUTF8(field: "text")) { try OperationBody(type: OperationType.post.rawValue, decoding: invalidUTF8.bytes) }
+        #expect(throws: WireDecodingError.invalidUTF8(field: "text")) { try OperationBody(type: OperationType.post.rawValue, decoding: invalidUTF8.bytes) }
         let empty = OperationBody.post(text: "", attachments: [], location: nil, replyTo: nil).encoded
-        #expect(throws: DecodingError.invalidValue(field: "message text is empty")) { try OperationBody(type: OperationType.post.rawValue, decoding: empty) }
+        #expect(throws: WireDecodingError.invalidValue(field: "message text is empty")) {
+            try OperationBody(type: OperationType.post.rawValue, decoding: empty)
+        }
         let badLocation = OperationBody.post(text: "x", attachments: [], location: Location(latitude: 91, longitude: 0), replyTo: nil).encoded
-        #expect(throws: DecodingError.self) { try OperationBody(type: OperationType.post.rawValue, decoding: badLocation) }
+        #expect(throws: WireDecodingError.self) { try OperationBody(type: OperationType.post.rawValue, decoding: badLocation) }
     }
 
     @Test func fieldLimits_areCheckedBeforeSigning() {

@@ -50,10 +50,10 @@ import Wire
     }
 
     @Test func malformedDescriptors_areRefused() {
-        #expect(throws: DecodingError.self) { try PartitionDescriptor(decoding: []) }
-        #expect(throws: DecodingError.invalidValue(field: "partition kind")) { try PartitionDescriptor(decoding: [99]) }
-        #expect(throws: DecodingError.self) { try PartitionDescriptor(decoding: [PartitionKind.inbox.rawValue, 1, 2]) }
-        #expect(throws: DecodingError.trailingBytes(count: 1)) { try PartitionDescriptor(decoding: PartitionDescriptor.directory.encoded + [0]) }
+        #expect(throws: WireDecodingError.self) { try PartitionDescriptor(decoding: []) }
+        #expect(throws: WireDecodingError.invalidValue(field: "partition kind")) { try PartitionDescriptor(decoding: [99]) }
+        #expect(throws: WireDecodingError.self) { try PartitionDescriptor(decoding: [PartitionKind.inbox.rawValue, 1, 2]) }
+        #expect(throws: WireDecodingError.trailingBytes(count: 1)) { try PartitionDescriptor(decoding: PartitionDescriptor.directory.encoded + [0]) }
     }
 
     @Test func partitionRules_allowOnlyTheirOpTypes() {

@@ -17,18 +17,18 @@ extension TransportTests {
             ("[fe80::1]", "fe80::1", 7748),
         ])
         func endpoint_parses(text: String, host: String, port: Int) throws {
-            let endpoint = try Endpoint(parsing: text, defaultPort: 7748)
-            #expect(endpoint == Endpoint(host: host, port: UInt16(port)))
+            let endpoint = try HostPort(parsing: text, defaultPort: 7748)
+            #expect(endpoint == HostPort(host: host, port: UInt16(port)))
         }
 
         @Test(arguments: ["127.0.0.1", "127.0.0.1:99999", "[::1", "[::1]x", ":7748", "host:port", "a b:1", ""])
         func endpoint_rejects(text: String) {
-            #expect(throws: TransportError.invalidAddress(text)) { _ = try Endpoint(parsing: text) }
+            #expect(throws: TransportError.invalidAddress(text)) { _ = try HostPort(parsing: text) }
         }
 
         @Test func endpoint_descriptionParsesBack() throws {
             for text in ["127.0.0.1:7748", "[::1]:7748", "node7.lan:80"] {
-                #expect(try Endpoint(parsing: text).description == text)
+                #expect(try HostPort(parsing: text).description == text)
             }
         }
 

@@ -143,7 +143,7 @@ private let rfc4648Vectors: [(String, String)] = [
 
     @Test func byteReader_bytes32_truncated_throwsTruncated() {
         var r = ByteReader([UInt8](repeating: 0, count: 31))
-        #expect(throws: DecodingError.truncated(field: "id")) { try r.bytes32("id") }
+        #expect(throws: WireDecodingError.truncated(field: "id")) { try r.bytes32("id") }
         #expect(r.offset == 0)
     }
 }

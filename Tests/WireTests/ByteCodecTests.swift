@@ -31,7 +31,7 @@ private struct Sample: Equatable {
         return w.bytes
     }
 
-    static func decode(_ bytes: [UInt8]) throws(DecodingError) -> Sample {
+    static func decode(_ bytes: [UInt8]) throws(WireDecodingError) -> Sample {
         var r = ByteReader(bytes)
         var s = Sample()
         s.a = try r.u8("a")
@@ -42,15 +42,15 @@ private struct Sample: Equatable {
         s.blob16 = try r.blob16("blob16")
         s.blob32 = try r.blob32("blob32", limit: 1 << 20)
         s.text = try r.string16("text")
-        s.some = try r.optional("some") { (r: inout ByteReader) throws(DecodingError) in try r.u32("some") }
-        s.none = try r.optional("none") { (r: inout ByteReader) throws(DecodingError) in try r.u32("none") }
+        s.some = try r.optional("some") { (r: inout ByteReader) throws(WireDecodingError) in try r.u32("some") }
+        s.none = try r.optional("none") { (r: inout ByteReader) throws(WireDecodingError) in try r.u32("none") }
         s.key = try r.bytes32("key")
         try r.expectEnd()
         return s
     }
 }
 
-private func decodingError<T>(_ body: () throws(DecodingError) -> T) -> DecodingError? {
+private func decodingError<T>(_ body: () throws(WireDecodingError) -> T) -> WireDecodingError? {
     do {
         _ = try body()
         return nil
@@ -86,7 +86,7 @@ private func decodingError<T>(_ body: () throws(DecodingError) -> T) -> Decoding
     @Test func byteReader_everyTruncatedPrefix_throwsTruncated() {
         let whole = Sample().encoded()
         for length in 0..<whole.count {
-            let error = decodingError { () throws(DecodingError) in try Sample.decode(Array(whole.prefix(length))) }
+            let error = decodingError { () throws(WireDecodingError) in try Sample.decode(Array(whole.prefix(length))) }
             guard case .truncated = error else {
                 Issue.record("prefix of \(length) bytes: expected truncated, got \(String(describing: error))")
                 continue
@@ -99,19 +99,19 @@ private func decodingError<T>(_ body: () throws(DecodingError) -> T) -> Decoding
         var r = ByteReader(bytes[2..<6])
         #expect(try r.blob16("field") == [7, 8])
         #expect(r.isAtEnd)
-        #expect(throws: DecodingError.truncated(field: "next")) { try r.u8("next") }
+        #expect(throws: WireDecodingError.truncated(field: "next")) { try r.u8("next") }
     }
 
     @Test func byteReader_blobOverLimit_throwsTooLongBeforeReading() throws {
         // The lengths claim more than the limit, and more than the input holds: the limit wins.
         var r16 = ByteReader([0x01, 0x00])
-        #expect(throws: DecodingError.tooLong(field: "name", length: 256, limit: 255)) { try r16.blob16("name", limit: 255) }
+        #expect(throws: WireDecodingError.tooLong(field: "name", length: 256, limit: 255)) { try r16.blob16("name", limit: 255) }
         var r32 = ByteReader([0xFF, 0xFF, 0xFF, 0xFF])
-        #expect(throws: DecodingError.tooLong(field: "body", length: Int(UInt32.max), limit: 65_536)) {
+        #expect(throws: WireDecodingError.tooLong(field: "body", length: Int(UInt32.max), limit: 65_536)) {
             try r32.blob32("body", limit: 65_536)
         }
         var s16 = ByteReader([0x00, 0x05] + Array("hello".utf8))
-        #expect(throws: DecodingError.tooLong(field: "nick", length: 5, limit: 4)) { try s16.string16("nick", limit: 4) }
+        #expect(throws: WireDecodingError.tooLong(field: "nick", length: 5, limit: 4)) { try s16.string16("nick", limit: 4) }
         // At the limit exactly, the field is read.
         var exact = ByteReader([0x00, 0x02, 1, 2])
         #expect(try exact.blob16("name", limit: 2) == [1, 2])
@@ -120,14 +120,14 @@ private func decodingError<T>(_ body: () throws(DecodingError) -> T) -> Decoding
     @Test(arguments: [[0xFF], [0xC3, 0x28], [0xE2, 0x82], [0xED, 0xA0, 0x80], [0xC0, 0xAF], [0xF8, 0x88, 0x80, 0x80, 0x80]] as [[UInt8]])
     func byteReader_invalidUTF8_throwsInvalidUTF8(text: [UInt8]) {
         var r = ByteReader([0, UInt8(text.count)] + text)
-        #expect(throws: DecodingError.invalidUTF8(field: "text")) { try r.string16("text") }
+        #expect(throws: WireDecodingError.invalidUTF8(field: "text")) { try r.string16("text") }
     }
 
     @Test func byteReader_optionalPresenceByteOtherThan0Or1_throwsInvalidValue() {
         for presence: UInt8 in [2, 0x80, 0xFF] {
             var r = ByteReader([presence, 0, 0, 0, 1])
-            #expect(throws: DecodingError.invalidValue(field: "maybe")) {
-                try r.optional("maybe") { (r: inout ByteReader) throws(DecodingError) in try r.u32("maybe") }
+            #expect(throws: WireDecodingError.invalidValue(field: "maybe")) {
+                try r.optional("maybe") { (r: inout ByteReader) throws(WireDecodingError) in try r.u32("maybe") }
             }
         }
     }
@@ -135,18 +135,18 @@ private func decodingError<T>(_ body: () throws(DecodingError) -> T) -> Decoding
     @Test func byteReader_leftoverBytes_throwTrailingBytes() throws {
         var r = ByteReader(Sample().encoded() + [0, 0, 0])
         _ = try r.u8()
-        #expect(throws: DecodingError.trailingBytes(count: r.remaining)) { try r.expectEnd() }
-        #expect(throws: DecodingError.trailingBytes(count: 3)) { try Sample.decode(Sample().encoded() + [0, 0, 0]) }
+        #expect(throws: WireDecodingError.trailingBytes(count: r.remaining)) { try r.expectEnd() }
+        #expect(throws: WireDecodingError.trailingBytes(count: 3)) { try Sample.decode(Sample().encoded() + [0, 0, 0]) }
     }
 
     @Test func byteReader_negativeRawCount_throwsTruncated() {
         var r = ByteReader([1, 2, 3])
-        #expect(throws: DecodingError.truncated(field: "raw")) { try r.raw(-1, "raw") }
+        #expect(throws: WireDecodingError.truncated(field: "raw")) { try r.raw(-1, "raw") }
     }
 
     @Test func decodingError_descriptions_nameTheField() {
-        #expect(DecodingError.truncated(field: "seq").description == "input ends inside seq")
-        #expect(DecodingError.tooLong(field: "body", length: 9, limit: 8).description.contains("body"))
-        #expect(DecodingError.trailingBytes(count: 2).description.contains("2"))
+        #expect(WireDecodingError.truncated(field: "seq").description == "input ends inside seq")
+        #expect(WireDecodingError.tooLong(field: "body", length: 9, limit: 8).description.contains("body"))
+        #expect(WireDecodingError.trailingBytes(count: 2).description.contains("2"))
     }
 }

@@ -52,7 +52,7 @@ func fuzzPeersFile(_ bytes: [UInt8]) {
     check(Set(peers.map(\.endpoint)).count == peers.count, "an endpoint parsed twice")
     for peer in peers {
         check(peer.endpoint.port != 0, "a peer with port 0 parsed")
-        check(Endpoint.isValidHost(peer.endpoint.host), "an invalid host parsed: \(peer.endpoint.host)")
+        check(PeerEndpoint.isValidHost(peer.endpoint.host), "an invalid host parsed: \(peer.endpoint.host)")
     }
 }
 

@@ -1,5 +1,4 @@
 import Identity
-import NodeRuntime
 import SecureLink
 import Sodium
 

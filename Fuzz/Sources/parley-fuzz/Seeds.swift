@@ -2,7 +2,7 @@ import Discovery
 import Foundation
 import Gossip
 import Identity
-import NodeRuntime
+import LinkProtocol
 import Replica
 import SecureLink
 import Wire
@@ -70,7 +70,7 @@ enum Seeds {
             instance: InstanceID(raw: 42), listenPort: 7748, nick: "alice", sync: SyncHello(protocolVersion: 1, maxFrame: 1 << 20, features: 0))
         let link: [LinkMessage] = [
             .hello(hello), .ping(nonce: 7), .pong(nonce: 7), .bye(.shutdown),
-            .addresses([PeerAddress(peer: LinkKeys.server.id, endpoint: Endpoint(host: "192.168.1.20", port: 7748))]),
+            .addresses([PeerAddress(peer: LinkKeys.server.id, endpoint: PeerEndpoint(host: "192.168.1.20", port: 7748))]),
         ]
         let peersFile = """
             # the lab
@@ -95,7 +95,7 @@ enum Seeds {
             "op": ops.map(\.encoded),
             "body": zip(bodies, ops).map { [$1.type] + $0.encoded } + [[0] + room.encoded, [1, 0, 0, 0, 1] + [UInt8](repeating: 0, count: 40)],
             "peers": [Array(peersFile.utf8), Array("[::1]:7748\r\n10.0.0.1:1\r\n".utf8)],
-            "addresses": [PeerAddressList.encode([PeerAddress(peer: author.id, endpoint: Endpoint(host: "::1", port: 7748))])],
+            "addresses": [PeerAddressList.encode([PeerAddress(peer: author.id, endpoint: PeerEndpoint(host: "::1", port: 7748))])],
             "archive": [archive],
             "web": web.map { Array($0.utf8) },
         ]

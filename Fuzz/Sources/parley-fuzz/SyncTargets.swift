@@ -1,5 +1,5 @@
 import Gossip
-import NodeRuntime
+import LinkProtocol
 
 /// `sync`: every sync message type. What decodes re-encodes to a message that decodes to the
 /// same value (an OPS batch of the size `encodedSize` says), within the frame limit.

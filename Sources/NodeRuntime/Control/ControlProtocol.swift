@@ -1,5 +1,6 @@
 import Foundation
 import Identity
+import LinkProtocol
 import Replica
 
 /// The control socket's protocol: one JSON request per line in, one JSON response per line out,

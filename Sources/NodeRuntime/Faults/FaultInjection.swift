@@ -2,6 +2,7 @@ import Discovery
 import Foundation
 import Gossip
 import Identity
+import LinkProtocol
 import Replica
 
 /// Faults a node injects into itself, for `parley lab` and tests (NETWORK-TESTS.md: this kernel
@@ -168,11 +169,14 @@ extension Node {
         }
         guard faults.delayMillis > 0, let id = current[peer] else { return nil }
         faultCounters.delayedPushes += 1
-        let delay = faults.delayMillis
-        Task { [self] in
-            try? await Task.sleep(for: .milliseconds(Int64(delay)))
-            sendDelayed(frame, to: peer, link: id)
+        let key = nextDelayedPush
+        nextDelayedPush += 1
+        var timer = NodeTimer()
+        timer.arm(after: faults.delayMillis, on: self) {
+            self.delayedPushes[key] = nil
+            self.sendDelayed(frame, to: peer, link: id)
         }
+        delayedPushes[key] = timer
         return true
     }
 

@@ -1,19 +1,10 @@
 import Discovery
 import Identity
+import LinkProtocol
 import SecureLink
 import Synchronization
 import Transport
 import Wire
-
-import struct Discovery.Endpoint
-
-/// Which side dialed a link.
-public enum LinkDirection: String, Sendable, Equatable, Codable {
-    /// The peer dialed us.
-    case inbound
-    /// We dialed the peer.
-    case outbound
-}
 
 /// A link's number within one node process (links come and go; identities may have several
 /// in a tie-break).
@@ -83,7 +74,7 @@ public final class Link: Sendable {
     /// Where the peer's end of the connection is.
     public let remoteAddress: SocketAddress
     /// The endpoint we dialed (outbound links only): the peer's listening address.
-    public let dialedEndpoint: Endpoint?
+    public let dialedEndpoint: PeerEndpoint?
 
     private let connection: TCPConnection
     private let configuration: LinkConfiguration
@@ -92,12 +83,14 @@ public final class Link: Sendable {
     private let encoder: Mutex<FrameEncoder?>
     private let keepalive: Mutex<Keepalive>
     private let end = Mutex<LinkEnd?>(nil)
+    /// The keepalive's timer on the connection's loop, and whether the link stopped arming it.
+    private let pinger = Mutex<(timer: EventLoop.TimerID?, stopped: Bool)>((nil, false))
     /// Set when the node decides to close the link (the close itself runs as a task).
     private let closing = Atomic<Bool>(false)
     private let counters = Mutex(LinkTraffic())
 
     init(
-        id: LinkID, result: HandshakeResult, connection: TCPConnection, direction: LinkDirection, dialed: Endpoint?,
+        id: LinkID, result: HandshakeResult, connection: TCPConnection, direction: LinkDirection, dialed: PeerEndpoint?,
         configuration: LinkConfiguration, clock: NodeClock
     ) {
         self.id = id
@@ -191,8 +184,8 @@ public final class Link: Sendable {
         } catch {
             abort(.lost(String(describing: error)))
         }
-        let pinger = Task(executorPreference: connection.loop) { await self.keepaliveLoop() }
-        defer { pinger.cancel() }
+        armKeepalive()
+        defer { stopKeepalive() }
         let readEnd = await readLoop(deliver: deliver)
         abort(readEnd)  // no-op when an end was already set
         return end.withLock { $0 } ?? readEnd
@@ -271,32 +264,45 @@ public final class Link: Sendable {
 
     // MARK: Keepalive
 
-    private func keepaliveLoop() async {
-        while !Task.isCancelled {
-            let deadline = keepalive.withLock { $0.deadline }
-            do {
-                try await Task.sleep(until: clock.instant(at: deadline), clock: .continuous)
-            } catch {
+    /// Arms the keepalive's timer for its next deadline: the connection's event loop's timers,
+    /// the node's one timer mechanism (`NodeTimer`; a link is not isolated to the node, so it
+    /// schedules on the loop itself).
+    private func armKeepalive() {
+        let deadline = clock.instant(at: keepalive.withLock { $0.deadline })
+        pinger.withLock { pinger in
+            guard !pinger.stopped else { return }
+            pinger.timer = connection.loop.schedule(at: deadline) { [weak self] in self?.keepaliveTick() }
+        }
+    }
+
+    /// The link has ended: no more pings or idle checks.
+    private func stopKeepalive() {
+        pinger.withLock { pinger in
+            pinger.stopped = true
+            if let timer = pinger.timer { connection.loop.cancel(timer) }
+            pinger.timer = nil
+        }
+    }
+
+    private func keepaliveTick() {
+        let now = clock.now()
+        for action in keepalive.withLock({ $0.onTick(now: now) }) {
+            switch action {
+            case .ping(let nonce):
+                try? send(.ping(nonce: nonce))
+            case .closeIdle:
+                guard setEnd(.idle) else { return }
+                encoder.withLock { encoder in
+                    if encoder != nil, let bye = try? encoder!.encode(LinkMessage.bye(.idle).encoded) {
+                        try? connection.enqueue(bye)
+                    }
+                    encoder = nil
+                }
+                connection.close()
                 return
             }
-            let now = clock.now()
-            for action in keepalive.withLock({ $0.onTick(now: now) }) {
-                switch action {
-                case .ping(let nonce):
-                    try? send(.ping(nonce: nonce))
-                case .closeIdle:
-                    guard setEnd(.idle) else { return }
-                    encoder.withLock { encoder in
-                        if encoder != nil, let bye = try? encoder!.encode(LinkMessage.bye(.idle).encoded) {
-                            try? connection.enqueue(bye)
-                        }
-                        encoder = nil
-                    }
-                    connection.close()
-                    return
-                }
-            }
         }
+        armKeepalive()
     }
 
     /// Records why the link ends; false if that was already decided.

@@ -1,3 +1,4 @@
+import LinkProtocol
 import Synchronization
 
 /// What the links read and the node has not handled yet: group commit across links.

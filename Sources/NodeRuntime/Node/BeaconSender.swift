@@ -2,13 +2,11 @@ import Discovery
 import Synchronization
 import Transport
 
-import struct Discovery.Endpoint
-
 /// Sends beacons in order from one task, so the node's directive switch never waits on a
 /// socket, and counts what failed for `parley doctor`.
 final class BeaconSender: Sendable {
     private let socket: UDPSocket
-    private let queue: AsyncStream<(bytes: [UInt8], target: Endpoint)>.Continuation
+    private let queue: AsyncStream<(bytes: [UInt8], target: PeerEndpoint)>.Continuation
     private let task: Task<Void, Never>
     private let counters: CounterBox
 
@@ -24,7 +22,7 @@ final class BeaconSender: Sendable {
 
     init(socket: UDPSocket) {
         self.socket = socket
-        let (stream, continuation) = AsyncStream.makeStream(of: (bytes: [UInt8], target: Endpoint).self)
+        let (stream, continuation) = AsyncStream.makeStream(of: (bytes: [UInt8], target: PeerEndpoint).self)
         queue = continuation
         let counters = CounterBox()
         self.counters = counters
@@ -44,7 +42,7 @@ final class BeaconSender: Sendable {
     }
 
     /// Queues one beacon.
-    func send(_ bytes: [UInt8], to target: Endpoint) {
+    func send(_ bytes: [UInt8], to target: PeerEndpoint) {
         queue.yield((bytes, target))
     }
 

@@ -2,8 +2,6 @@ import Discovery
 import Identity
 import Transport
 
-import struct Discovery.Endpoint
-
 /// The node as Discovery's shell: it feeds the instance datagrams, ticks and link outcomes, and
 /// carries out its directives (docs/DESIGN.md §4.1).
 extension Node {
@@ -14,7 +12,7 @@ extension Node {
         var discoveryConfiguration = DiscoveryConfiguration(
             identity: identity.id, instanceID: instance, tcpPort: listener.port,
             beaconKey: BeaconKey(networkKey: networkKey.bytes),
-            targets: udp == nil ? [] : broadcastTargets.map { Endpoint(host: $0, port: port) })
+            targets: udp == nil ? [] : broadcastTargets.map { PeerEndpoint(host: $0, port: port) })
         configuration.discoveryTiming(&discoveryConfiguration)
         discovery = Discovery(configuration: discoveryConfiguration)
         if let udp { beaconSender = BeaconSender(socket: udp) }
@@ -26,7 +24,7 @@ extension Node {
     /// A datagram arrived on the discovery port.
     func received(_ datagram: Datagram) {
         guard isRunning, !isBlockedBeacon(datagram.bytes) else { return }
-        let source = Endpoint(host: datagram.source.unmappedHost, port: datagram.source.port)
+        let source = PeerEndpoint(host: datagram.source.unmappedHost, port: datagram.source.port)
         perform(discovery.onBeacon(datagram.bytes, from: source, now: clock.now()))
     }
 
@@ -69,31 +67,18 @@ extension Node {
                     "another process at \(source) runs with this node's identity; stop one of them "
                         + "(copying a data directory copies its identity)")
             case .scheduleTick(let after):
-                discoveryTimer?.cancel()
-                discoveryTimer = Task { [clock] in
-                    let deadline = clock.instant(at: clock.now() + after)
-                    do {
-                        try await Task.sleep(until: deadline, clock: .continuous)
-                    } catch {
-                        return
-                    }
-                    self.discoveryTick()
-                }
+                discoveryTimer.arm(at: clock.instant(at: clock.now() + after), on: self) { self.discoveryTick() }
             }
         }
     }
 
     /// Sends each linked peer the addresses it may not know, periodically (Discovery's address
     /// exchange: one node on two subnets bridges them).
-    func shareAddressesPeriodically() async {
-        while !Task.isCancelled {
-            do {
-                try await Task.sleep(for: .milliseconds(Int64(configuration.addressShareInterval)))
-            } catch {
-                return
-            }
-            guard isRunning else { return }
-            for peer in current.keys { shareAddresses(with: peer) }
+    func shareAddressesPeriodically() {
+        addressTimer.arm(after: configuration.addressShareInterval, on: self) {
+            guard self.isRunning else { return }
+            for peer in self.current.keys { self.shareAddresses(with: peer) }
+            self.shareAddressesPeriodically()
         }
     }
 

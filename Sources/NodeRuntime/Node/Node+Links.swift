@@ -1,9 +1,8 @@
 import Discovery
 import Identity
+import LinkProtocol
 import SecureLink
 import Transport
-
-import struct Discovery.Endpoint
 
 /// A link the node runs, and what it learnt from it.
 struct LinkEntry: Sendable {
@@ -21,7 +20,7 @@ struct PeerNotes: Sendable {
     /// HELLO's travel time, which is far below what `parley doctor` reports.
     var clockOffset: (millis: Int64, at: UInt64)?
     /// The last failed attempt to link: when, where, and why.
-    var lastFailure: (at: UInt64, endpoint: Endpoint?, reason: String)?
+    var lastFailure: (at: UInt64, endpoint: PeerEndpoint?, reason: String)?
 }
 
 /// The node as the links' shell: dialing, accepting, the one-link-per-identity rule, and the
@@ -31,7 +30,7 @@ extension Node {
 
     /// Dials `peer` at `endpoint` (Discovery's `.connect`), unless it is already linked, being
     /// dialed, or banned.
-    func dial(_ peer: UserID, at endpoint: Endpoint) {
+    func dial(_ peer: UserID, at endpoint: PeerEndpoint) {
         guard isRunning, current[peer] == nil, !dialing.contains(peer) else { return }
         let now = clock.now()
         if refusesLink(to: peer) { return perform(discovery.onDialFailed(peer: peer, at: endpoint, now: now)) }
@@ -63,7 +62,7 @@ extension Node {
         }
     }
 
-    private func dialFinished(_ peer: UserID, at endpoint: Endpoint, _ outcome: Result<(HandshakeResult, TCPConnection), LinkSetupError>) {
+    private func dialFinished(_ peer: UserID, at endpoint: PeerEndpoint, _ outcome: Result<(HandshakeResult, TCPConnection), LinkSetupError>) {
         dialing.remove(peer)
         switch outcome {
         case .failure(let error):
@@ -83,7 +82,7 @@ extension Node {
 
     /// Learns the key of a static peer listed without one (`KeyProbe`), then lets Discovery
     /// dial it as a keyed static peer.
-    func probe(_ endpoint: Endpoint) {
+    func probe(_ endpoint: PeerEndpoint) {
         guard isRunning, !probing.contains(endpoint) else { return }
         probing.insert(endpoint)
         let timeout = Duration.milliseconds(Int64(configuration.handshakeTimeout))
@@ -102,7 +101,7 @@ extension Node {
         }
     }
 
-    private func probeFinished(_ endpoint: Endpoint, _ outcome: Result<UserID, LinkSetupError>) {
+    private func probeFinished(_ endpoint: PeerEndpoint, _ outcome: Result<UserID, LinkSetupError>) {
         probing.remove(endpoint)
         guard isRunning else { return }
         let now = clock.now()
@@ -180,7 +179,7 @@ extension Node {
     // MARK: - Running links
 
     /// Wraps an authenticated connection in a `Link` and runs it until it ends.
-    private func startLink(_ result: HandshakeResult, connection: TCPConnection, direction: LinkDirection, dialed: Endpoint?) {
+    private func startLink(_ result: HandshakeResult, connection: TCPConnection, direction: LinkDirection, dialed: PeerEndpoint?) {
         let id = LinkID(raw: nextLinkID)
         nextLinkID += 1
         let link = Link(
@@ -345,7 +344,7 @@ extension Node {
         }
     }
 
-    private func noteFailure(_ peer: UserID, at endpoint: Endpoint?, _ reason: String) {
+    private func noteFailure(_ peer: UserID, at endpoint: PeerEndpoint?, _ reason: String) {
         notes[peer, default: PeerNotes()].lastFailure = (clock.now(), endpoint, reason)
     }
 
@@ -406,25 +405,5 @@ extension Node {
         } catch {
             return false
         }
-    }
-}
-
-/// docs/DESIGN.md §4.1: "If both sides dial at once, keep the link dialed by the smaller key."
-enum LinkTieBreak {
-    /// Whether a newly ready link replaces the existing ready link of the same peer.
-    ///
-    /// A different instance id in the new HELLO means the peer restarted and the existing link is
-    /// stale: the new one wins. Otherwise both ends apply the same rule and keep the same TCP
-    /// connection: the one dialed by the smaller key; with two links of the same direction, the
-    /// existing one.
-    static func keepsNewLink(
-        existing: (direction: LinkDirection, instance: InstanceID?),
-        new: (direction: LinkDirection, instance: InstanceID),
-        local: UserID, remote: UserID
-    ) -> Bool {
-        if let old = existing.instance, old != new.instance { return true }
-        guard existing.direction != new.direction else { return false }
-        let smallerDials: LinkDirection = local < remote ? .outbound : .inbound
-        return new.direction == smallerDials
     }
 }

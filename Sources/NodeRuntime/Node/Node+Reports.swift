@@ -4,8 +4,6 @@ import Identity
 import Replica
 import Transport
 
-import struct Discovery.Endpoint
-
 /// The node's answers on the control socket: peers, status, doctor.
 extension Node {
     /// Answers one control request.

@@ -1,12 +1,11 @@
 import Discovery
 import Foundation
 import Identity
+import LinkProtocol
 import Replica
 import SecureLink
 import Store
 import Transport
-
-import struct Discovery.Endpoint
 
 /// A running Parley node: the actor shell that owns the sockets, the timers, the store and the
 /// links, and carries out the directives of the pure protocol instances (docs/DESIGN.md §2).
@@ -52,7 +51,7 @@ public actor Node {
     var broadcastTargets: [String] = []
 
     var discovery: Discovery!
-    var discoveryTimer: Task<Void, Never>?
+    var discoveryTimer = NodeTimer()
     var admission: Admission
     var handler: any LinkMessageHandler
 
@@ -61,23 +60,28 @@ public actor Node {
     var links: [LinkID: LinkEntry] = [:]
     var current: [UserID: LinkID] = [:]
     var dialing: Set<UserID> = []
-    var probing: Set<Endpoint> = []
+    var probing: Set<PeerEndpoint> = []
     var notes: [UserID: PeerNotes] = [:]
     /// Authors whose ops wait here for stamps too far ahead: how far ahead the latest was, and
     /// when it came (monotonic); at most `maxStampsAhead`, the oldest forgotten.
     var stampsAhead: [UserID: (millis: Int64, at: UInt64)] = [:]
     static let maxStampsAhead = 64
-    var keylessNotes: [Endpoint: String] = [:]
-    var duplicateIdentitySource: Endpoint?
+    var keylessNotes: [PeerEndpoint: String] = [:]
+    var duplicateIdentitySource: PeerEndpoint?
     /// Faults injected on request (`Faults/FaultInjection.swift`; the lab's splits and loss).
     var faults = FaultState()
     var faultCounters = FaultCounters()
+    /// Pushes held back by an injected delay, each with its timer, by number.
+    var delayedPushes: [UInt64: NodeTimer] = [:]
+    var nextDelayedPush: UInt64 = 0
 
     // User interfaces (see Events/Node+Interfaces.swift).
     var eventHub = EventHub()
     var typingSentAt: [PartitionID: UInt64] = [:]
 
     var tasks: [Task<Void, Never>] = []
+    var addressTimer = NodeTimer()
+    var summaryTimer = NodeTimer()
     var linkTasks: [LinkID: Task<Void, Never>] = [:]
     var stopWaiters: [CheckedContinuation<Void, Never>] = []
 
@@ -190,12 +194,16 @@ public actor Node {
                 })
         }
         if let control { tasks.append(Task(executorPreference: loop) { await control.run() }) }
-        tasks.append(Task { await self.shareAddressesPeriodically() })
-        // A limited log's summary line comes when its window closes, even if nothing more is logged.
-        tasks.append(
-            Task { [log] in
-                while (try? await Task.sleep(for: .seconds(1))) != nil { log.writeSummaries() }
-            })
+        shareAddressesPeriodically()
+        writeLogSummariesEverySecond()
+    }
+
+    /// A limited log's summary line comes when its window closes, even if nothing more is logged.
+    private func writeLogSummariesEverySecond() {
+        summaryTimer.arm(after: 1_000, on: self) {
+            self.log.writeSummaries()
+            self.writeLogSummariesEverySecond()
+        }
     }
 
     // MARK: - Stop
@@ -221,7 +229,7 @@ public actor Node {
         log.info("stopping: saying goodbye to \(current.count) linked peer(s)")
         handler.nodeStopping(node: self)
         perform(discovery.stop(now: clock.now()))
-        discoveryTimer?.cancel()
+        discoveryTimer.cancel(on: self)
         listener?.close()
         control?.close()
         await beaconSender?.finish()
@@ -232,6 +240,10 @@ public actor Node {
         for task in linkTasks.values { await task.value }
         closeSockets()
         for task in tasks { task.cancel() }
+        addressTimer.cancel(on: self)
+        summaryTimer.cancel(on: self)
+        for key in delayedPushes.keys { delayedPushes[key]?.cancel(on: self) }
+        delayedPushes = [:]
         store?.database.close()
         lock?.release()
         phase = .stopped

@@ -14,7 +14,7 @@ extension NodeConfiguration {
     /// `--listen HOST:PORT` (a bare host means port 7748; port 0 picks a free one).
     public mutating func setListen(_ text: String) throws(OptionError) {
         do {
-            let endpoint = try Transport.Endpoint(parsing: text, defaultPort: Self.defaultListenPort)
+            let endpoint = try HostPort(parsing: text, defaultPort: Self.defaultListenPort)
             listenHost = endpoint.host
             listenPort = endpoint.port
         } catch {

@@ -1,5 +1,6 @@
 import Discovery
 import Gossip
+import LinkProtocol
 import Replica
 import Transport
 

@@ -1,5 +1,6 @@
 import Gossip
 import Identity
+import LinkProtocol
 import Replica
 import Sodium
 import Store

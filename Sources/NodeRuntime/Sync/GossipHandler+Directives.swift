@@ -1,5 +1,6 @@
 import Gossip
 import Identity
+import LinkProtocol
 import Replica
 import Store
 
@@ -85,14 +86,9 @@ extension GossipHandler {
             notePush(ChainKey(partition: partition, author: author), from: peer, duplicate: duplicate, node: node)
 
         case .scheduleTick(let after):
-            guard let link = sessions[peer]?.link else { return }
-            sessions[peer]?.timer?.cancel()
-            sessions[peer]?.timer = Task {
-                do {
-                    try await Task.sleep(for: .milliseconds(Int64(clamping: after)))
-                } catch {
-                    return
-                }
+            guard let entry = sessions[peer] else { return }
+            let link = entry.link
+            entry.timer.arm(after: after, on: node) {
                 guard node.isRunning, self.sessions[peer]?.link == link else { return }
                 self.feed(peer, node: node) { session, now in session.onTick(now: now) }
             }

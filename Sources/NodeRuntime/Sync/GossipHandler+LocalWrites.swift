@@ -15,24 +15,22 @@ extension GossipHandler {
             lastRowID = try store.log.latestOpRowID()
             knownPartitions = Set(try store.log.partitions().map(\.id))
         }
-        watcher = Task {
-            while true {
-                do {
-                    try await Task.sleep(for: .milliseconds(Int64(clamping: self.pollInterval)))
-                } catch {
-                    return
-                }
-                guard node.isRunning else { return }
-                _ = self.checkLocalWrites(node: node)
-                self.blobTick(node: node)
-            }
+        watchLocalWrites(node: node)
+    }
+
+    /// Every `pollInterval`: other processes' writes, then the blob fetches due.
+    private func watchLocalWrites(node: isolated Node) {
+        watcher.arm(after: pollInterval, on: node) {
+            guard node.isRunning else { return }
+            _ = self.checkLocalWrites(node: node)
+            self.blobTick(node: node)
+            self.watchLocalWrites(node: node)
         }
     }
 
     public func nodeStopping(node: isolated Node) {
-        watcher?.cancel()
-        watcher = nil
-        for entry in sessions.values { entry.timer?.cancel() }
+        watcher.cancel(on: node)
+        for entry in sessions.values { entry.timer.cancel(on: node) }
         for peer in sessions.keys { noteSeen(peer, node: node) }
     }
 

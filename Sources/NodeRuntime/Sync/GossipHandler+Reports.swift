@@ -1,5 +1,6 @@
 import Gossip
 import Identity
+import LinkProtocol
 
 /// Progress and counters: the `sync` section of `parley status`, and progress in the log.
 extension GossipHandler {

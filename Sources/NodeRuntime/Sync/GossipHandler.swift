@@ -1,5 +1,6 @@
 import Gossip
 import Identity
+import LinkProtocol
 import Replica
 import Store
 import Wire
@@ -34,7 +35,7 @@ public final class GossipHandler: LinkMessageHandler {
     final class PeerSession {
         let link: LinkID
         var session: GossipSession
-        var timer: Task<Void, Never>?
+        var timer = NodeTimer()
         var progress = (fetched: 0, wanted: 0)
         /// When progress was last logged, while a long fetch is under way.
         var progressLoggedAt: UInt64?
@@ -73,7 +74,7 @@ public final class GossipHandler: LinkMessageHandler {
     var closedTotals = (fetched: 0, opsReceived: 0, opsSent: 0)
 
     // Noticing other processes' writes (GossipHandler+LocalWrites.swift).
-    var watcher: Task<Void, Never>?
+    var watcher = NodeTimer()
     var lastDataVersion: Int64 = 0
     var lastRowID: Int64 = 0
     /// Ops `checkLocalWrites` found and handed to the sessions, in all (tests).
@@ -107,7 +108,7 @@ public final class GossipHandler: LinkMessageHandler {
         }
         guard let summaries = storeCall(node, peer.id, "reading the partitions", { try self.summaries(for: [peer.id], node: node)[peer.id] ?? [] })
         else { return }
-        sessions[peer.id]?.timer?.cancel()
+        sessions[peer.id]?.timer.cancel(on: node)
         sessions[peer.id] = PeerSession(link: peer.link, session: GossipSession(configuration: configuration))
         feed(peer.id, node: node) { session, now in session.start(local: summaries, peer: hello, now: now) }
         noteSeen(peer.id, node: node)
@@ -126,7 +127,7 @@ public final class GossipHandler: LinkMessageHandler {
 
     public func linkClosed(_ peer: LinkPeer, node: isolated Node) {
         guard let entry = sessions[peer.id], entry.link == peer.link else { return }
-        entry.timer?.cancel()
+        entry.timer.cancel(on: node)
         closedTotals.fetched += entry.progress.fetched
         closedTotals.opsReceived += entry.session.statistics.opsReceived
         closedTotals.opsSent += entry.session.statistics.opsSent

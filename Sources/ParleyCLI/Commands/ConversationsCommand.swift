@@ -1,4 +1,5 @@
 import Identity
+import JSONViews
 import NodeRuntime
 import Presentation
 import Replica

@@ -1,3 +1,4 @@
+import JSONViews
 import Presentation
 import Replica
 import Store

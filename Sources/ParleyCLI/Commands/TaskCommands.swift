@@ -1,4 +1,5 @@
 import Identity
+import JSONViews
 import Presentation
 import Replica
 import Store

@@ -1,5 +1,6 @@
 import Foundation
 import Identity
+import JSONViews
 import NodeRuntime
 import Presentation
 import Replica

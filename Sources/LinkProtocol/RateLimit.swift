@@ -24,8 +24,8 @@ public struct RateLimitConfiguration: Sendable, Equatable {
 
 /// Two token buckets, frames and bytes, fed with every frame received on one link, as a pure
 /// state machine (times in milliseconds).
-struct RateLimit: Sendable {
-    let configuration: RateLimitConfiguration
+public struct RateLimit: Sendable {
+    public let configuration: RateLimitConfiguration
     // Tokens in thousandths, so a refill of one millisecond is exact.
     private var frameTokens: UInt64
     private var byteTokens: UInt64
@@ -34,7 +34,7 @@ struct RateLimit: Sendable {
     /// What the peer sent, for the line that says why its link was closed.
     private var tally = FrameTally()
 
-    init(configuration: RateLimitConfiguration, now: UInt64) {
+    public init(configuration: RateLimitConfiguration, now: UInt64) {
         self.configuration = configuration
         frameTokens = configuration.frameBurst * 1_000
         byteTokens = configuration.byteBurst * 1_000
@@ -44,7 +44,7 @@ struct RateLimit: Sendable {
 
     /// Counts one frame (its plaintext) received at `now`. Returns why the peer is over a limit,
     /// with what it sent on the link, or nil.
-    mutating func admit(_ frame: [UInt8], now: UInt64) -> String? {
+    public mutating func admit(_ frame: [UInt8], now: UInt64) -> String? {
         let elapsed = min(now > last ? now - last : 0, 3_600_000)
         last = max(last, now)
         tally.count(frame.first)

@@ -74,7 +74,7 @@ public enum LinkMessage: Sendable, Equatable {
 
     /// Decodes a frame's plaintext. Throws for an empty frame and for a malformed link-layer
     /// body; sync bodies are not looked at.
-    public init(decoding bytes: [UInt8]) throws(DecodingError) {
+    public init(decoding bytes: [UInt8]) throws(WireDecodingError) {
         guard let type = bytes.first else { throw .truncated(field: "message type") }
         var reader = ByteReader(bytes[1...])
         switch type {
@@ -169,7 +169,7 @@ public struct LinkHello: Sendable, Equatable {
         }
     }
 
-    init(reading reader: inout ByteReader) throws(DecodingError) {
+    init(reading reader: inout ByteReader) throws(WireDecodingError) {
         version = try reader.u8("hello version")
         instance = InstanceID(raw: try reader.u64("hello instance"))
         listenPort = try reader.u16("hello port")

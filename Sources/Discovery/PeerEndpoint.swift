@@ -5,7 +5,7 @@
 /// address *without* brackets (`::1`, `fe80::1%eth0`), or a host name from a peers file. The shell
 /// MUST report source addresses in the same textual form it accepts for dialing, because
 /// Discovery compares them as strings (to match a keyless static peer, to rate-limit a source).
-public struct Endpoint: Hashable, Comparable, Sendable, CustomStringConvertible {
+public struct PeerEndpoint: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The longest host accepted (a DNS name is at most 253 characters).
     public static let maxHostLength = 253
 
@@ -18,7 +18,7 @@ public struct Endpoint: Hashable, Comparable, Sendable, CustomStringConvertible 
     }
 
     /// The same host with another port: a beacon's source address with its announced TCP port.
-    public func with(port: UInt16) -> Endpoint { Endpoint(host: host, port: port) }
+    public func with(port: UInt16) -> PeerEndpoint { PeerEndpoint(host: host, port: port) }
 
     /// `host:port`, or `[host]:port` for IPv6: the form of the peers file.
     public var description: String {
@@ -31,20 +31,20 @@ public struct Endpoint: Hashable, Comparable, Sendable, CustomStringConvertible 
         host.hasPrefix("127.") || host.hasPrefix("::ffff:127.") || host == "::1" || host == "localhost"
     }
 
-    public static func < (a: Endpoint, b: Endpoint) -> Bool { (a.host, a.port) < (b.host, b.port) }
+    public static func < (a: PeerEndpoint, b: PeerEndpoint) -> Bool { (a.host, a.port) < (b.host, b.port) }
 }
 
 // MARK: - Parsing
 
-extension Endpoint {
+extension PeerEndpoint {
     /// Parses `host:port` or `[ipv6]:port`; nil when the text is not one.
     public init?(parsing text: String) {
-        guard case .success(let endpoint) = Endpoint.parse(text) else { return nil }
+        guard case .success(let endpoint) = PeerEndpoint.parse(text) else { return nil }
         self = endpoint
     }
 
     /// Parses `host:port` or `[ipv6]:port`, or says what is wrong in words a person can act on.
-    static func parse(_ text: String) -> Result<Endpoint, EndpointSyntaxError> {
+    static func parse(_ text: String) -> Result<PeerEndpoint, EndpointSyntaxError> {
         let host: Substring
         let portText: Substring
         if text.hasPrefix("[") {
@@ -67,7 +67,7 @@ extension Endpoint {
         guard !portText.isEmpty, portText.utf8.count <= 5, portText.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
             let port = UInt16(portText), port != 0
         else { return .failure(.init("port '\(portText)' is not a number from 1 to 65535")) }
-        return .success(Endpoint(host: String(host), port: port))
+        return .success(PeerEndpoint(host: String(host), port: port))
     }
 
     /// Whether `host` is acceptable to dial: a host name, an IPv4 address, or a bare IPv6 address.

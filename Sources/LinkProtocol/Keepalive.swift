@@ -4,22 +4,22 @@
 /// Every `pingInterval` the link sends a PING, whatever else flows: the peer's Discovery counts
 /// pings as the link's liveness evidence. Anything received (a frame of any type) proves the
 /// peer alive; nothing for `idleTimeout` closes the link.
-struct Keepalive: Sendable {
+public struct Keepalive: Sendable {
     /// What the timer should do now.
-    enum Action: Sendable, Equatable {
+    public enum Action: Sendable, Equatable {
         /// Send a PING with this nonce.
         case ping(nonce: UInt64)
         /// The peer has been silent for the idle timeout: close the link.
         case closeIdle
     }
 
-    let pingInterval: UInt64
-    let idleTimeout: UInt64
-    private(set) var lastReceived: UInt64
+    public let pingInterval: UInt64
+    public let idleTimeout: UInt64
+    public private(set) var lastReceived: UInt64
     private var nextPing: UInt64
     private var nonce: UInt64
 
-    init(pingInterval: UInt64, idleTimeout: UInt64, now: UInt64, firstNonce: UInt64 = 1) {
+    public init(pingInterval: UInt64, idleTimeout: UInt64, now: UInt64, firstNonce: UInt64 = 1) {
         precondition(pingInterval > 0 && idleTimeout > 0, "keepalive intervals must be positive")
         self.pingInterval = pingInterval
         self.idleTimeout = idleTimeout
@@ -29,15 +29,15 @@ struct Keepalive: Sendable {
     }
 
     /// The next time `onTick` has something to do.
-    var deadline: UInt64 { min(nextPing, lastReceived + idleTimeout) }
+    public var deadline: UInt64 { min(nextPing, lastReceived + idleTimeout) }
 
     /// A frame arrived from the peer.
-    mutating func onReceived(now: UInt64) {
+    public mutating func onReceived(now: UInt64) {
         lastReceived = max(lastReceived, now)
     }
 
     /// The timer fired at `now`: the actions due, in order.
-    mutating func onTick(now: UInt64) -> [Action] {
+    public mutating func onTick(now: UInt64) -> [Action] {
         if now >= lastReceived + idleTimeout { return [.closeIdle] }
         guard now >= nextPing else { return [] }
         nextPing = now + pingInterval

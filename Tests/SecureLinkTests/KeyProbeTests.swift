@@ -1,10 +1,9 @@
 import Identity
-import SecureLink
 import Sodium
 import TestSupport
 import Testing
 
-@testable import NodeRuntime
+@testable import SecureLink
 
 @Suite struct KeyProbeTests {
     let network = NetworkKey(deploymentSecret: Array("team".utf8))

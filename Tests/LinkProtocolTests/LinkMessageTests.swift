@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 import Wire
 
-@testable import NodeRuntime
+@testable import LinkProtocol
 
 @Suite struct LinkMessageTests {
     static let messages: [LinkMessage] = [
@@ -17,7 +17,7 @@ import Wire
         .ping(nonce: 0), .ping(nonce: .max), .pong(nonce: 42),
         .bye(.shutdown), .bye(.duplicate), .bye(ByeReason(rawValue: 200)),
         .addresses([]),
-        .addresses([PeerAddress(peer: Fixtures.identity(1).id, endpoint: Endpoint(host: "10.77.0.2", port: 7748))]),
+        .addresses([PeerAddress(peer: Fixtures.identity(1).id, endpoint: PeerEndpoint(host: "10.77.0.2", port: 7748))]),
         .sync(SyncFrame(type: 0x02, payload: [1, 2, 3])), .sync(SyncFrame(type: 0x06, payload: [])),
         .sync(SyncFrame(type: 0xFF, payload: [0])),
     ]
@@ -72,7 +72,7 @@ import Wire
 
     @Test func malformedLinkMessages_throw() {
         for (name, bytes) in Self.malformed {
-            #expect(throws: DecodingError.self, "\(name)") { try LinkMessage(decoding: bytes) }
+            #expect(throws: WireDecodingError.self, "\(name)") { try LinkMessage(decoding: bytes) }
         }
     }
 

@@ -1,5 +1,4 @@
 import Identity
-import SecureLink
 import Sodium
 
 /// The pre-handshake key probe: how a node dials a static peer listed without a key.

@@ -1,5 +1,6 @@
 import Identity
 import NodeRuntime
+import Presentation
 import Replica
 import Store
 
