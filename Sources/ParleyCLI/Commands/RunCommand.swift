@@ -3,6 +3,7 @@ import Foundation
 import Identity
 import NodeRuntime
 import Replica
+import Synchronization
 import WebUI
 
 /// `parley run`: the node in the foreground — discovery, links, sync, the control socket — until
@@ -291,12 +292,11 @@ final class SignalWatcher {
 }
 
 /// True for the first caller only.
-private final class OnceFlag: @unchecked Sendable {
-    private var claimed = false
-    private let lock = NSLock()
+private final class OnceFlag: Sendable {
+    private let claimed = Mutex(false)
 
     func claim() -> Bool {
-        lock.withLock {
+        claimed.withLock { claimed in
             defer { claimed = true }
             return !claimed
         }
