@@ -38,7 +38,9 @@ struct RunCommand: Command {
         return level
     }
     static let join = Option.value("join", "ROOM", "join ROOM before starting (repeatable)")
-    static let web = Option.value("web", "HOST:PORT", "where the web UI and JSON API listen (default 127.0.0.1:7749; port 0 picks a free port)")
+    static let web = Option.value("web", "HOST:PORT", "where the web UI and JSON API listen (default 127.0.0.1:7749; port 0 picks a free port)") {
+        text, command throws(CLIError) in try webHostPort(text, command: command)
+    }
     static let webAllowRemote = Flag.flag("web-allow-remote", "allow --web on an address other than loopback (others on the network can then reach it)")
     static let noWeb = Flag.flag("no-web", "serve no web UI")
     static let nodeOptions = [
@@ -153,13 +155,23 @@ struct RunCommand: Command {
             }
             return nil
         }
-        let text = try arguments.value(Self.web) ?? WebServer.defaultAddress
+        let address: (host: String, port: UInt16)
+        if let given = try arguments.value(Self.web) {
+            address = given
+        } else {
+            address = try Self.webHostPort(WebServer.defaultAddress, command: name)
+        }
+        return (address.host, address.port, arguments[Self.webAllowRemote])
+    }
+
+    /// `--web`'s HOST:PORT (`localhost` is 127.0.0.1).
+    private static func webHostPort(_ text: String, command: String) throws(CLIError) -> (host: String, port: UInt16) {
         guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
-            throw .usage("--web must be HOST:PORT, such as 127.0.0.1:7749, not '\(text)'", command: name)
+            throw .usage("--web must be HOST:PORT, such as 127.0.0.1:7749, not '\(text)'", command: command)
         }
         var host = String(text[..<colon])
         if host == "localhost" { host = "127.0.0.1" }
-        return (host, port, arguments[Self.webAllowRemote])
+        return (host, port)
     }
 
     /// Starts the web server and prints the URL to open (with its token; it is printed nowhere
