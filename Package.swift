@@ -108,13 +108,13 @@ let package = Package(
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "CSQLite", "TestSupport"]),
         .testTarget(name: "WireTests", dependencies: ["Wire", "TestSupport"]),
         .testTarget(name: "IdentityTests", dependencies: ["Identity", "Sodium", "TestSupport"]),
-        .testTarget(name: "SecureLinkTests", dependencies: ["SecureLink", "TestSupport"]),
-        .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "TestSupport"]),
+        .testTarget(name: "SecureLinkTests", dependencies: ["SecureLink", "Identity", "Sodium", "Wire", "TestSupport"]),
+        .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "Identity", "Sodium", "Wire", "TestSupport"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "TestSupport"]),
-        .testTarget(name: "GossipTests", dependencies: ["Gossip", "Store", "TestSupport"]),
+        .testTarget(name: "GossipTests", dependencies: ["Gossip", "Store", "Replica", "Identity", "Wire", "TestSupport"]),
         .testTarget(name: "LinkProtocolTests", dependencies: ["LinkProtocol", "Gossip", "Discovery", "Identity", "Wire", "TestSupport"]),
-        .testTarget(name: "ReplicaTests", dependencies: ["Replica", "TestSupport"]),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "PowerCutVFS", "TestSupport"]),
+        .testTarget(name: "ReplicaTests", dependencies: ["Replica", "Identity", "Sodium", "Wire", "TestSupport"]),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "Replica", "Identity", "Sodium", "Wire", "PowerCutVFS", "TestSupport"]),
         .testTarget(
             name: "NodeTests",
             dependencies: [
@@ -125,7 +125,7 @@ let package = Package(
         .testTarget(
             name: "WebUITests", dependencies: ["WebUI", "Presentation", "NodeRuntime", "Store", "Replica", "Identity", "TestSupport"],
             exclude: ["browser"]),
-        .testTarget(name: "CLITests", dependencies: ["ParleyCLI", "Presentation", "Store", "Replica", "Identity", "TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["ParleyCLI", "Presentation", "Store", "Replica", "Identity", "SQLite", "TestSupport"]),
         .testTarget(name: "LabTests", dependencies: ["Lab", "TestSupport"]),
     ]
 )

@@ -21,20 +21,85 @@ public struct OptionSpec: Sendable, Equatable {
     public var synopsis: String { valueName.map { "--\(name) \($0)" } ?? "--\(name)" }
 }
 
-/// A command line split into flags, option values and positional arguments.
+/// A command's `--option NAME` with the type of its value: declared once, it gives the parser
+/// and help their `OptionSpec`, and it is the one way to read the value (`arguments.value(_:)`),
+/// converted by `parse`, whose usage error names the command.
+public struct Option<Value>: Sendable {
+    public let spec: OptionSpec
+    let parse: @Sendable (_ text: String, _ command: String) throws(CLIError) -> Value
+
+    /// An option whose value `parse` converts (it throws the usage error for a bad one).
+    static func value(
+        _ name: String, _ valueName: String, _ help: String,
+        parse: @escaping @Sendable (_ text: String, _ command: String) throws(CLIError) -> Value
+    ) -> Option {
+        Option(spec: .value(name, valueName, help), parse: parse)
+    }
+}
+
+extension Option where Value == String {
+    /// An option whose value is taken as it is.
+    static func value(_ name: String, _ valueName: String, _ help: String) -> Option {
+        Option(spec: .value(name, valueName, help)) { text, _ in text }
+    }
+}
+
+/// A command's `--flag`, which takes no value: its `OptionSpec` and the one way to ask whether
+/// it was given (`arguments[flag]`).
+public struct Flag: Sendable {
+    public let spec: OptionSpec
+
+    static func flag(_ name: String, _ help: String) -> Flag { Flag(spec: .flag(name, help)) }
+}
+
+/// A command line split into flags, option values and positional arguments. Options are read
+/// through their typed declarations (`Option`, `Flag`) only.
 public struct ParsedArguments: Sendable, Equatable {
-    public internal(set) var flags: Set<String> = []
+    var flags: Set<String> = []
     /// Every value given for each option, in order (an option given twice keeps both).
-    public internal(set) var values: [String: [String]] = [:]
+    var values: [String: [String]] = [:]
     public internal(set) var positionals: [String] = []
+    /// The command whose options these are (nil before the command), for usage errors.
+    var command: String?
+    /// The options it was parsed with: reading another is a mistake in the command.
+    var known: Set<String> = []
 
     public init() {}
 
-    /// Whether `--name` was given.
-    public func has(_ name: String) -> Bool { flags.contains(name) || values[name] != nil }
+    private func texts(_ spec: OptionSpec) -> [String] {
+        precondition(known.contains(spec.name), "--\(spec.name) is not an option of `\(command ?? "parley")`")
+        return values[spec.name] ?? []
+    }
 
-    /// The value of `--name`; the last one if given more than once (later wins, as in most tools).
-    public func value(_ name: String) -> String? { values[name]?.last }
+    /// Whether `flag` was given.
+    public subscript(flag: Flag) -> Bool {
+        precondition(known.contains(flag.spec.name), "--\(flag.spec.name) is not an option of `\(command ?? "parley")`")
+        return flags.contains(flag.spec.name)
+    }
+
+    /// Whether `option` was given (with any value).
+    public func has<Value>(_ option: Option<Value>) -> Bool { !texts(option.spec).isEmpty }
+
+    /// The value of `option`; the last one if given more than once (later wins, as in most tools).
+    public func value<Value>(_ option: Option<Value>) throws(CLIError) -> Value? {
+        guard let text = texts(option.spec).last else { return nil }
+        return try option.parse(text, command ?? "")
+    }
+
+    /// Every value given for `option`, in order (a repeatable option).
+    public func values<Value>(_ option: Option<Value>) throws(CLIError) -> [Value] {
+        var parsed: [Value] = []
+        for text in texts(option.spec) { parsed.append(try option.parse(text, command ?? "")) }
+        return parsed
+    }
+
+    /// The value of `option`, or a usage error saying it is required.
+    public func required<Value>(_ option: Option<Value>) throws(CLIError) -> Value {
+        guard let value = try value(option) else {
+            throw .usage("missing --\(option.spec.name) \(option.spec.valueName ?? "VALUE")", command: command)
+        }
+        return value
+    }
 }
 
 /// A small parser for the command-line conventions scripts expect: `--opt value`,
@@ -50,6 +115,7 @@ public enum ArgumentParser {
     /// one is close), a value given to a flag, or a missing value.
     public static func parse(_ tokens: [String], options: [OptionSpec], command: String?) throws(CLIError) -> ParsedArguments {
         var parsed = ParsedArguments()
+        (parsed.command, parsed.known) = (command, Set(options.map(\.name) + ["help"]))
         var index = 0
         while index < tokens.count {
             let token = tokens[index]

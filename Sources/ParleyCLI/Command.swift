@@ -40,30 +40,22 @@ extension Command {
         }
     }
 
-    /// The value of `--name`, or a usage error saying it is required.
-    func required(_ arguments: ParsedArguments, _ option: String) throws(CLIError) -> String {
-        guard let value = arguments.value(option) else {
-            let placeholder = options.first { $0.name == option }?.valueName ?? "VALUE"
-            throw .usage("missing --\(option) \(placeholder)", command: name)
-        }
-        return value
-    }
-
-    /// Refuses options that belong to a later version, with a clear message instead of
-    /// pretending to do them.
-    func refuseUnsupported(_ arguments: ParsedArguments, _ optionNames: [String]) throws(CLIError) {
-        for option in optionNames where arguments.has(option) {
-            throw .failure("--\(option) is not yet supported by this version of parley; leave it out for now")
+    /// Refuses an option that belongs to a later version, with a clear message instead of
+    /// pretending to do it.
+    func refuseUnsupported<Value>(_ arguments: ParsedArguments, _ option: Option<Value>) throws(CLIError) {
+        if arguments.has(option) {
+            throw .failure("--\(option.spec.name) is not yet supported by this version of parley; leave it out for now")
         }
     }
 }
 
 /// The options every command accepts after its name as well as before it.
 enum GlobalOptions {
-    static let dataDirectory = OptionSpec.value("data-dir", "DIR", "where Parley keeps identity.key and parley.db")
-    static let passphraseFile = OptionSpec.value("passphrase-file", "FILE", "read the key's passphrase from FILE")
-    static let help = OptionSpec.flag("help", "show this help")
-    static let all = [dataDirectory, passphraseFile]
+    static let dataDirectory = Option.value("data-dir", "DIR", "where Parley keeps identity.key and parley.db")
+    static let passphraseFile = Option.value("passphrase-file", "FILE", "read the key's passphrase from FILE")
+    static let help = Flag.flag("help", "show this help")
+    static let version = Flag.flag("version", "print the version")
+    static let all = [dataDirectory.spec, passphraseFile.spec]
 }
 
 /// Every command, in the order `parley --help` lists them.
@@ -105,7 +97,7 @@ public enum CommandRegistry {
     /// The options `command` parses: its own, then the global ones it does not redefine, then `--help`.
     static func options(for command: any Command) -> [OptionSpec] {
         let own = command.options + command.advancedOptions
-        return own + GlobalOptions.all.filter { global in !own.contains { $0.name == global.name } } + [GlobalOptions.help]
+        return own + GlobalOptions.all.filter { global in !own.contains { $0.name == global.name } } + [GlobalOptions.help.spec]
     }
 
     /// Every name a person might have meant: commands, groups and their first words.

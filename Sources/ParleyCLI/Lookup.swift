@@ -155,3 +155,10 @@ extension Lookup {
         return nick
     }
 }
+
+extension Option where Value == String {
+    /// An option whose value is a nickname (`Lookup.nickname`: trimmed, no spaces or '#').
+    static func nickname(_ name: String, _ valueName: String, _ help: String) -> Option {
+        Option.value(name, valueName, help) { text, command throws(CLIError) in try Lookup.nickname(text, option: name, command: command) }
+    }
+}

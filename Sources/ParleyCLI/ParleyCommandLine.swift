@@ -28,11 +28,11 @@ public enum ParleyCommandLine {
         var context: Context?
         do {
             let (globals, rest) = try leadingGlobalOptions(arguments)
-            if globals.flags.contains("version") {
+            if globals[GlobalOptions.version] {
                 output.line("parley \(version)")
                 return 0
             }
-            if globals.flags.contains("help") && rest.isEmpty {
+            if globals[GlobalOptions.help] && rest.isEmpty {
                 output.line(HelpText.overview())
                 return 0
             }
@@ -42,7 +42,7 @@ public enum ParleyCommandLine {
             let (command, tokens) = try findCommand(first, rest.dropFirst())
             guard let command else {
                 // A group (`task`) alone, or with --help: list its subcommands.
-                if tokens.contains("--help") || tokens.contains("-h") || globals.flags.contains("help") {
+                if tokens.contains("--help") || tokens.contains("-h") || globals[GlobalOptions.help] {
                     output.line(HelpText.group(first))
                     return 0
                 }
@@ -50,18 +50,18 @@ public enum ParleyCommandLine {
                 throw CLIError.usage("`parley \(first)` needs a subcommand: \(names.joined(separator: ", "))", command: first)
             }
             commandName = command.name
-            if globals.flags.contains("help") || helpRequested(tokens) {
+            if globals[GlobalOptions.help] || helpRequested(tokens) {
                 output.line(HelpText.command(command))
                 return 0
             }
             let parsed = try ArgumentParser.parse(Array(tokens), options: CommandRegistry.options(for: command), command: command.name)
             // Options given after the command win over the same ones before it.
-            let ownsPassphrase = command.options.contains { $0.name == GlobalOptions.passphraseFile.name }
+            let ownsPassphrase = command.options.contains { $0.name == GlobalOptions.passphraseFile.spec.name }
             let runContext = Context(
                 output: output, environment: environment,
-                dataDirectory: parsed.value(GlobalOptions.dataDirectory.name) ?? globals.value(GlobalOptions.dataDirectory.name),
-                passphraseFile: (ownsPassphrase ? nil : parsed.value(GlobalOptions.passphraseFile.name))
-                    ?? globals.value(GlobalOptions.passphraseFile.name))
+                dataDirectory: try parsed.value(GlobalOptions.dataDirectory) ?? globals.value(GlobalOptions.dataDirectory),
+                passphraseFile: try (ownsPassphrase ? nil : parsed.value(GlobalOptions.passphraseFile))
+                    ?? globals.value(GlobalOptions.passphraseFile))
             context = runContext
             if let skew = environment["PARLEY_CLOCK_SKEW_MS"], !skew.isEmpty {
                 runContext.clockSkewMillis = try Context.clockSkew(skew, from: "$PARLEY_CLOCK_SKEW_MS", command: command.name)
@@ -116,7 +116,7 @@ public enum ParleyCommandLine {
             end += takesValue ? 2 : 1
         }
         end = min(end, arguments.count)
-        let options = GlobalOptions.all + [GlobalOptions.help, .flag("version", "print the version")]
+        let options = GlobalOptions.all + [GlobalOptions.help.spec, GlobalOptions.version.spec]
         var tokens = Array(arguments[..<end])
         if let index = tokens.firstIndex(of: "-V") { tokens[index] = "--version" }
         let parsed = try ArgumentParser.parse(tokens, options: options, command: nil)

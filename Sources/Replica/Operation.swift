@@ -70,7 +70,7 @@ public struct Operation: Hashable, Sendable {
 
     /// An op before its signature: the signed bytes and the op id, which the signature does not
     /// enter. So a chain's ids (each op's `prev`) follow from the head alone, and its ops can be
-    /// signed in any order, on several threads (`ReplicaStore.author([bodies])`).
+    /// signed in any order, on several threads (the benchmark's `BatchAuthor`).
     public struct Unsigned: Sendable {
         /// Bytes 0..<152 of the header.
         public let signedBytes: [UInt8]

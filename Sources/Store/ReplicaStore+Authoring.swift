@@ -4,9 +4,6 @@ import SQLite
 import Sodium
 import Wire
 
-import class Foundation.ProcessInfo
-import class Foundation.Thread
-
 /// Writing local ops: the node's own changes.
 ///
 /// Every own write is durable when the call returns: its transaction syncs the WAL after the
@@ -50,108 +47,6 @@ extension ReplicaStore {
             try views.flushPendingRebuilds()
             return op
         }
-    }
-
-    /// Authors `bodies` in order in one transaction (group commit): all of them, or none when
-    /// one fails. Committing together shares the B-tree pages each write touches, which is most
-    /// of a single post's cost. Returns the ops in order.
-    ///
-    /// A long batch of plain bodies (a room, the directory: nothing to encrypt, no edit target
-    /// to look up) is signed on a second thread while this one stores the ops signed before:
-    /// Ed25519 signing is about two thirds of a post's instructions, and an
-    /// op's `prev` is the id of the op before, so the signer runs ahead along the chain.
-    @discardableResult
-    public func author(_ bodies: [OperationBody], in partition: PartitionID, by identity: Identity, nowMillis: UInt64) throws -> [Operation] {
-        try database.transaction(.immediate, durable: true) {
-            guard bodies.count >= Self.pipelinedSigningMinimum, let record = try log.partition(partition),
-                let encoded = Self.signableAhead(bodies, in: record.descriptor)
-            else {
-                return try bodies.map { try author($0, in: partition, by: identity, nowMillis: nowMillis) }
-            }
-            return try authorSigningAhead(encoded, record: record, by: identity, nowMillis: nowMillis)
-        }
-    }
-
-    /// Batches shorter than this are signed inline: starting a thread costs more than it saves.
-    static let pipelinedSigningMinimum = 32
-
-    /// The threads that sign a long batch: one per core, at most four (the thread that applies
-    /// mostly waits for them).
-    static let signerThreads = min(max(ProcessInfo.processInfo.activeProcessorCount, 1), 4)
-
-    /// The bodies' types and encodings if every one can be signed without reading the store
-    /// between ops (valid, within the size limit, nothing to encrypt or look up); nil if not.
-    static func signableAhead(_ bodies: [OperationBody], in descriptor: PartitionDescriptor) -> [(type: OperationType, body: [UInt8])]? {
-        switch descriptor {
-        case .conversation, .inbox: return nil
-        default: break
-        }
-        var encoded: [(type: OperationType, body: [UInt8])] = []
-        encoded.reserveCapacity(bodies.count)
-        for body in bodies {
-            switch body {
-            case .edit(_, 0, _), .delete, .invite: return nil
-            default: break
-            }
-            guard body.validate() == nil else { return nil }
-            let bytes = body.encoded
-            guard bytes.count <= Operation.maxBodyBytes else { return nil }
-            encoded.append((body.type, bytes))
-        }
-        return encoded
-    }
-
-    /// `author(_:in:by:nowMillis:)` for a batch `signableAhead` accepted: the ops' seqs, prevs and
-    /// clock readings follow from the head alone (an op id leaves the signature out), so the
-    /// chain is built here first and signed by `signerThreads` threads at once, while this
-    /// thread applies each op in chain order as it comes. Signing is most of a post's CPU, so
-    /// the batch goes about as fast as the cores sign. Must run inside the transaction; an op
-    /// that does not apply stops the signers and throws (the caller's transaction rolls
-    /// everything back).
-    private func authorSigningAhead(
-        _ bodies: [(type: OperationType, body: [UInt8])], record: PartitionRecord, by identity: Identity, nowMillis: UInt64
-    ) throws -> [Operation] {
-        try useIdentity(identity)
-        let head = try log.head(pid: record.pid, aid: try log.authorID(identity.id))
-        if let frozen = head.frozenAt { throw StoreError.rejected(.authorForked(at: frozen)) }
-        var clock = self.clock
-        var prev = head.headID
-        let chain = bodies.enumerated().map { index, body in
-            let unsigned = Operation.Unsigned(
-                type: body.type, partition: record.id, seq: head.maxSeq + 1 + UInt64(index), prev: prev,
-                hlc: clock.tick(nowMillis: nowMillis), body: body.body, author: identity.id)
-            prev = unsigned.id
-            return unsigned
-        }
-        let threads = Self.signerThreads
-        let signer = ChainSigner(count: chain.count, signers: threads)
-        for first in 0..<threads {
-            Thread {
-                for index in stride(from: first, to: chain.count, by: threads) {
-                    guard !signer.isCancelled else { break }
-                    signer.deliver(chain[index].signed(by: identity), at: index)
-                }
-                signer.finish()
-            }.start()
-        }
-        defer {
-            signer.cancel()
-            signer.waitUntilFinished()
-        }
-        var ops: [Operation] = []
-        ops.reserveCapacity(bodies.count)
-        while ops.count < bodies.count {
-            for op in signer.take(from: ops.count) {
-                switch try applyChecked(op, signature: .checked, nowMillis: nowMillis) {
-                case .applied: ops.append(op)
-                case .rejected(let reason): throw StoreError.rejected(reason)
-                case let other: throw StoreError.damaged("a local op was not applied: \(other)")
-                }
-            }
-        }
-        self.clock = clock
-        try views.flushPendingRebuilds()
-        return ops
     }
 
     /// Signs the next op of `identity` in the partition and applies it; throws (and writes

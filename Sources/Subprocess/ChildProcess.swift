@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -16,14 +17,13 @@ import Foundation
 /// Callers MUST `kill()` every child they start, also on failure (`defer`); `deinit` kills as a
 /// last resort. It lives in production code because `parley lab` spawns nodes too; tests reach
 /// it through `TestSupport`.
-public final class ChildProcess: @unchecked Sendable {
+public final class ChildProcess: Sendable {
     public let arguments: [String]
     public let stdoutPath: String
     public let stderrPath: String
     public let pid: Int32
-    private let lock = NSLock()
-    /// The raw `waitpid` status once the child was reaped.
-    private var status: Int32?
+    /// The raw `waitpid` status once the child was reaped; its lock also keeps two reaps apart.
+    private let status = Mutex<Int32?>(nil)
 
     /// Starts `executable arguments` with `environment` (merged over a minimal clean one).
     public init(
@@ -83,7 +83,7 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// The `waitpid` status, reaping the child once; nil while it runs.
     private func reap(blocking: Bool) -> Int32? {
-        lock.withLock {
+        status.withLock { status in
             if let status { return status }
             var raw: Int32 = 0
             while true {

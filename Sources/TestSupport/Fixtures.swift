@@ -90,3 +90,11 @@ public struct ForkedLog: Sendable {
         branchB = [b3, b4]
     }
 }
+
+extension ReplicaStore {
+    /// `bodies` authored one by one in one transaction: test data in bulk.
+    @discardableResult
+    public func authorAll(_ bodies: [OperationBody], in partition: PartitionID, by identity: Identity, nowMillis: UInt64) throws -> [Operation] {
+        try database.transaction { try bodies.map { try author($0, in: partition, by: identity, nowMillis: nowMillis) } }
+    }
+}

@@ -2,6 +2,7 @@ import Foundation
 import Identity
 import NodeRuntime
 import Presentation
+import Synchronization
 
 /// The web UI and JSON API of one node (docs/DESIGN.md §6.3): the HTTP server, the gate every request
 /// passes, the routes, the page's static files and the live events.
@@ -54,12 +55,11 @@ public final class WebServer: Sendable {
 }
 
 /// What the router needs once the server is listening (the port decides the gate).
-final class ServerState: @unchecked Sendable {
-    private let lock = NSLock()
-    private var values: (Gate, WebInfo, Assets)?
+final class ServerState: Sendable {
+    private let values = Mutex<(Gate, WebInfo, Assets)?>(nil)
 
-    func set(gate: Gate, info: WebInfo, assets: Assets) { lock.withLock { values = (gate, info, assets) } }
-    var current: (gate: Gate, info: WebInfo, assets: Assets)? { lock.withLock { values } }
+    func set(gate: Gate, info: WebInfo, assets: Assets) { values.withLock { $0 = (gate, info, assets) } }
+    var current: (gate: Gate, info: WebInfo, assets: Assets)? { values.withLock { $0 } }
 }
 
 /// Decides what answers a request: the gate first, then the page's files or an API route.

@@ -5,7 +5,11 @@ import Testing
 
 /// The parser's conventions, without spawning a process.
 @Suite struct ArgumentParserTests {
-    static let options: [OptionSpec] = [.value("room", "NAME", ""), .value("limit", "N", ""), .flag("json", "")]
+    static let room = Option.value("room", "NAME", "")
+    static let limit = Option.value("limit", "N", "")
+    static let json = Flag.flag("json", "")
+    static let help = Flag.flag("help", "")
+    static let options = [room.spec, limit.spec, json.spec]
 
     func parse(_ tokens: [String]) throws(CLIError) -> ParsedArguments {
         try ArgumentParser.parse(tokens, options: Self.options, command: "history")
@@ -14,25 +18,25 @@ import Testing
     @Test func optionsFlagsAndPositionals_inAnyOrder() throws {
         let parsed = try parse(["hello", "--room", "lobby", "--json", "world", "--limit=5"])
         #expect(parsed.positionals == ["hello", "world"])
-        #expect(parsed.value("room") == "lobby")
-        #expect(parsed.value("limit") == "5")
-        #expect(parsed.has("json"))
-        #expect(!parsed.has("help"))
+        #expect(try parsed.value(Self.room) == "lobby")
+        #expect(try parsed.value(Self.limit) == "5")
+        #expect(parsed[Self.json])
+        #expect(!parsed[Self.help])
     }
 
     @Test func doubleDash_endsOptions() throws {
         let parsed = try parse(["--room", "x", "--", "--json", "-h"])
         #expect(parsed.positionals == ["--json", "-h"])
-        #expect(!parsed.has("json"))
+        #expect(!parsed[Self.json])
     }
 
     @Test func laterValue_wins_andNegativeNumbersArePositionals() throws {
         let parsed = try parse(["--room", "a", "--room=b", "-12.5"])
-        #expect(parsed.value("room") == "b")
-        #expect(parsed.values["room"] == ["a", "b"])
+        #expect(try parsed.value(Self.room) == "b")
+        #expect(try parsed.values(Self.room) == ["a", "b"])
         #expect(parsed.positionals == ["-12.5"])
-        #expect(try parse(["--room", "-x"]).value("room") == "-x")
-        #expect(try parse(["--room="]).value("room") == "")
+        #expect(try parse(["--room", "-x"]).value(Self.room) == "-x")
+        #expect(try parse(["--room="]).value(Self.room) == "")
     }
 
     @Test func mistakes_areUsageErrorsNamingTheCommand() {

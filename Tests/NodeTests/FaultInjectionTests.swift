@@ -5,6 +5,7 @@ import Store
 import TestSupport
 import Testing
 
+@testable import Discovery
 @testable import NodeRuntime
 
 /// The lab's hooks in the node: `author` writes and pushes at once, `faults` splits, loses pushes
@@ -77,9 +78,16 @@ import Testing
             return aliceLinks.isEmpty && bobLinks.isEmpty
         }
         #expect(unlinked)
+        func dials() async -> DialSchedule? { await bobNode.discovery.records[alice.id]?.dial }
         _ = await author(aliceNode, AuthorRequest(kind: "post", room: "lobby", text: "during the split"))
-        // An absence cannot be polled for: the peers keep dialing each other; give a relink time to happen.
-        try await Task.sleep(for: .milliseconds(1_500))
+        // Bob keeps dialing alice (a static peer): once a dial that went out after the write has
+        // its outcome, a relink had its chance.
+        let dialedBefore = await dials()?.lastDialed
+        let redialed = await eventually {
+            let schedule = await dials()
+            return schedule?.lastDialed != dialedBefore && schedule?.inFlight == false
+        }
+        #expect(redialed, "bob never dialed alice again")
         #expect(await bobNode.linkedPeers.isEmpty, "a blocked peer is not linked again")
         #expect(nodes.opCount("bob", lobby.id) == 0)
 
@@ -112,10 +120,13 @@ import Testing
         // loaded machine: then the round shows alice that bob lacks them, and bob fetches them.
         #expect(report.droppedPushes >= 2 && report.droppedPushes <= 10, "pushes lost: \(report)")
         #expect(await eventually { nodes.opCount("bob", lobby.id) == 5 }, "anti-entropy repairs lost pushes")
-        // An absence cannot be polled for: two anti-entropy rounds (1 s each here) had their chance.
-        try await Task.sleep(for: .milliseconds(2_500))
+        // Alice's pushes are all dropped, so what bob discards is the answer to his own fetch of
+        // kitchen: once it came, anti-entropy has offered him the dropped ops.
+        let discarded = await eventually {
+            (await bobNode.respond(to: ControlRequest(.faults)).faults?.discardedMessages ?? 0) > 0
+        }
+        #expect(discarded, "bob never fetched the dropped partition")
         #expect(nodes.opCount("bob", kitchen.id) == 2, "the broken node never takes the dropped partition")
-        #expect((await bobNode.respond(to: ControlRequest(.faults)).faults?.discardedMessages ?? 0) > 0)
         await nodes.stopAll()
     }
 }

@@ -42,7 +42,7 @@ import Testing
         let started = ContinuousClock.now
         for batch in 0..<(total / 1_000) {
             try nodes.withStore("alice") { store in
-                _ = try store.author((0..<1_000).map { post("bulk \(batch) \($0)") }, in: lobby.id, by: alice, nowMillis: Fixtures.now())
+                _ = try store.authorAll((0..<1_000).map { post("bulk \(batch) \($0)") }, in: lobby.id, by: alice, nowMillis: Fixtures.now())
             }
             #expect(await aliceNode.respond(to: ControlRequest(.poke)).poke == PokeReport(ops: 1_000))
         }

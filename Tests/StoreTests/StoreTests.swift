@@ -132,7 +132,7 @@ import Wire
             do {
                 let store = try ReplicaStore(path: path)
                 try store.log.ensurePartition(lobby, joined: true)
-                try store.author((0..<logged).map { post("bob's \($0)") }, in: lobby.id, by: bob, nowMillis: Fixtures.now())
+                try store.authorAll((0..<logged).map { post("bob's \($0)") }, in: lobby.id, by: bob, nowMillis: Fixtures.now())
                 try store.author(post("alice's"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
             }
             let store = try ReplicaStore(path: path)
@@ -160,7 +160,7 @@ import Wire
     @Test func oneMessageByID_isItsHistoryEntry_andARecentOneIsFoundWithoutReadingTheRoom() throws {
         let store = try Fixtures.store(partitions: [lobby])
         let roomSize = 2_000
-        let older = try store.author((0..<roomSize).map { post("bob's \($0)") }, in: lobby.id, by: bob, nowMillis: Fixtures.now())
+        let older = try store.authorAll((0..<roomSize).map { post("bob's \($0)") }, in: lobby.id, by: bob, nowMillis: Fixtures.now())
         let mine = try store.author(post("alice's"), in: lobby.id, by: alice, nowMillis: Fixtures.now(1))
         /// Virtual-machine steps of the store's cached statements while `body` runs.
         func steps(_ body: () throws -> Void) throws -> Int {
@@ -289,46 +289,6 @@ import Wire
             try store.author(post("second half"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
             #expect(store.log.takeOpsSinceMark() == nil)
         }
-    }
-
-    /// A long batch is signed on a second thread ahead of the applies; the chain must be what
-    /// one-by-one authoring would give: consecutive seqs, each prev the op before, valid
-    /// signatures, a clock that only moves forward — and another replica must accept it.
-    @Test func batchedAuthoring_signsAhead_andBuildsAValidChain() throws {
-        let store = try Fixtures.store(partitions: [lobby])
-        try store.author(post("before"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
-        let texts = (0..<300).map { "batched \($0)" }
-        let ops = try store.author(texts.map(post), in: lobby.id, by: alice, nowMillis: Fixtures.now())
-        #expect(ops.map(\.seq) == Array(2...301))
-        try verifyChain(ops[...], after: try #require(store.log.ops(in: lobby.id, author: alice.id, fromSeq: 1, limit: 1).first).id)
-        #expect(zip(ops, ops.dropFirst()).allSatisfy { $0.hlc < $1.hlc })
-        #expect(try store.views.history(lobby.id).map(\.text) == ["before"] + texts)
-        let next = try store.author(post("after"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
-        #expect(next.seq == 302 && next.prev == ops.last?.id && next.hlc > ops.last!.hlc)
-
-        let replica = try Fixtures.store(partitions: [lobby])
-        for op in try store.log.ops(in: lobby.id, author: alice.id, fromSeq: 1, limit: 1_000) {
-            #expect(try replica.apply(op, nowMillis: Fixtures.now()) == .applied)
-        }
-        #expect(try replica.log.digest(lobby.id) == store.log.digest(lobby.id))
-    }
-
-    /// One op of a batch that does not apply (a profile only its subject may write) leaves
-    /// nothing of the batch, whichever path signed it.
-    @Test(arguments: [8, 80])
-    func batchedAuthoring_isAllOrNothing(count: Int) throws {
-        let store = try Fixtures.store()
-        func profile(_ subject: UserID, _ nick: String) -> OperationBody {
-            .profile(subject: subject, nick: nick, displayName: nil, status: nil, presence: nil, avatar: nil)
-        }
-        var bodies = (0..<count).map { profile(alice.id, "alice\($0)") }
-        bodies[count / 2] = profile(bob.id, "not alice's to write")
-        #expect(throws: StoreError.self) {
-            try store.author(bodies, in: PartitionDescriptor.directory.id, by: alice, nowMillis: Fixtures.now())
-        }
-        #expect(try store.log.opCount(PartitionDescriptor.directory.id) == 0)
-        let op = try store.author(profile(alice.id, "alice"), in: PartitionDescriptor.directory.id, by: alice, nowMillis: Fixtures.now())
-        #expect(op.seq == 1)
     }
 
     @Test func opHeadAndViews_commitTogether_orNotAtAll() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -90,6 +91,8 @@ enum RawSocket {
 /// it, half send a request line and then one header byte a second and never finish. Whatever
 /// the server closes is opened again a second later, so the pressure never lets up while it
 /// runs.
+// @unchecked: `shared` guards the figures and the stop mark; `slots` is the flood thread's alone,
+// and `thread` is written by `start` and read by `stop`, on the test's task.
 final class WebFlood: @unchecked Sendable {
     enum Kind { case body, slow }
 
@@ -121,9 +124,7 @@ final class WebFlood: @unchecked Sendable {
     /// Bytes of the announced body each upload connection sends before it stalls.
     let bodyBytes: Int
     private var slots: [Slot]
-    private let lock = NSLock()
-    private var figures = Figures()
-    private var stopping = false
+    private let shared = Mutex((figures: Figures(), stopping: false))
     private var thread: Thread?
     private let finished = DispatchSemaphore(value: 0)
 
@@ -137,7 +138,7 @@ final class WebFlood: @unchecked Sendable {
         }
     }
 
-    var current: Figures { lock.withLock { figures } }
+    var current: Figures { shared.withLock { $0.figures } }
 
     func start() {
         let thread = Thread { [self] in
@@ -150,7 +151,7 @@ final class WebFlood: @unchecked Sendable {
 
     /// Stops, and closes every connection.
     func stop() {
-        lock.withLock { stopping = true }
+        shared.withLock { $0.stopping = true }
         if thread != nil { finished.wait() }
         thread = nil
     }
@@ -165,7 +166,7 @@ final class WebFlood: @unchecked Sendable {
         // what the server sent or closed (the flood's own CPU stays small beside the node's).
         var entries: [pollfd] = []
         var owners: [Int] = []
-        while !lock.withLock({ stopping }) {
+        while !shared.withLock({ $0.stopping }) {
             let now = ContinuousClock.now
             entries.removeAll(keepingCapacity: true)
             owners.removeAll(keepingCapacity: true)
@@ -173,7 +174,7 @@ final class WebFlood: @unchecked Sendable {
                 if slots[index].socket < 0 {
                     guard now >= slots[index].reopenAt else { continue }
                     guard let socket = RawSocket.connect(port: port, from: slots[index].source) else {
-                        lock.withLock { figures.failedConnects += 1 }
+                        shared.withLock { $0.figures.failedConnects += 1 }
                         slots[index].reopenAt = now + .seconds(1)
                         continue
                     }
@@ -181,7 +182,7 @@ final class WebFlood: @unchecked Sendable {
                     slots[index].sentBody = 0
                     slots[index].nextByte = now + .seconds(1)
                     RawSocket.send(socket, slots[index].kind == .body ? upload : slow)
-                    lock.withLock { figures.opened += 1 }
+                    shared.withLock { $0.figures.opened += 1 }
                 }
                 let socket = slots[index].socket
                 switch slots[index].kind {
@@ -197,13 +198,13 @@ final class WebFlood: @unchecked Sendable {
                 entries.append(pollfd(fd: socket, events: Int16(POLLIN), revents: 0))
                 owners.append(index)
             }
-            lock.withLock { figures.maxOpen = max(figures.maxOpen, entries.count) }
+            shared.withLock { $0.figures.maxOpen = max($0.figures.maxOpen, entries.count) }
             guard poll(&entries, nfds_t(entries.count), 50) > 0 else { continue }
             for (entry, index) in zip(entries, owners) where entry.revents != 0 && !RawSocket.drain(entry.fd).open {
                 close(entry.fd)
                 slots[index].socket = -1
                 slots[index].reopenAt = .now + .seconds(1)
-                lock.withLock { figures.closedByServer += 1 }
+                shared.withLock { $0.figures.closedByServer += 1 }
             }
         }
         for slot in slots where slot.socket >= 0 { close(slot.socket) }

@@ -1,6 +1,7 @@
 import Foundation
 import Identity
 import Store
+import Synchronization
 import Transport
 
 /// Talks to a running node over its control socket: what `parley peers`, `status` and
@@ -130,15 +131,14 @@ public enum ControlClientError: Error, Sendable, Equatable, CustomStringConverti
 }
 
 /// The client's receive buffer behind a lock (the client is Sendable; requests do not overlap).
-private final class LockedLines: @unchecked Sendable {
-    private var buffer = LineBuffer(limit: ControlProtocol.maxLineBytes)
-    private let lock = NSLock()
+private final class LockedLines: Sendable {
+    private let buffer = Mutex(LineBuffer(limit: ControlProtocol.maxLineBytes))
 
     func feed(_ bytes: [UInt8]) {
-        lock.withLock { buffer.feed(bytes) }
+        buffer.withLock { $0.feed(bytes) }
     }
 
     func next() throws -> [UInt8]? {
-        try lock.withLock { try buffer.nextLine() }
+        try buffer.withLock { try $0.nextLine() }
     }
 }

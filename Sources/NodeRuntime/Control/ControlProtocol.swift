@@ -72,14 +72,12 @@ public enum ControlProtocol {
 
     /// `response` as one line of JSON, as `line(_:)` writes it.
     static func line(_ response: ControlResponse) throws -> [UInt8] {
-        if let report = response.onlyAuthor, let line = authorLine(report) { return line }
-        return Array(try (response.keysAreWords ? wordKeysEncoder : encoder).encode(response))
+        Array(try (response.keysAreWords ? wordKeysEncoder : encoder).encode(response))
     }
 
     /// The request in one line a client sent (without its newline).
     static func request(from line: [UInt8]) throws -> ControlRequest {
-        if let request = authorRequest(from: line) { return request }
-        return try decoder(for: line).decode(ControlRequest.self, from: Data(line))
+        try decoder(for: line).decode(ControlRequest.self, from: Data(line))
     }
 
     /// `request` as the bytes a client writes, newline included: for clients that do their own

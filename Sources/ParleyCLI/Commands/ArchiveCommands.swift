@@ -9,12 +9,11 @@ struct ExportCommand: Command {
     let name = "export"
     let summary = "write signed ops to a file, to carry to nodes that never meet (USB stick)"
     let usage = ["export --out FILE [--room NAME | --conversation ID]"]
-    let options: [OptionSpec] = [
-        .value("out", "FILE", "the file to write (refused if it exists, unless --force)"),
-        .value("room", "NAME", "only this room and the directory (default: every partition this node holds)"),
-        .value("conversation", "ID", "only this conversation, the directory and its members' inboxes (with their invites)"),
-        .flag("force", "replace FILE if it exists"),
-    ]
+    static let out = Option.value("out", "FILE", "the file to write (refused if it exists, unless --force)")
+    static let room = Option.value("room", "NAME", "only this room and the directory (default: every partition this node holds)")
+    static let conversation = Option.value("conversation", "ID", "only this conversation, the directory and its members' inboxes (with their invites)")
+    static let force = Flag.flag("force", "replace FILE if it exists")
+    let options = [Self.out.spec, Self.room.spec, Self.conversation.spec, Self.force.spec]
     let details = [
         "The file holds each partition's descriptor, its ops in chain order and any fork proofs, with a checksum at the end. "
             + "Import it on another node with `parley import FILE`; both then show the same digest for those partitions.",
@@ -26,13 +25,13 @@ struct ExportCommand: Command {
 
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
         try expectPositionals(arguments, 0...0, names: [])
-        let path = try required(arguments, "out")
-        if arguments.has("room") && arguments.has("conversation") {
+        let path = try arguments.required(Self.out)
+        if arguments.has(Self.room) && arguments.has(Self.conversation) {
             throw CLIError.usage("give --room or --conversation, not both", command: name)
         }
         let store = try context.store()
         var partitions: [PartitionID]?
-        if let room = arguments.value("room") {
+        if let room = try arguments.value(Self.room) {
             let name = try context.roomName(room, command: name)
             let id = PartitionDescriptor.room(name).id
             guard try context.storeCall({ try store.log.partition(id) }) != nil else {
@@ -41,11 +40,11 @@ struct ExportCommand: Command {
             // The directory comes along, so the authors' names travel with their messages.
             partitions = [id, PartitionDescriptor.directory.id]
         }
-        if let text = arguments.value("conversation") {
+        if let text = try arguments.value(Self.conversation) {
             let conversation = try Lookup.conversation(text, context: context, command: name)
             partitions = try context.storeCall { try store.views.exportSet(forConversation: conversation.id) }
         }
-        let summary = try ArchiveFile.write(to: path, force: arguments.has("force"), what: "the export") { writer in
+        let summary = try ArchiveFile.write(to: path, force: arguments[Self.force], what: "the export") { writer in
             try context.storeCall(command: name) { try store.export(partitions, to: writer, nowMillis: context.nowMillis) }
         }
         context.output.line("exported \(summary.ops) ops to \(path)")
@@ -63,9 +62,8 @@ struct ImportCommand: Command {
     let name = "import"
     let summary = "apply the signed ops of an export file (verified like ops from a peer)"
     let usage = ["import FILE [--json]"]
-    let options: [OptionSpec] = [
-        .flag("json", "print one JSON array with {partitions, applied, already_present, refused, refused_by {REASON: N}, fork_proofs}")
-    ]
+    static let json = Flag.flag("json", "print one JSON array with {partitions, applied, already_present, refused, refused_by {REASON: N}, fork_proofs}")
+    let options = [Self.json.spec]
     let details = [
         "Every op is checked (signature, chain, partition rules) as if it came from a peer; nothing is trusted because it "
             + "is in a file. Rooms in the file are joined, and so are conversations an invite in your inbox names. A damaged "
@@ -96,7 +94,7 @@ struct ImportCommand: Command {
             try store.processInbox(me: identity)  // invites that came in the file
             return summary
         }
-        if arguments.has("json") {
+        if arguments[Self.json] {
             context.output.json([
                 .object([
                     "partitions": .integer(Int64(summary.partitions)), "applied": .integer(Int64(summary.applied)),

@@ -8,10 +8,9 @@ struct AttachmentCommand: Command {
     let name = "attachment"
     let summary = "save a message's attachment to a file"
     let usage = ["attachment MESSAGE_ID [INDEX] --out FILE [--force]"]
-    let options: [OptionSpec] = [
-        .value("out", "FILE", "where to write it (refused if it exists, unless --force)"),
-        .flag("force", "replace FILE if it exists"),
-    ]
+    static let out = Option.value("out", "FILE", "where to write it (refused if it exists, unless --force)")
+    static let force = Flag.flag("force", "replace FILE if it exists")
+    let options = [Self.out.spec, Self.force.spec]
     let details = [
         "INDEX counts a message's attachments from 1 (the default). The content is there for files sent from this node; "
             + "files sent from other nodes are fetched from peers by a running node (`parley run`), and until then this "
@@ -21,7 +20,7 @@ struct AttachmentCommand: Command {
 
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
         try expectPositionals(arguments, 1...2, names: ["MESSAGE_ID", "INDEX"])
-        let path = try required(arguments, "out")
+        let path = try arguments.required(Self.out)
         let index =
             try arguments.positionals.dropFirst().first.map { value throws(CLIError) in
                 guard let number = Int(value), number > 0 else { throw CLIError.usage("INDEX must be 1 or more, not '\(value)'", command: name) }
@@ -42,7 +41,7 @@ struct AttachmentCommand: Command {
         case .cannotOpen:
             throw CLIError.failure("\(shownName) is here but encrypted with a key this node does not hold")
         case .content(let bytes):
-            try FileInput.write(bytes, to: path, force: arguments.has("force"))
+            try FileInput.write(bytes, to: path, force: arguments[Self.force])
             context.output.line("wrote \(shownName) (\(Format.byteCount(UInt64(bytes.count)))) to \(path)")
             return 0
         }

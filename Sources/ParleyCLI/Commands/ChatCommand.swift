@@ -25,14 +25,15 @@ struct ChatCommand: Command {
     let examples = ["chat", "chat dev", "chat lobby --broadcast 127.255.255.255", "chat --no-discovery --peers ~/parley-peers.txt"]
 
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
-        for option in ["web", "web-allow-remote"] where arguments.has(option) {
+        if arguments.has(RunCommand.web) || arguments[RunCommand.webAllowRemote] {
+            let option = arguments.has(RunCommand.web) ? RunCommand.web.spec.name : RunCommand.webAllowRemote.spec.name
             throw CLIError.usage(
                 "--\(option): the node the chat starts serves no web UI; run `parley run` for the web UI and `parley chat` beside it", command: name)
         }
         try expectPositionals(arguments, 0...1, names: ["ROOM"])
         let room = try arguments.positionals.first.map { text throws(CLIError) in try context.roomName(text, command: name) }
         // Every option is checked before the terminal is taken, so usage errors print as usual.
-        let level = try RunCommand.logLevel(arguments, command: name)
+        let level = try RunCommand.logLevel(arguments)
         let configuration = try RunCommand.nodeConfiguration(context, arguments, command: name)
         let capture = CapturedOutput()
         let chat = context.redirected(to: Output(capturing: capture.append))

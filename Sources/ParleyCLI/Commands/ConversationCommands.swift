@@ -9,10 +9,15 @@ struct ConversationCreateCommand: Command {
     let name = "conversation create"
     let summary = "start a private conversation with some people; prints its id"
     let usage = ["conversation create --name NAME --members ID[,ID...]"]
-    let options: [OptionSpec] = [
-        .value("name", "NAME", "what to call it (members see it; nodes that only carry it do not)"),
-        .value("members", "ID[,ID...]", "who takes part, besides you: user ids, nick#xxxxxx, or unique id prefixes from `parley people`"),
-    ]
+    static let nameOption = Option.value("name", "NAME", "what to call it (members see it; nodes that only carry it do not)")
+    static let members = Option.value(
+        "members", "ID[,ID...]", "who takes part, besides you: user ids, nick#xxxxxx, or unique id prefixes from `parley people`"
+    ) { text, command throws(CLIError) in
+        let list = text.split(separator: ",").map { String($0).trimmingWhitespace() }.filter { !$0.isEmpty }
+        guard !list.isEmpty else { throw CLIError.usage("--members needs at least one user id", command: command) }
+        return list
+    }
+    let options = [Self.nameOption.spec, Self.members.spec]
     let details = [
         "You are always a member. A member may be given as the 52-character user id, as nick#xxxxxx, as the first 4 or more "
             + "characters of the id of someone in `parley people`, or by a nickname only one person there has.",
@@ -25,9 +30,8 @@ struct ConversationCreateCommand: Command {
 
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
         try expectPositionals(arguments, 0...0, names: [])
-        let title = try ConversationCommandSupport.conversationName(try required(arguments, "name"), command: name)
-        let list = try required(arguments, "members").split(separator: ",").map { String($0).trimmingWhitespace() }.filter { !$0.isEmpty }
-        guard !list.isEmpty else { throw CLIError.usage("--members needs at least one user id", command: name) }
+        let title = try ConversationCommandSupport.conversationName(try arguments.required(Self.nameOption), command: name)
+        let list = try arguments.required(Self.members)
         var members: [UserID] = []
         for text in list { members.append(try Lookup.person(text, context: context, command: name)) }
         let identity = try context.identity()

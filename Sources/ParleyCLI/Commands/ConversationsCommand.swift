@@ -11,9 +11,8 @@ struct ConversationsCommand: Command {
     let name = "conversations"
     let summary = "list your private conversations, with members and unread counts"
     let usage = ["conversations [--json]"]
-    let options: [OptionSpec] = [
-        .flag("json", "print one JSON array of {id, name, members, unread, creator, member}")
-    ]
+    static let json = Flag.flag("json", "print one JSON array of {id, name, members, unread, creator, member}")
+    let options = [Self.json.spec]
     let details = [
         "members is the array of current members' user ids; member says whether you still are one; name is empty until its "
             + "encrypted name has reached this node. Conversations you left are not listed."
@@ -25,7 +24,7 @@ struct ConversationsCommand: Command {
         let me = try context.identity().id
         let store = try context.store()
         let conversations = try context.storeCall { try store.views.conversations(reader: me) }
-        if arguments.has("json") {
+        if arguments[Self.json] {
             context.output.json(
                 conversations.map(ViewJSON.conversation))
             return 0
@@ -52,10 +51,9 @@ struct PeopleCommand: Command {
     let name = "people"
     let summary = "list the people in the directory, with presence"
     let usage = ["people [--search TEXT] [--json]"]
-    let options: [OptionSpec] = [
-        .value("search", "TEXT", "only people whose nick, display name or status contains TEXT, or whose id starts with it"),
-        .flag("json", "print one JSON array of {id, nick, display_name, status, presence, last_seen, me, avatar}"),
-    ]
+    static let search = Option.value("search", "TEXT", "only people whose nick, display name or status contains TEXT, or whose id starts with it")
+    static let json = Flag.flag("json", "print one JSON array of {id, nick, display_name, status, presence, last_seen, me, avatar}")
+    let options = [Self.search.spec, Self.json.spec]
     let details = [
         "presence is online, away or offline. Without a running node (`parley run`) you show your chosen mode (hidden shows as "
             + "offline) and everyone else shows as offline; last_seen is null until a node has seen them."
@@ -71,14 +69,14 @@ struct PeopleCommand: Command {
         for report in try NodeConnection.ask(ControlRequest(.presence), context)?.presence ?? [] {
             if let id = UserID(text: report.id) { live[id] = PeerPresence(linked: report.linked, lastSeenMillis: report.lastSeen) }
         }
-        let people = try context.storeCall { try store.directory.people(me: me, search: arguments.value("search")?.trimmingWhitespace(), live: live) }
-        if arguments.has("json") {
+        let people = try context.storeCall { try store.directory.people(me: me, search: try arguments.value(Self.search)?.trimmingWhitespace(), live: live) }
+        if arguments[Self.json] {
             context.output.json(
                 people.map(ViewJSON.person))
             return 0
         }
         guard !people.isEmpty else {
-            context.output.line("Nobody matches \(arguments.value("search").map { "'\(Format.safe($0, keepNewlines: false))'" } ?? "").")
+            context.output.line("Nobody matches \(try arguments.value(Self.search).map { "'\(Format.safe($0, keepNewlines: false))'" } ?? "").")
             return 0
         }
         for person in people {

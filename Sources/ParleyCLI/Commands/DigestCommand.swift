@@ -9,7 +9,8 @@ struct DigestCommand: Command {
     let name = "digest"
     let summary = "show each partition's op count and digest (compare replicas)"
     let usage = ["digest [--json]"]
-    let options: [OptionSpec] = [.flag("json", "print one JSON array of {partition, kind, name, ops, authors, digest, joined}")]
+    static let json = Flag.flag("json", "print one JSON array of {partition, kind, name, ops, authors, digest, joined}")
+    let options = [Self.json.spec]
     let details = [
         "kind is room, conversation, directory, inbox or self; name is the room name without '#', "
             + "the conversation's name, or the kind for the others."
@@ -21,7 +22,7 @@ struct DigestCommand: Command {
         _ = try context.identity()
         let store = try context.store()
         let rows = try context.storeCall { try ViewJSON.digestRows(store) }
-        if arguments.has("json") {
+        if arguments[Self.json] {
             context.output.json(rows.map(ViewJSON.digest))
             return 0
         }

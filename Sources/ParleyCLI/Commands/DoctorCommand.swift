@@ -12,7 +12,8 @@ struct DoctorCommand: Command {
     let name = "doctor"
     let summary = "explain what the node sees: interfaces, sockets, beacons heard and rejected, why peers are not linked"
     let usage = ["doctor [--json]"]
-    let options: [OptionSpec] = [.flag("json", "print one JSON array with the running node's report (nothing without a node)")]
+    static let json = Flag.flag("json", "print one JSON array with the running node's report (nothing without a node)")
+    let options = [Self.json.spec]
     let details = [
         "With a node running for the data directory: its sockets, the interfaces and broadcast addresses, beacons "
             + "heard per source address, beacons rejected and what that means (e.g. a node using a different "
@@ -28,14 +29,14 @@ struct DoctorCommand: Command {
         let dataDirectory = try context.dataDirectory()
         let directory = dataDirectory.path
         guard let report = try NodeConnection.ask(ControlRequest(.doctor), context)?.doctor else {
-            if arguments.has("json") {
+            if arguments[Self.json] {
                 context.output.line("[]")
                 return 0
             }
             offline(context, directory: directory)
             return storage(context.output, dataDirectory)
         }
-        if arguments.has("json") {
+        if arguments[Self.json] {
             context.output.line("[" + ControlProtocol.prettyJSON(report) + "]")
             return 0
         }

@@ -10,12 +10,15 @@ struct HistoryCommand: Command {
     let name = "history"
     let summary = "show a room's or conversation's messages (--json for scripts)"
     let usage = ["history (--room NAME | --conversation ID) [--limit N] [--ids] [--json]"]
-    let options: [OptionSpec] = [
-        .value("room", "NAME", "the room (you must have joined it)"),
-        .value("conversation", "ID", "a private conversation you are (or were) in"),
-        .value("limit", "N", "only the newest N messages (text output shows the newest 50 unless given)"),
-        .flag("ids", "start each line with the message's short id (accepted by edit, delete, react)"),
-        .flag("json", "print one JSON array of message objects (all messages unless --limit)"),
+    static let room = Option.value("room", "NAME", "the room (you must have joined it)")
+    static let conversation = Option.value("conversation", "ID", "a private conversation you are (or were) in")
+    static let limit = Option.value("limit", "N", "only the newest N messages (text output shows the newest 50 unless given)") {
+        text, command throws(CLIError) in try Lookup.positiveInteger(text, option: "limit", command: command)
+    }
+    static let ids = Flag.flag("ids", "start each line with the message's short id (accepted by edit, delete, react)")
+    static let json = Flag.flag("json", "print one JSON array of message objects (all messages unless --limit)")
+    let options = [
+        Self.room.spec, Self.conversation.spec, Self.limit.spec, Self.ids.spec, Self.json.spec,
     ]
     let details = [
         "JSON fields of each message: id, author (user id), nick (or null), time (ISO 8601 UTC with milliseconds), "
@@ -29,9 +32,9 @@ struct HistoryCommand: Command {
 
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
         try expectPositionals(arguments, 0...0, names: [])
-        let limit = try arguments.value("limit").map { value throws(CLIError) in try Lookup.positiveInteger(value, option: "limit", command: name) }
-        let json = arguments.has("json")
-        let room = try context.target(arguments, command: name)
+        let limit = try arguments.value(Self.limit)
+        let json = arguments[Self.json]
+        let room = try context.target(room: try arguments.value(Self.room), conversation: try arguments.value(Self.conversation), command: name)
         let store = try context.store()
 
         if json {
@@ -52,7 +55,7 @@ struct HistoryCommand: Command {
         }
         let now = context.nowMillis
         for message in messages {
-            context.output.line(Self.line(message, nowMillis: now, showIDs: arguments.has("ids")))
+            context.output.line(Self.line(message, nowMillis: now, showIDs: arguments[Self.ids]))
         }
         return 0
     }

@@ -11,8 +11,9 @@ struct InitCommand: Command {
     let name = "init"
     let summary = "create your identity (never overwrites one), join #lobby, print your user id"
     let usage = ["init [--nick NAME]"]
-    let options: [OptionSpec] = [
-        .value("nick", "NAME", "set your nickname, shown to others as NAME#xxxxxx (no spaces or '#')")
+    static let nick = Option<String>.nickname("nick", "NAME", "set your nickname, shown to others as NAME#xxxxxx (no spaces or '#')")
+    let options = [
+        Self.nick.spec
     ]
     let details = [
         "Creates the data directory (mode 0700) and the key file identity.key (mode 0600) if they are absent, "
@@ -26,7 +27,7 @@ struct InitCommand: Command {
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
         try expectPositionals(arguments, 0...0, names: [])
         // Check every input before creating anything.
-        let nick = try arguments.value("nick").map { value throws(CLIError) in try Lookup.nickname(value, option: "nick", command: name) }
+        let nick = try arguments.value(Self.nick)
         let (identity, created) = try context.setUpIdentity(nick: nick, command: name)
         let directory = try context.dataDirectory()
 
@@ -88,7 +89,8 @@ struct WhoamiCommand: Command {
     let name = "whoami"
     let summary = "show your user id, nickname and data directory"
     let usage = ["whoami [--json]"]
-    let options: [OptionSpec] = [.flag("json", "print one JSON array with one object: id, nick, short, display, data_dir")]
+    static let json = Flag.flag("json", "print one JSON array with one object: id, nick, short, display, data_dir")
+    let options = [Self.json.spec]
     let examples = ["whoami", "whoami --json"]
 
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
@@ -97,7 +99,7 @@ struct WhoamiCommand: Command {
         let nick = try context.nick(of: identity.id)
         let directory = try context.dataDirectory()
         let display = Format.person(identity.id, nick: nick)
-        if arguments.has("json") {
+        if arguments[Self.json] {
             context.output.json([
                 .object([
                     "id": .string(identity.id.text), "nick": .optional(nick), "short": .string(identity.id.short),

@@ -12,23 +12,27 @@ struct LabRunCommand: Command {
         "lab run --nodes N --duration SECONDS --rate MSGS_PER_S --seed N --out DIR [--faults SPEC] [--rooms R] "
             + "[--conversations C] [--netns]"
     ]
-    let options: [OptionSpec] = [
-        .value("nodes", "N", "how many nodes (1-64, default 4)"),
-        .value("duration", "SECONDS", "how long the workload runs (default 20)"),
-        .value("rate", "MSGS_PER_S", "writes per second over the whole cluster (default 10)"),
-        .value("seed", "N", "seeds the workload, the nodes faults hit and random faults (default 1)"),
-        .value("out", "DIR", "where report.json, report.html and the node logs go (required; must not hold another run)"),
-        .value("faults", "SPEC", "the fault schedule (default: a kill, a split and a clock skew; see below)"),
-        .value("rooms", "R", "rooms every node joins (default 3)"),
-        .value("conversations", "C", "private conversations, each with 3-5 member nodes (default 2)"),
-        .flag("netns", "run each node in its own network namespace on a bridge (root); splits move cables"),
+    static let nodes = integer("nodes", "N", "how many nodes (1-64, default 4)")
+    static let duration = number("duration", "SECONDS", "how long the workload runs (default 20)")
+    static let rate = number("rate", "MSGS_PER_S", "writes per second over the whole cluster (default 10)")
+    static let seed = Option.value("seed", "N", "seeds the workload, the nodes faults hit and random faults (default 1)") { text, command throws(CLIError) in
+        guard let seed = UInt64(text) else { throw CLIError.usage("--seed must be a whole number from 0 to 2^64-1, not '\(text)'", command: command) }
+        return seed
+    }
+    static let out = Option.value("out", "DIR", "where report.json, report.html and the node logs go (required; must not hold another run)")
+    static let faults = Option.value("faults", "SPEC", "the fault schedule (default: a kill, a split and a clock skew; see below)")
+    static let rooms = integer("rooms", "R", "rooms every node joins (default 3)")
+    static let conversations = integer("conversations", "C", "private conversations, each with 3-5 member nodes (default 2)")
+    static let netns = Flag.flag("netns", "run each node in its own network namespace on a bridge (root); splits move cables")
+    let options = [
+        Self.nodes.spec, Self.duration.spec, Self.rate.spec, Self.seed.spec, Self.out.spec, Self.faults.spec, Self.rooms.spec, Self.conversations.spec,
+        Self.netns.spec,
     ]
-    let advancedOptions: [OptionSpec] = [
-        .value("settle-timeout", "SECONDS", "how long to wait for convergence after the last heal and write (default 60)"),
-        .flag("keep-data", "keep the nodes' data directories under DIR/nodes (default: removed after the report)"),
-        .value("binary", "PATH", "the parley binary for the nodes (default: this one)"),
-        .flag("quiet", "no progress line"),
-    ]
+    static let settleTimeout = number("settle-timeout", "SECONDS", "how long to wait for convergence after the last heal and write (default 60)")
+    static let keepData = Flag.flag("keep-data", "keep the nodes' data directories under DIR/nodes (default: removed after the report)")
+    static let binary = Option.value("binary", "PATH", "the parley binary for the nodes (default: this one)")
+    static let quiet = Flag.flag("quiet", "no progress line")
+    let advancedOptions = [Self.settleTimeout.spec, Self.keepData.spec, Self.binary.spec, Self.quiet.spec]
     let details = [
         "Every node gets a fresh data directory under DIR/nodes, listens on 127.0.0.1 and beacons only to "
             + "127.255.255.255 on a discovery port below 32768 derived from the pid and seed (with --netns: only inside the "
@@ -56,27 +60,24 @@ struct LabRunCommand: Command {
 
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
         try expectPositionals(arguments, 0...0, names: [])
-        var configuration = LabConfiguration(out: absolute(try required(arguments, "out")))
-        configuration.nodes = try integer(arguments, "nodes") ?? configuration.nodes
-        configuration.duration = try number(arguments, "duration") ?? configuration.duration
-        configuration.rate = try number(arguments, "rate") ?? configuration.rate
-        if let text = arguments.value("seed") {
-            guard let seed = UInt64(text) else { throw CLIError.usage("--seed must be a whole number from 0 to 2^64-1, not '\(text)'", command: name) }
-            configuration.seed = seed
-        }
-        configuration.faultSpec = arguments.value("faults")
-        configuration.rooms = try integer(arguments, "rooms") ?? configuration.rooms
-        configuration.conversations = try integer(arguments, "conversations") ?? configuration.conversations
-        configuration.netns = arguments.has("netns")
-        configuration.settleTimeout = try number(arguments, "settle-timeout") ?? configuration.settleTimeout
-        configuration.keepData = arguments.has("keep-data")
-        configuration.binary = arguments.value("binary").map(absolute)
+        var configuration = LabConfiguration(out: absolute(try arguments.required(Self.out)))
+        configuration.nodes = try arguments.value(Self.nodes) ?? configuration.nodes
+        configuration.duration = try arguments.value(Self.duration) ?? configuration.duration
+        configuration.rate = try arguments.value(Self.rate) ?? configuration.rate
+        if let seed = try arguments.value(Self.seed) { configuration.seed = seed }
+        configuration.faultSpec = try arguments.value(Self.faults)
+        configuration.rooms = try arguments.value(Self.rooms) ?? configuration.rooms
+        configuration.conversations = try arguments.value(Self.conversations) ?? configuration.conversations
+        configuration.netns = arguments[Self.netns]
+        configuration.settleTimeout = try arguments.value(Self.settleTimeout) ?? configuration.settleTimeout
+        configuration.keepData = arguments[Self.keepData]
+        configuration.binary = try arguments.value(Self.binary).map(absolute)
         configuration.command = (["parley"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
 
         let cleanup = LabCleanup()
         let runner: LabRunner
         do {
-            runner = try LabRunner(configuration: configuration, cleanup: cleanup, progress: ProgressLine(quiet: arguments.has("quiet")))
+            runner = try LabRunner(configuration: configuration, cleanup: cleanup, progress: ProgressLine(quiet: arguments[Self.quiet]))
         } catch {
             throw convert(error)
         }
@@ -127,15 +128,19 @@ struct LabRunCommand: Command {
         path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
     }
 
-    private func integer(_ arguments: ParsedArguments, _ option: String) throws(CLIError) -> Int? {
-        guard let text = arguments.value(option) else { return nil }
-        guard let value = Int(text) else { throw .usage("--\(option) must be a whole number, not '\(text)'", command: name) }
-        return value
+    /// An option of a whole number.
+    private static func integer(_ name: String, _ valueName: String, _ help: String) -> Option<Int> {
+        Option.value(name, valueName, help) { text, command throws(CLIError) in
+            guard let value = Int(text) else { throw .usage("--\(name) must be a whole number, not '\(text)'", command: command) }
+            return value
+        }
     }
 
-    private func number(_ arguments: ParsedArguments, _ option: String) throws(CLIError) -> Double? {
-        guard let text = arguments.value(option) else { return nil }
-        guard let value = Double(text), value.isFinite else { throw .usage("--\(option) must be a number, not '\(text)'", command: name) }
-        return value
+    /// An option of a finite number.
+    private static func number(_ name: String, _ valueName: String, _ help: String) -> Option<Double> {
+        Option.value(name, valueName, help) { text, command throws(CLIError) in
+            guard let value = Double(text), value.isFinite else { throw .usage("--\(name) must be a number, not '\(text)'", command: command) }
+            return value
+        }
     }
 }

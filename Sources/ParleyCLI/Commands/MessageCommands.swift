@@ -55,7 +55,8 @@ struct ReactCommand: Command {
     let name = "react"
     let summary = "react to a message with an emoji (--off takes it back)"
     let usage = ["react MESSAGE_ID EMOJI [--off]"]
-    let options: [OptionSpec] = [.flag("off", "remove your reaction instead of adding it")]
+    static let off = Flag.flag("off", "remove your reaction instead of adding it")
+    let options = [Self.off.spec]
     let details = ["EMOJI is any short text without spaces (at most 32 bytes): 👍, ❤️, +1..."]
     let examples = ["react 3fkq7zxa2b 👍", "react 3fkq7zxa2b 👍 --off"]
 
@@ -67,7 +68,7 @@ struct ReactCommand: Command {
         }
         let (partition, message) = try Lookup.message(arguments.positionals[0], context: context, command: name)
         guard !message.deleted else { throw CLIError.failure("message \(message.id.text) was deleted; it takes no reactions") }
-        try context.author(.react(target: message.id, emoji: emoji, on: !arguments.has("off")), in: partition, command: name)
+        try context.author(.react(target: message.id, emoji: emoji, on: !arguments[Self.off]), in: partition, command: name)
         return 0
     }
 }
@@ -80,24 +81,23 @@ struct ReadCommand: Command {
     let name = "read"
     let summary = "mark a room or conversation as read (clears its unread count)"
     let usage = ["read (--room NAME | --conversation ID [--receipt])"]
-    let options: [OptionSpec] = [
-        .value("room", "NAME", "the room (you must have joined it)"),
-        .value("conversation", "ID", "a private conversation you are in"),
-        .flag("receipt", "in a conversation: let the other members see how far you read (a read receipt)"),
-    ]
+    static let room = Option.value("room", "NAME", "the room (you must have joined it)")
+    static let conversation = Option.value("conversation", "ID", "a private conversation you are in")
+    static let receipt = Flag.flag("receipt", "in a conversation: let the other members see how far you read (a read receipt)")
+    let options = [Self.room.spec, Self.conversation.spec, Self.receipt.spec]
     let examples = ["read --room lobby", "read --conversation 3fkq7zxa", "read --conversation 3fkq7zxa --receipt"]
 
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
         try expectPositionals(arguments, 0...0, names: [])
-        let room = try context.target(arguments, command: name)
+        let room = try context.target(room: try arguments.value(Self.room), conversation: try arguments.value(Self.conversation), command: name)
         let me = try context.identity().id
         let store = try context.store()
         let (newest, marker) = try context.storeCall {
             (try store.views.newestMessageHLC(room.id), try store.views.readMarker(owner: me, partition: room.id))
         }
         guard let newest else { return 0 }
-        if arguments.has("receipt") {
-            guard arguments.value("conversation") != nil else {
+        if arguments[Self.receipt] {
+            guard try arguments.value(Self.conversation) != nil else {
                 throw CLIError.usage("--receipt is for conversations; rooms have no read receipts", command: name)
             }
             let sent = try context.storeCall { try store.views.readReceipts(room.id)[me] }

@@ -10,9 +10,8 @@ struct PeersCommand: Command {
     let name = "peers"
     let summary = "list the peers the running node knows: linked, discovered, suspect or gone"
     let usage = ["peers [--json]"]
-    let options: [OptionSpec] = [
-        .flag("json", "print one JSON array of {id, nick, addresses, state, since, last_seen, direction, origin, static}")
-    ]
+    static let json = Flag.flag("json", "print one JSON array of {id, nick, addresses, state, since, last_seen, direction, origin, static}")
+    let options = [Self.json.spec]
     let details = [
         "Asks the node running for the data directory (see `parley run`); without one it fails with exit status 1. "
             + "state is linked, discovered, suspect (its beacons or pings are late) or gone; direction is inbound or "
@@ -23,7 +22,7 @@ struct PeersCommand: Command {
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
         try expectPositionals(arguments, 0...0, names: [])
         let peers = try NodeConnection.require(ControlRequest(.peers), context).peers ?? []
-        if arguments.has("json") {
+        if arguments[Self.json] {
             context.output.json(peers.map(ViewJSON.peer))
             return 0
         }
@@ -61,14 +60,12 @@ struct StatusCommand: Command {
     let name = "status"
     let summary = "show the running node: identity, addresses, links, store size, sync progress"
     let usage = ["status [--json]"]
-    let options: [OptionSpec] = [
-        .flag(
-            "json",
-            "print one JSON array with one object: pid, started_at, id, nick, data_dir, listen, web, "
-                + "discovery_port, broadcast_targets, links, peers, store_ops, sync {fetched, wanted, ops_received, ops_sent, "
-                + "peers: [{id, nick, fetched, wanted, ops_received, ops_sent, bytes_received, bytes_sent, frames_received, "
-                + "frames_sent, since}]}")
-    ]
+    static let json = Flag.flag(
+        "json",
+        "print one JSON array with one object: pid, started_at, id, nick, data_dir, listen, web, "
+            + "discovery_port, broadcast_targets, links, peers, store_ops, sync {fetched, wanted, ops_received, ops_sent, "
+            + "peers: [{id, nick, fetched, wanted, ops_received, ops_sent, bytes_received, bytes_sent, frames_received, frames_sent, since}]}")
+    let options = [Self.json.spec]
     let details = [
         "Asks the node running for the data directory; without one it fails with exit status 1.",
         "sync: fetched is the number of ops fetched from peers since the node started, wanted that number plus the ops "
@@ -83,7 +80,7 @@ struct StatusCommand: Command {
         guard let status = try NodeConnection.require(ControlRequest(.status), context).status else {
             throw CLIError.failure("the node sent no status; is it a different parley version? restart it")
         }
-        if arguments.has("json") {
+        if arguments[Self.json] {
             context.output.json([ViewJSON.status(status, extra: ["web": .optional(webAddress(context))])])
             return 0
         }

@@ -11,14 +11,18 @@ struct ProfileCommand: Command {
     let name = "profile"
     let summary = "show your profile, or set its display name, status, presence or avatar"
     let usage = ["profile [--display-name NAME] [--status TEXT] [--presence online|away|hidden] [--avatar FILE] [--nick NAME] [--json]"]
-    let options: [OptionSpec] = [
-        .value("display-name", "NAME", "your full name as others see it (\"\" clears it)"),
-        .value("status", "TEXT", "a short status line, e.g. \"in the lab until 5\" (\"\" clears it)"),
-        .value("presence", "MODE", "online, away or hidden"),
-        .value("nick", "NAME", "your nickname (as `parley init --nick`)"),
-        .value("avatar", "FILE", "a profile photo (at most 8 MiB)"),
-        .flag("json", "print one JSON array with one object: id, nick, display_name, status, presence, avatar"),
-    ]
+    static let displayName = Option.value("display-name", "NAME", "your full name as others see it (\"\" clears it)")
+    static let status = Option.value("status", "TEXT", "a short status line, e.g. \"in the lab until 5\" (\"\" clears it)")
+    static let presence = Option.value("presence", "MODE", "online, away or hidden") { value, command throws(CLIError) in
+        guard let mode = PresenceMode.allCases.first(where: { $0.description == value.trimmingWhitespace().lowercased() }) else {
+            throw CLIError.usage("--presence must be online, away or hidden, not '\(value)'", command: command)
+        }
+        return mode
+    }
+    static let nick = Option<String>.nickname("nick", "NAME", "your nickname (as `parley init --nick`)")
+    static let avatar = Option.value("avatar", "FILE", "a profile photo (at most 8 MiB)")
+    static let json = Flag.flag("json", "print one JSON array with one object: id, nick, display_name, status, presence, avatar")
+    let options = [Self.displayName.spec, Self.status.spec, Self.presence.spec, Self.nick.spec, Self.avatar.spec, Self.json.spec]
     let details = [
         "Without options it shows your profile; with options it changes those fields and then shows the result.",
         "--avatar records the file's name, size, type and hash in your directory entry and keeps its content on this node; "
@@ -28,16 +32,11 @@ struct ProfileCommand: Command {
 
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
         try expectPositionals(arguments, 0...0, names: [])
-        let avatarFile = try arguments.value("avatar").map { path throws(CLIError) in try FileInput.read(path, option: "avatar") }
-        let presence = try arguments.value("presence").map { value throws(CLIError) in
-            guard let mode = PresenceMode.allCases.first(where: { $0.description == value.trimmingWhitespace().lowercased() }) else {
-                throw CLIError.usage("--presence must be online, away or hidden, not '\(value)'", command: name)
-            }
-            return mode
-        }
-        let nick = try arguments.value("nick").map { value throws(CLIError) in try Lookup.nickname(value, option: "nick", command: name) }
-        let displayName = arguments.value("display-name").map { $0.trimmingWhitespace() }
-        let status = arguments.value("status").map { $0.trimmingWhitespace() }
+        let avatarFile = try arguments.value(Self.avatar).map { path throws(CLIError) in try FileInput.read(path, option: "avatar") }
+        let presence = try arguments.value(Self.presence)
+        let nick = try arguments.value(Self.nick)
+        let displayName = try arguments.value(Self.displayName).map { $0.trimmingWhitespace() }
+        let status = try arguments.value(Self.status).map { $0.trimmingWhitespace() }
         let identity = try context.identity()
         let store = try context.store()
         let avatar = try avatarFile.map { file throws(CLIError) in
@@ -56,7 +55,7 @@ struct ProfileCommand: Command {
             nick: present(profile?.nick), displayName: present(profile?.displayName), status: present(profile?.status),
             presence: profile?.presence
         )
-        if arguments.has("json") {
+        if arguments[Self.json] {
             context.output.json([ViewJSON.profile(identity.id, profile)])
             return 0
         }

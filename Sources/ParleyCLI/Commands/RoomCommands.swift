@@ -9,13 +9,14 @@ struct JoinCommand: Command {
     let name = "join"
     let summary = "join a room (lobby and #lobby are the same room)"
     let usage = ["join ROOM"]
-    let options: [OptionSpec] = [.value("passphrase-file", "FILE", "(not yet supported) a passphrase-protected room")]
+    static let passphraseFile = Option.value("passphrase-file", "FILE", "(not yet supported) a passphrase-protected room")
+    let options = [Self.passphraseFile.spec]
     let details = ["Room names are trimmed and case-folded, with or without a leading '#': 1-64 bytes, no spaces, '#' or '/'."]
     let examples = ["join dev", "join '#Dev'"]
 
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
         try expectPositionals(arguments, 1...1, names: ["ROOM"])
-        try refuseUnsupported(arguments, ["passphrase-file"])
+        try refuseUnsupported(arguments, Self.passphraseFile)
         let room = try context.roomName(arguments.positionals[0], command: name)
         _ = try context.identity()
         let store = try context.store()
@@ -59,7 +60,8 @@ struct RoomsCommand: Command {
     let name = "rooms"
     let summary = "list the rooms you joined, with unread counts"
     let usage = ["rooms [--json]"]
-    let options: [OptionSpec] = [.flag("json", "print one JSON array of {name, partition, unread}; name has no '#'")]
+    static let json = Flag.flag("json", "print one JSON array of {name, partition, unread}; name has no '#'")
+    let options = [Self.json.spec]
     let examples = ["rooms", "rooms --json"]
 
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
@@ -72,7 +74,7 @@ struct RoomsCommand: Command {
                 return (name, record.id, try store.views.unreadCount(record.id, reader: me))
             }.sorted { $0.name.value < $1.name.value }
         }
-        if arguments.has("json") {
+        if arguments[Self.json] {
             context.output.json(
                 rooms.map { ViewJSON.room(name: $0.name, id: $0.id, unread: $0.unread) })
             return 0

@@ -3,6 +3,7 @@ import Foundation
 import Identity
 import NodeRuntime
 import Replica
+import Synchronization
 import WebUI
 
 /// `parley run`: the node in the foreground — discovery, links, sync, the control socket — until
@@ -19,52 +20,67 @@ struct RunCommand: Command {
     var advancedOptions: [OptionSpec] { Self.nodeAdvancedOptions }
 
     /// The options that configure a node; `parley chat` accepts them too (for the node it starts).
-    static let nodeOptions: [OptionSpec] = [
-        .value("listen", "HOST:PORT", "where links are accepted (default 0.0.0.0:7748; port 0 picks a free port)"),
-        .value("discovery-port", "N", "the UDP port of beacons (default 7747)"),
-        .flag("no-discovery", "send and hear no beacons (link only to --peers)"),
-        .value("broadcast", "ADDR[,...]", "where beacons go (default: every interface's broadcast and 127.255.255.255)"),
-        .value("peers", "FILE", "static peers, one 'host:port [key]' a line (see Peers.example)"),
-        .value("network-secret-file", "FILE", "the deployment secret: nodes with different secrets never talk"),
-        .value("log-level", "LEVEL", "debug, info (default), warn or error"),
-        .value("join", "ROOM", "join ROOM before starting (repeatable)"),
-        .value("web", "HOST:PORT", "where the web UI and JSON API listen (default 127.0.0.1:7749; port 0 picks a free port)"),
-        .flag("web-allow-remote", "allow --web on an address other than loopback (others on the network can then reach it)"),
-        .flag("no-web", "serve no web UI"),
+    static let listen = Option.value("listen", "HOST:PORT", "where links are accepted (default 0.0.0.0:7748; port 0 picks a free port)")
+    static let discoveryPort = Option.value("discovery-port", "N", "the UDP port of beacons (default 7747)") { port, command throws(CLIError) in
+        guard let value = UInt16(port), value > 0 else {
+            throw CLIError.usage("--discovery-port must be a port from 1 to 65535, not '\(port)'", command: command)
+        }
+        return value
+    }
+    static let noDiscovery = Flag.flag("no-discovery", "send and hear no beacons (link only to --peers)")
+    static let broadcast = Option.value("broadcast", "ADDR[,...]", "where beacons go (default: every interface's broadcast and 127.255.255.255)")
+    static let peers = Option.value("peers", "FILE", "static peers, one 'host:port [key]' a line (see Peers.example)")
+    static let networkSecretFile = Option.value("network-secret-file", "FILE", "the deployment secret: nodes with different secrets never talk")
+    static let logLevel = Option.value("log-level", "LEVEL", "debug, info (default), warn or error") { text, command throws(CLIError) in
+        guard let level = NodeLog.Level(name: text) else {
+            throw CLIError.usage("--log-level must be debug, info, warn or error, not '\(text)'", command: command)
+        }
+        return level
+    }
+    static let join = Option.value("join", "ROOM", "join ROOM before starting (repeatable)")
+    static let web = Option.value("web", "HOST:PORT", "where the web UI and JSON API listen (default 127.0.0.1:7749; port 0 picks a free port)") {
+        text, command throws(CLIError) in try webHostPort(text, command: command)
+    }
+    static let webAllowRemote = Flag.flag("web-allow-remote", "allow --web on an address other than loopback (others on the network can then reach it)")
+    static let noWeb = Flag.flag("no-web", "serve no web UI")
+    static let nodeOptions = [
+        listen.spec, discoveryPort.spec, noDiscovery.spec, broadcast.spec, peers.spec, networkSecretFile.spec, logLevel.spec, join.spec, web.spec,
+        webAllowRemote.spec, noWeb.spec,
     ]
-    static let nodeAdvancedOptions: [OptionSpec] = [
-        .value("beacon-interval", "MS", "the fast beacon interval (default 1000)"),
-        .value(
-            "max-beacon-interval", "MS",
-            "the ceiling of the stable beacon interval (default 30000); "
-                + "peers expire after 3 intervals"),
-        .value("ping-interval", "MS", "link ping interval (default 15000); a silent link is suspect after 2"),
-        .value("idle-timeout", "MS", "close a link silent this long (default 3 ping intervals)"),
-        .value("handshake-timeout", "MS", "the handshake deadline (default 5000)"),
-        .value("sync-interval", "MS", "anti-entropy: re-send changed summaries this often (default 30000)"),
-        .value(
-            "sync-credit", "N",
-            "ops asked for in one WANT, 1-256 (default 256; small values make catch-up "
-                + "many round trips, for tests)"),
-        .value("poll-interval", "MS", "check the store for other processes' writes this often (default 250)"),
-        .value(
-            "rate-limit", "FRAMES",
-            "frames a second a peer may send before its link is closed as a flood "
-                + "(default 20000; the burst is 5 seconds' worth)"),
-        .value("frame-stall-limit", "MS", "close a link whose peer starts a frame and does not finish it within MS (default 30000)"),
-        .flag(
-            "ban-loopback",
-            "apply the per-address caps (handshakes, links) and address bans to 127.x too; exempt by default, as every "
-                + "local node connects from 127.0.0.1 (for tests that attack from another 127.x address)"),
-        .value(
-            "author-rate-limit", "OPS",
-            "live pushes (NEW_OP) of one author a peer may send a second before its link is closed as a flood "
-                + "(default 1000; the burst is 10 seconds' worth); this node pushes at most 80% of it"),
-        .value(
-            "clock-skew-ms", "MS",
-            "run with the wall clock MS milliseconds off, negative for behind (or $PARLEY_CLOCK_SKEW_MS, which every "
-                + "command honours): the stamps of every op this node writes (its own, the web UI's, the chat's) and "
-                + "what it tells peers of its clock follow it; timers do not (the lab's clock-skew fault)"),
+    static let beaconInterval = milliseconds("beacon-interval", "MS", "the fast beacon interval (default 1000)")
+    static let maxBeaconInterval = milliseconds(
+        "max-beacon-interval", "MS", "the ceiling of the stable beacon interval (default 30000); peers expire after 3 intervals")
+    static let pingInterval = milliseconds("ping-interval", "MS", "link ping interval (default 15000); a silent link is suspect after 2")
+    static let idleTimeout = milliseconds("idle-timeout", "MS", "close a link silent this long (default 3 ping intervals)")
+    static let handshakeTimeout = milliseconds("handshake-timeout", "MS", "the handshake deadline (default 5000)")
+    static let syncInterval = milliseconds("sync-interval", "MS", "anti-entropy: re-send changed summaries this often (default 30000)")
+    static let syncCredit = number(
+        "sync-credit", "N", "ops asked for in one WANT, 1-256 (default 256; small values make catch-up many round trips, for tests)", 1...256)
+    static let pollInterval = milliseconds("poll-interval", "MS", "check the store for other processes' writes this often (default 250)")
+    static let rateLimit = number(
+        "rate-limit", "FRAMES", "frames a second a peer may send before its link is closed as a flood (default 20000; the burst is 5 seconds' worth)",
+        10...10_000_000)
+    static let frameStallLimit = milliseconds(
+        "frame-stall-limit", "MS", "close a link whose peer starts a frame and does not finish it within MS (default 30000)")
+    static let banLoopback = Flag.flag(
+        "ban-loopback",
+        "apply the per-address caps (handshakes, links) and address bans to 127.x too; exempt by default, as every "
+            + "local node connects from 127.0.0.1 (for tests that attack from another 127.x address)")
+    static let authorRateLimit = number(
+        "author-rate-limit", "OPS",
+        "live pushes (NEW_OP) of one author a peer may send a second before its link is closed as a flood "
+            + "(default 1000; the burst is 10 seconds' worth); this node pushes at most 80% of it", 10...10_000_000)
+    static let clockSkewMs = Option.value(
+        "clock-skew-ms", "MS",
+        "run with the wall clock MS milliseconds off, negative for behind (or $PARLEY_CLOCK_SKEW_MS, which every "
+            + "command honours): the stamps of every op this node writes (its own, the web UI's, the chat's) and "
+            + "what it tells peers of its clock follow it; timers do not (the lab's clock-skew fault)"
+    ) { text, command throws(CLIError) in
+        try Context.clockSkew(text, from: "--clock-skew-ms", command: command)
+    }
+    static let nodeAdvancedOptions = [
+        beaconInterval.spec, maxBeaconInterval.spec, pingInterval.spec, idleTimeout.spec, handshakeTimeout.spec, syncInterval.spec, syncCredit.spec,
+        pollInterval.spec, rateLimit.spec, frameStallLimit.spec, banLoopback.spec, authorRateLimit.spec, clockSkewMs.spec,
     ]
     let details = [
         "Runs in the foreground and logs to stderr (peers discovered, linked and gone, as nick#short and address). "
@@ -92,7 +108,7 @@ struct RunCommand: Command {
         try expectPositionals(arguments, 0...0, names: [])
         let web = try webAddress(arguments)
         let configuration = try Self.nodeConfiguration(context, arguments, command: name)
-        let level = try Self.logLevel(arguments, command: name)
+        let level = try Self.logLevel(arguments)
         let identity = try context.identity()
         let node = Node(configuration: configuration, identity: identity, log: NodeLog(level: level))
         do {
@@ -108,7 +124,7 @@ struct RunCommand: Command {
         let server: WebServer?
         do {
             server = try web.flatMap { address throws(CLIError) in
-                try startWeb(address, node: node, identity: identity, context: context, explicit: arguments.has("web"))
+                try startWeb(address, node: node, identity: identity, context: context, explicit: arguments.has(Self.web))
             }
         } catch {
             try? NodeConnection.wait { await node.stop() }  // leave cleanly: goodbyes, store closed
@@ -133,19 +149,29 @@ struct RunCommand: Command {
 
     /// `--web` / `--no-web` / `--web-allow-remote`: where to serve the web UI, or nil for nowhere.
     private func webAddress(_ arguments: ParsedArguments) throws(CLIError) -> (host: String, port: UInt16, allowRemote: Bool)? {
-        if arguments.has("no-web") {
-            if arguments.has("web") || arguments.has("web-allow-remote") {
+        if arguments[Self.noWeb] {
+            if arguments.has(Self.web) || arguments[Self.webAllowRemote] {
                 throw .usage("--no-web excludes --web and --web-allow-remote", command: name)
             }
             return nil
         }
-        let text = arguments.value("web") ?? WebServer.defaultAddress
+        let address: (host: String, port: UInt16)
+        if let given = try arguments.value(Self.web) {
+            address = given
+        } else {
+            address = try Self.webHostPort(WebServer.defaultAddress, command: name)
+        }
+        return (address.host, address.port, arguments[Self.webAllowRemote])
+    }
+
+    /// `--web`'s HOST:PORT (`localhost` is 127.0.0.1).
+    private static func webHostPort(_ text: String, command: String) throws(CLIError) -> (host: String, port: UInt16) {
         guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
-            throw .usage("--web must be HOST:PORT, such as 127.0.0.1:7749, not '\(text)'", command: name)
+            throw .usage("--web must be HOST:PORT, such as 127.0.0.1:7749, not '\(text)'", command: command)
         }
         var host = String(text[..<colon])
         if host == "localhost" { host = "127.0.0.1" }
-        return (host, port, arguments.has("web-allow-remote"))
+        return (host, port)
     }
 
     /// Starts the web server and prints the URL to open (with its token; it is printed nowhere
@@ -179,92 +205,89 @@ struct RunCommand: Command {
     }
 
     /// The `--log-level` given (info when none).
-    static func logLevel(_ arguments: ParsedArguments, command name: String) throws(CLIError) -> NodeLog.Level {
-        try arguments.value("log-level").map { text throws(CLIError) in
-            guard let level = NodeLog.Level(name: text) else {
-                throw CLIError.usage("--log-level must be debug, info, warn or error, not '\(text)'", command: name)
-            }
-            return level
-        } ?? .info
+    static func logLevel(_ arguments: ParsedArguments) throws(CLIError) -> NodeLog.Level {
+        try arguments.value(Self.logLevel) ?? .info
     }
 
     /// The node's configuration from the `nodeOptions` in `arguments` and the environment
     /// (`$PARLEY_BROADCAST`); usage errors name `command`.
     static func nodeConfiguration(_ context: Context, _ arguments: ParsedArguments, command name: String) throws(CLIError) -> NodeConfiguration {
         var configuration = NodeConfiguration(dataDirectory: try context.dataDirectory().path)
+        let (listen, broadcast, peers) = (try arguments.value(Self.listen), try arguments.value(Self.broadcast), try arguments.value(Self.peers))
         do throws(NodeConfiguration.OptionError) {
-            if let listen = arguments.value("listen") { try configuration.setListen(listen) }
-            if let broadcast = arguments.value("broadcast") {
+            if let listen { try configuration.setListen(listen) }
+            if let broadcast {
                 try configuration.setBroadcast(broadcast)
             } else if let broadcast = context.environment["PARLEY_BROADCAST"], !broadcast.isEmpty {
                 try configuration.setBroadcast(broadcast, source: "$PARLEY_BROADCAST")
             }
-            if let peers = arguments.value("peers") { try configuration.loadPeersFile(peers) }
+            if let peers { try configuration.loadPeersFile(peers) }
         } catch {
             throw .usage(error.description, command: name)
         }
-        if arguments.has("no-discovery") {
-            if arguments.has("discovery-port") { throw .usage("--no-discovery and --discovery-port exclude each other", command: name) }
+        if arguments[Self.noDiscovery] {
+            if arguments.has(Self.discoveryPort) { throw .usage("--no-discovery and --discovery-port exclude each other", command: name) }
             configuration.discoveryPort = nil
-        } else if let port = arguments.value("discovery-port") {
-            guard let value = UInt16(port), value > 0 else {
-                throw .usage("--discovery-port must be a port from 1 to 65535, not '\(port)'", command: name)
-            }
-            configuration.discoveryPort = value
+        } else if let port = try arguments.value(Self.discoveryPort) {
+            configuration.discoveryPort = port
         }
-        if let file = arguments.value("network-secret-file") {
+        if let file = try arguments.value(Self.networkSecretFile) {
             configuration.networkSecret = try readSmallFile(file, what: "network secret file")
         }
-        configuration.joinRooms = try (arguments.values["join"] ?? []).map { text throws(CLIError) in
+        configuration.joinRooms = try arguments.values(Self.join).map { text throws(CLIError) in
             try context.roomName(text, command: name)
         }
-        if let value = try milliseconds(arguments, command: name, "beacon-interval") { configuration.beaconInterval = value }
-        if let value = try milliseconds(arguments, command: name, "max-beacon-interval") { configuration.maxBeaconInterval = value }
-        if let value = try milliseconds(arguments, command: name, "ping-interval") {
+        if let value = try arguments.value(Self.beaconInterval) { configuration.beaconInterval = value }
+        if let value = try arguments.value(Self.maxBeaconInterval) { configuration.maxBeaconInterval = value }
+        if let value = try arguments.value(Self.pingInterval) {
             configuration.link.pingInterval = value
             configuration.link.idleTimeout = 3 * value
         }
-        if let value = try milliseconds(arguments, command: name, "idle-timeout") { configuration.link.idleTimeout = value }
-        if let value = try milliseconds(arguments, command: name, "handshake-timeout") {
+        if let value = try arguments.value(Self.idleTimeout) { configuration.link.idleTimeout = value }
+        if let value = try arguments.value(Self.handshakeTimeout) {
             configuration.handshakeTimeout = value
             configuration.link.helloTimeout = value
         }
-        if let value = try milliseconds(arguments, command: name, "frame-stall-limit") { configuration.link.frameStallLimit = value }
-        if arguments.has("ban-loopback") { configuration.admission.exemptLoopback = false }
-        if let value = try milliseconds(arguments, command: name, "sync-interval") { configuration.gossip.antiEntropyInterval = value }
-        if let value = try milliseconds(arguments, command: name, "poll-interval") { configuration.localWritePollInterval = value }
-        if let value = try number(arguments, command: name, "sync-credit", 1...256) { configuration.gossip.wantCredit = value }
-        if let text = arguments.value("clock-skew-ms") {
-            configuration.faults.clockSkewMillis = try Context.clockSkew(text, from: "--clock-skew-ms", command: name)
+        if let value = try arguments.value(Self.frameStallLimit) { configuration.link.frameStallLimit = value }
+        if arguments[Self.banLoopback] { configuration.admission.exemptLoopback = false }
+        if let value = try arguments.value(Self.syncInterval) { configuration.gossip.antiEntropyInterval = value }
+        if let value = try arguments.value(Self.pollInterval) { configuration.localWritePollInterval = value }
+        if let value = try arguments.value(Self.syncCredit) { configuration.gossip.wantCredit = value }
+        if let skew = try arguments.value(Self.clockSkewMs) {
+            configuration.faults.clockSkewMillis = skew
             context.clockSkewMillis = configuration.faults.clockSkewMillis
         } else {
             configuration.faults.clockSkewMillis = context.clockSkewMillis
         }
-        if let value = try number(arguments, command: name, "rate-limit", 10...10_000_000) {
+        if let value = try arguments.value(Self.rateLimit) {
             configuration.link.rateLimit.framesPerSecond = UInt64(value)
             configuration.link.rateLimit.frameBurst = UInt64(value) * 5
         }
-        if let value = try number(arguments, command: name, "author-rate-limit", 10...10_000_000) {
+        if let value = try arguments.value(Self.authorRateLimit) {
             configuration.gossip.authorPushRate.perSecond = UInt64(value)
             configuration.gossip.authorPushRate.burst = UInt64(value) * 10
         }
         return configuration
     }
 
-    private static func number(_ arguments: ParsedArguments, command name: String, _ option: String, _ range: ClosedRange<Int>) throws(CLIError) -> Int? {
-        guard let text = arguments.value(option) else { return nil }
-        guard let value = Int(text), range.contains(value) else {
-            throw .usage("--\(option) must be a number from \(range.lowerBound) to \(range.upperBound), not '\(text)'", command: name)
+    /// An option of a whole number in `range`.
+    private static func number(_ name: String, _ valueName: String, _ help: String, _ range: ClosedRange<Int>) -> Option<Int> {
+        Option.value(name, valueName, help) { text, command throws(CLIError) in
+            guard let value = Int(text), range.contains(value) else {
+                throw .usage("--\(name) must be a number from \(range.lowerBound) to \(range.upperBound), not '\(text)'", command: command)
+            }
+            return value
         }
-        return value
     }
 
-    private static func milliseconds(_ arguments: ParsedArguments, command name: String, _ option: String) throws(CLIError) -> UInt64? {
-        guard let text = arguments.value(option) else { return nil }
-        guard let value = UInt64(text), (10...3_600_000).contains(value) else {
-            throw .usage("--\(option) must be a number of milliseconds from 10 to 3600000, not '\(text)'", command: name)
+    /// An option of milliseconds (an interval or a deadline), from 10 to 3600000.
+    private static func milliseconds(_ name: String, _ valueName: String, _ help: String) -> Option<UInt64> {
+        Option.value(name, valueName, help) { text, command throws(CLIError) in
+            guard let value = UInt64(text), (10...3_600_000).contains(value) else {
+                throw .usage("--\(name) must be a number of milliseconds from 10 to 3600000, not '\(text)'", command: command)
+            }
+            return value
         }
-        return value
     }
 }
 
@@ -291,12 +314,11 @@ final class SignalWatcher {
 }
 
 /// True for the first caller only.
-private final class OnceFlag: @unchecked Sendable {
-    private var claimed = false
-    private let lock = NSLock()
+private final class OnceFlag: Sendable {
+    private let claimed = Mutex(false)
 
     func claim() -> Bool {
-        lock.withLock {
+        claimed.withLock { claimed in
             defer { claimed = true }
             return !claimed
         }

@@ -10,12 +10,11 @@ struct SalvageCommand: Command {
     let name = "salvage"
     let summary = "save every op still readable from a damaged database to an export file, to import into a fresh one"
     let usage = ["salvage --out FILE [--database FILE] [--json]"]
-    let options: [OptionSpec] = [
-        .value("out", "FILE", "the export file to write (refused if it exists, unless --force)"),
-        .value("database", "FILE", "the database to read (default: parley.db in the data directory)"),
-        .flag("force", "replace FILE if it exists"),
-        .flag("json", "print one JSON array with one object of counts"),
-    ]
+    static let out = Option.value("out", "FILE", "the export file to write (refused if it exists, unless --force)")
+    static let database = Option.value("database", "FILE", "the database to read (default: parley.db in the data directory)")
+    static let force = Flag.flag("force", "replace FILE if it exists")
+    static let json = Flag.flag("json", "print one JSON array with one object of counts")
+    let options = [Self.out.spec, Self.database.spec, Self.force.spec, Self.json.spec]
     let details = [
         "For a database `parley doctor` calls damaged. `history` and `export` stop at the first damaged page they meet; "
             + "salvage reads the op log row by row, steps over the damaged pages, checks every op it reads (body hash, "
@@ -38,12 +37,12 @@ struct SalvageCommand: Command {
 
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
         try expectPositionals(arguments, 0...0, names: [])
-        let path = try required(arguments, "out")
-        let database = try arguments.value("database") ?? context.dataDirectory().databasePath
+        let path = try arguments.required(Self.out)
+        let database = try arguments.value(Self.database) ?? context.dataDirectory().databasePath
         guard FileManager.default.fileExists(atPath: database) else {
             throw CLIError.failure("there is no database at \(database); give the damaged file with --database FILE")
         }
-        let report = try ArchiveFile.write(to: path, force: arguments.has("force"), what: "the salvaged ops") { writer in
+        let report = try ArchiveFile.write(to: path, force: arguments[Self.force], what: "the salvaged ops") { writer in
             do {
                 return try ReplicaStore.salvage(databaseAt: database, to: writer)
             } catch let error as SQLiteError {
@@ -52,7 +51,7 @@ struct SalvageCommand: Command {
                         + "salvaged; move it away and start fresh, and peers send back what they hold")
             }
         }
-        if arguments.has("json") {
+        if arguments[Self.json] {
             context.output.json([json(report)])
         } else {
             show(report, out: context.output, path: path, database: database)

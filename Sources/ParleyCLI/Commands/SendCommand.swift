@@ -7,12 +7,14 @@ struct SendCommand: Command {
     let name = "send"
     let summary = "post a message to a room or conversation; prints the message id"
     let usage = ["send (--room NAME | --conversation ID) TEXT [--attach FILE]... [--location LAT,LON]"]
-    let options: [OptionSpec] = [
-        .value("room", "NAME", "the room to post to (you must have joined it)"),
-        .value("conversation", "ID", "the private conversation to post to (its id or a unique prefix of 8+ characters)"),
-        .value("attach", "FILE", "attach a file (at most 8 MiB; repeat for several)"),
-        .value("location", "LAT,LON", "attach a location in degrees, e.g. 52.52,13.405"),
-    ]
+    static let room = Option.value("room", "NAME", "the room to post to (you must have joined it)")
+    static let conversation = Option.value(
+        "conversation", "ID", "the private conversation to post to (its id or a unique prefix of 8+ characters)")
+    static let attach = Option.value("attach", "FILE", "attach a file (at most 8 MiB; repeat for several)")
+    static let location = Option.value("location", "LAT,LON", "attach a location in degrees, e.g. 52.52,13.405") { text, command throws(CLIError) in
+        try Lookup.location(text, command: command)
+    }
+    let options = [Self.room.spec, Self.conversation.spec, Self.attach.spec, Self.location.spec]
     let details = [
         "TEXT may be several words; they are joined by single spaces. Put `--` before text that starts with a dash. "
             + "With --attach, TEXT may be left out.",
@@ -26,7 +28,7 @@ struct SendCommand: Command {
     ]
 
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
-        let files = try (arguments.values["attach"] ?? []).map { path throws(CLIError) in try FileInput.read(path, option: "attach") }
+        let files = try arguments.values(Self.attach).map { path throws(CLIError) in try FileInput.read(path, option: "attach") }
         guard files.count <= BodyLimits.attachments else {
             throw CLIError.usage("at most \(BodyLimits.attachments) --attach files per message", command: name)
         }
@@ -34,8 +36,8 @@ struct SendCommand: Command {
         let text =
             files.isEmpty || !arguments.positionals.isEmpty
             ? try Lookup.text(arguments.positionals, what: "message text", command: name) : ""
-        let location = try arguments.value("location").map { value throws(CLIError) in try Lookup.location(value, command: name) }
-        let target = try context.target(arguments, command: name)
+        let location = try arguments.value(Self.location)
+        let target = try context.target(room: try arguments.value(Self.room), conversation: try arguments.value(Self.conversation), command: name)
         let identity = try context.identity()
         let store = try context.store()
         var attachments: [Attachment] = []

@@ -14,12 +14,12 @@ struct Target {
 }
 
 extension Context {
-    /// The room or conversation the command's `--room` / `--conversation` options name; a usage
-    /// error unless exactly one is given. A conversation the user never belonged to is refused
+    /// The room or conversation the command's `--room` / `--conversation` options name (`room`,
+    /// `conversation`: their values, nil when not given); a usage error unless exactly one is given. A conversation the user never belonged to is refused
     /// (a former member may still read what came before they left; writing is refused later,
     /// by the store, for anyone who is not a current member).
-    func target(_ arguments: ParsedArguments, command: String) throws(CLIError) -> Target {
-        switch (arguments.value("room"), arguments.value("conversation")) {
+    func target(room: String?, conversation: String?, command: String) throws(CLIError) -> Target {
+        switch (room, conversation) {
         case (nil, nil):
             throw .usage("missing --room NAME or --conversation ID", command: command)
         case (.some, .some):

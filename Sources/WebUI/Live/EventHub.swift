@@ -1,6 +1,7 @@
 import Foundation
 import Presentation
 import Replica
+import Synchronization
 
 /// Something the page shows live, as it goes out on `/api/events`.
 public enum WebEvent: Sendable, Equatable {
@@ -30,17 +31,16 @@ public enum WebEvent: Sendable, Equatable {
 }
 
 /// The open event streams, and what goes out on all of them.
-final class EventHub: @unchecked Sendable {
+final class EventHub: Sendable {
     /// The most streams open at once; a new one beyond it closes the oldest.
     static let maxStreams = 32
-    private let lock = NSLock()
-    private var streams: [EventStream] = []
+    private let streams = Mutex<[EventStream]>([])
 
     /// A new stream, greeted with a `hello` event (so a client knows it is live).
     func subscribe() -> EventStream {
         let stream = EventStream()
         stream.send(event: "hello", data: JSON.object([:]).text)
-        let evicted = lock.withLock { () -> EventStream? in
+        let evicted = streams.withLock { streams -> EventStream? in
             streams.removeAll { $0.isClosed }
             streams.append(stream)
             return streams.count > Self.maxStreams ? streams.removeFirst() : nil
@@ -54,18 +54,20 @@ final class EventHub: @unchecked Sendable {
         // One line: JSON strings hold no raw line breaks, so dropping each break and the
         // indentation after it changes nothing but layout.
         let text = data.text.replacing(/\n */, with: "")
-        for stream in lock.withLock({ streams }) where !stream.send(event: name, data: text) {
-            lock.withLock { streams.removeAll { $0 === stream } }
+        for stream in streams.withLock({ $0 }) where !stream.send(event: name, data: text) {
+            streams.withLock { $0.removeAll { $0 === stream } }
         }
     }
 
     func heartbeat() {
-        for stream in lock.withLock({ streams }) { stream.heartbeat() }
+        for stream in streams.withLock({ $0 }) { stream.heartbeat() }
     }
 
     func closeAll() {
-        for stream in lock.withLock({
-            defer { streams = [] }; return streams
-        }) { stream.close() }
+        let open = streams.withLock { streams in
+            defer { streams = [] }
+            return streams
+        }
+        for stream in open { stream.close() }
     }
 }

@@ -3,6 +3,7 @@ import Identity
 import NodeRuntime
 import Replica
 import Store
+import Synchronization
 
 /// How the web API reaches the node: store reads on a connection of their own
 /// (`ReadConnection`), writes on the node's executor (`Node.write`: a write goes to the linked
@@ -83,10 +84,9 @@ public final class NodeAccess: Sendable {
 }
 
 /// The watching tasks, cancelled at stop.
-private final class TaskBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var tasks: [Task<Void, Never>] = []
+private final class TaskBox: Sendable {
+    private let tasks = Mutex<[Task<Void, Never>]>([])
 
-    func set(_ new: [Task<Void, Never>]) { lock.withLock { tasks = new } }
-    func cancelAll() { for task in lock.withLock({ tasks }) { task.cancel() } }
+    func set(_ new: [Task<Void, Never>]) { tasks.withLock { $0 = new } }
+    func cancelAll() { for task in tasks.withLock({ $0 }) { task.cancel() } }
 }

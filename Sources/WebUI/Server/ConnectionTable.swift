@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -18,9 +19,9 @@ import Foundation
 ///   other slot from other addresses (other loopback addresses, or the LAN with
 ///   `--web-allow-remote`), the user's own browser and `curl` on 127.0.0.1 still get in.
 ///
-/// Every method takes the lock: the library's thread opens, closes and checks connections, a
-/// task sweeps.
-final class ConnectionTable: @unchecked Sendable {
+/// Every method takes the lock (`state`): the library's thread opens, closes and checks
+/// connections, a task sweeps.
+final class ConnectionTable: Sendable {
     /// 127.0.0.1 in network byte order: where a browser on this machine comes from.
     static let localUser = in_addr_t(0x7f00_0001).bigEndian
 
@@ -49,10 +50,13 @@ final class ConnectionTable: @unchecked Sendable {
 
     let headerTimeout: Duration
     let othersLimit: Int
-    private let lock = NSLock()
-    private var records: [OpaquePointer: Record] = [:]
-    private var othersOpen = 0
-    private var shutDownCount = 0
+    private struct State {
+        /// By the connection handle's address.
+        var records: [Int: Record] = [:]
+        var othersOpen = 0
+        var shutDownCount = 0
+    }
+    private let state = Mutex(State())
 
     init(headerTimeout: Duration, othersLimit: Int) {
         self.headerTimeout = headerTimeout
@@ -61,30 +65,30 @@ final class ConnectionTable: @unchecked Sendable {
 
     /// Whether a new connection from `address` (network byte order) may be accepted.
     func mayAccept(address: in_addr_t) -> Bool {
-        address == Self.localUser || lock.withLock { othersOpen < othersLimit }
+        address == Self.localUser || state.withLock { $0.othersOpen < othersLimit }
     }
 
     func opened(_ connection: OpaquePointer, socket: Int32, address: in_addr_t, at now: ContinuousClock.Instant = .now) {
-        let record = Record(socket: socket, isLocalUser: address == Self.localUser, opened: now)
-        lock.withLock {
-            records[connection] = record
-            if !record.isLocalUser { othersOpen += 1 }
+        state.withLock { state in
+            let record = Record(socket: socket, isLocalUser: address == Self.localUser, opened: now)
+            state.records[Int(bitPattern: connection)] = record
+            if !record.isLocalUser { state.othersOpen += 1 }
         }
     }
 
     /// The library calls this before it closes the socket, so `sweep` (under the same lock)
     /// never shuts down a descriptor that another connection has reused.
     func closed(_ connection: OpaquePointer) {
-        lock.withLock {
-            guard let record = records.removeValue(forKey: connection) else { return }
-            if !record.isLocalUser { othersOpen -= 1 }
+        state.withLock { state in
+            guard let record = state.records.removeValue(forKey: Int(bitPattern: connection)) else { return }
+            if !record.isLocalUser { state.othersOpen -= 1 }
         }
     }
 
     /// A request's headers are in: counts it, unless the connection is past its deadline.
     func startRequest(on connection: OpaquePointer, at now: ContinuousClock.Instant = .now) -> Start {
-        lock.withLock {
-            guard let record = records[connection] else { return .inTime(requests: 0) }
+        state.withLock { state in
+            guard let record = state.records[Int(bitPattern: connection)] else { return .inTime(requests: 0) }
             if !record.trusted && (record.shutDown || now - record.opened > headerTimeout) { return .late }
             record.requests += 1
             return .inTime(requests: record.requests)
@@ -93,27 +97,27 @@ final class ConnectionTable: @unchecked Sendable {
 
     /// The connection's request showed the token: no deadline from now on.
     func trust(_ connection: OpaquePointer) {
-        lock.withLock { records[connection]?.trusted = true }
+        state.withLock { $0.records[Int(bitPattern: connection)]?.trusted = true }
     }
 
     /// Shuts down every untrusted connection older than `headerTimeout`; returns how many.
     @discardableResult
     func sweep(at now: ContinuousClock.Instant = .now) -> Int {
-        lock.withLock {
+        state.withLock { state in
             var count = 0
-            for record in records.values where !record.trusted && !record.shutDown && now - record.opened > headerTimeout {
+            for record in state.records.values where !record.trusted && !record.shutDown && now - record.opened > headerTimeout {
                 record.shutDown = true
                 if record.socket >= 0 { shutdown(record.socket, Int32(SHUT_RDWR)) }
                 count += 1
             }
-            shutDownCount += count
+            state.shutDownCount += count
             return count
         }
     }
 
     /// Open connections: all, and those not from 127.0.0.1.
-    var open: (all: Int, others: Int) { lock.withLock { (records.count, othersOpen) } }
+    var open: (all: Int, others: Int) { state.withLock { ($0.records.count, $0.othersOpen) } }
 
     /// Connections shut down at the deadline since the start.
-    var closedAtDeadline: Int { lock.withLock { shutDownCount } }
+    var closedAtDeadline: Int { state.withLock { $0.shutDownCount } }
 }

@@ -1,24 +1,34 @@
 import CMicroHTTPD
 import Foundation
+import Synchronization
 
 /// One open Server-Sent Events response: bytes queued by publishers, drained by the server
 /// library's content reader on its own thread.
 ///
 /// The reader never spins: with nothing queued it suspends the connection and returns 0, and the
 /// next `send` (or `close`) resumes it exactly once (C-LIBRARIES.md, libmicrohttpd). Everything is
-/// guarded by one lock; libmicrohttpd is called outside it.
-public final class EventStream: @unchecked Sendable {
+/// guarded by one lock (`state`); libmicrohttpd is called outside it.
+public final class EventStream: Sendable {
     /// The most bytes queued for a client that does not read; past it the stream closes (a
     /// stalled tab must not grow memory without bound).
     static let maxQueuedBytes = 1 << 20
 
-    private let lock = NSLock()
-    private var queued: [UInt8] = []
-    private var closed = false
-    private var suspended = false
-    /// Set by the server when the response is queued on a connection.
-    private var connection: OpaquePointer?
-    private var onFinish: (@Sendable () -> Void)?
+    private struct State {
+        var queued: [UInt8] = []
+        var closed = false
+        var suspended = false
+        /// Set by the server when the response is queued on a connection.
+        var connection: MHDHandle?
+        var onFinish: (@Sendable () -> Void)?
+
+        /// The connection to resume, if the reader suspended it; clears the mark (under the lock).
+        mutating func takeSuspended() -> OpaquePointer? {
+            guard suspended, let connection else { return nil }
+            suspended = false
+            return connection.pointer
+        }
+    }
+    private let state = Mutex(State())
 
     public init() {}
 
@@ -38,42 +48,36 @@ public final class EventStream: @unchecked Sendable {
 
     /// Ends the stream after what is queued.
     public func close() {
-        let wake = lock.withLock { () -> OpaquePointer? in
-            closed = true
-            return takeSuspended()
+        let wake = state.withLock { state -> OpaquePointer? in
+            state.closed = true
+            return state.takeSuspended()
         }
         if let wake { MHD_resume_connection(wake) }
     }
 
-    public var isClosed: Bool { lock.withLock { closed } }
+    public var isClosed: Bool { state.withLock { $0.closed } }
 
     private func enqueue(_ bytes: [UInt8]) -> Bool {
-        let (accepted, wake) = lock.withLock { () -> (Bool, OpaquePointer?) in
-            guard !closed else { return (false, nil) }
-            if queued.count + bytes.count > Self.maxQueuedBytes {
-                closed = true
+        let (accepted, wake) = state.withLock { state -> (Bool, OpaquePointer?) in
+            guard !state.closed else { return (false, nil) }
+            if state.queued.count + bytes.count > Self.maxQueuedBytes {
+                state.closed = true
             } else {
-                queued += bytes
+                state.queued += bytes
             }
-            return (!closed, takeSuspended())
+            return (!state.closed, state.takeSuspended())
         }
         if let wake { MHD_resume_connection(wake) }
         return accepted
     }
 
-    /// The connection to resume, if the reader suspended it; clears the mark (under the lock).
-    private func takeSuspended() -> OpaquePointer? {
-        guard suspended, let connection else { return nil }
-        suspended = false
-        return connection
-    }
-
     // MARK: The server's side
 
     func attach(to connection: OpaquePointer, onFinish: @escaping @Sendable () -> Void) {
-        lock.withLock {
-            self.connection = connection
-            self.onFinish = onFinish
+        let connection = MHDHandle(connection)
+        state.withLock {
+            $0.connection = connection
+            $0.onFinish = onFinish
         }
     }
 
@@ -81,18 +85,18 @@ public final class EventStream: @unchecked Sendable {
     /// suspends the connection until there is more.
     func read(into buffer: UnsafeMutablePointer<CChar>, max: Int) -> Int {
         enum Step { case copied(Int), end, suspend(OpaquePointer) }
-        let step = lock.withLock { () -> Step in
-            if !queued.isEmpty {
-                let count = Swift.min(max, queued.count)
-                queued.withUnsafeBufferPointer { source in
+        let step = state.withLock { state -> Step in
+            if !state.queued.isEmpty {
+                let count = Swift.min(max, state.queued.count)
+                state.queued.withUnsafeBufferPointer { source in
                     UnsafeMutableRawPointer(buffer).copyMemory(from: source.baseAddress!, byteCount: count)
                 }
-                queued.removeFirst(count)
+                state.queued.removeFirst(count)
                 return .copied(count)
             }
-            if closed || connection == nil { return .end }
-            suspended = true
-            return .suspend(connection!)
+            if state.closed || state.connection == nil { return .end }
+            state.suspended = true
+            return .suspend(state.connection!.pointer)
         }
         switch step {
         case .copied(let count): return count
@@ -105,11 +109,11 @@ public final class EventStream: @unchecked Sendable {
 
     /// The library freed the response: the client is gone or the stream ended.
     func finished() {
-        let finish = lock.withLock { () -> (@Sendable () -> Void)? in
-            closed = true
-            connection = nil
-            defer { onFinish = nil }
-            return onFinish
+        let finish = state.withLock { state -> (@Sendable () -> Void)? in
+            state.closed = true
+            state.connection = nil
+            defer { state.onFinish = nil }
+            return state.onFinish
         }
         finish?()
     }

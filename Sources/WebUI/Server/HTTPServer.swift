@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import Foundation
+import Synchronization
 
 /// An HTTP/1.1 server on libmicrohttpd: its internal polling thread (epoll) reads requests,
 /// this type collects each body under a size limit, suspends the connection while the Swift
@@ -15,6 +16,8 @@ import Foundation
 /// rather than half-checked. The handler sees a request only once it is complete and within the
 /// limits. Streams (`HTTPReply.stream`) stay open until closed or the client leaves. `stop()`
 /// closes every stream, waits for them and for running handlers, then stops the daemon.
+// @unchecked: `shared` guards what the library's threads, the handlers' tasks and `stop` share;
+// `port` and `connectionCaps` are written once by `start`, before the daemon calls back.
 public final class HTTPServer: @unchecked Sendable {
     public typealias Handler = @Sendable (HTTPRequest) async -> HTTPReply
     /// Decides on a request from its headers alone (its body is still unread).
@@ -62,12 +65,14 @@ public final class HTTPServer: @unchecked Sendable {
     private let handler: Handler
     private let admit: Admit
     private let limits: Limits
-    private let lock = NSLock()
-    private var daemon: OpaquePointer?
-    private var streams: [ObjectIdentifier: EventStream] = [:]
-    private var running = 0
-    private var sweeper: Task<Void, Never>?
-    private var table: ConnectionTable?
+    private struct Shared {
+        var daemon: MHDHandle?
+        var streams: [ObjectIdentifier: EventStream] = [:]
+        var running = 0
+        var sweeper: Task<Void, Never>?
+        var table: ConnectionTable?
+    }
+    private let shared = Mutex(Shared())
     /// The port it listens on (after `start`).
     public private(set) var port: UInt16 = 0
 
@@ -91,7 +96,7 @@ public final class HTTPServer: @unchecked Sendable {
         let flags =
             MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
         let context = Unmanaged.passUnretained(self).toOpaque()
-        lock.withLock { self.table = table }
+        shared.withLock { $0.table = table }
         guard
             let started = parley_mhd_start(
                 UInt32(flags), address.s_addr, port, total, perAddress, limits.idleTimeoutSeconds, limits.connectionMemory,
@@ -108,9 +113,9 @@ public final class HTTPServer: @unchecked Sendable {
                 try? await Task.sleep(for: interval)
             }
         }
-        lock.withLock {
-            daemon = started
-            self.sweeper = sweeper
+        shared.withLock {
+            $0.daemon = MHDHandle(started)
+            $0.sweeper = sweeper
         }
         self.port = parley_mhd_bound_port(started)
     }
@@ -133,33 +138,33 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Closes every stream, waits (up to 5 s) for streams and handlers to finish, and stops.
     public func stop() async {
-        let open = lock.withLock { Array(streams.values) }
+        let open = shared.withLock { Array($0.streams.values) }
         for stream in open { stream.close() }
         let deadline = ContinuousClock.now + .seconds(5)
-        while ContinuousClock.now < deadline, lock.withLock({ !streams.isEmpty || running > 0 }) {
+        while ContinuousClock.now < deadline, shared.withLock({ !$0.streams.isEmpty || $0.running > 0 }) {
             try? await Task.sleep(for: .milliseconds(10))
         }
-        let stopping = lock.withLock { () -> OpaquePointer? in
-            sweeper?.cancel()
-            sweeper = nil
-            defer { daemon = nil }
-            return daemon
+        let stopping = shared.withLock { shared -> MHDHandle? in
+            shared.sweeper?.cancel()
+            shared.sweeper = nil
+            defer { shared.daemon = nil }
+            return shared.daemon
         }
-        if let stopping { MHD_stop_daemon(stopping) }
+        if let stopping { MHD_stop_daemon(stopping.pointer) }
     }
 
     // MARK: - One request
 
     /// What the server knows about one request across the library's calls. Only the library's
-    /// thread touches it, except `phase`, which the handler's task sets once (under the lock)
+    /// thread touches it, except `phase`, which the handler's task sets once (under its lock)
     /// before it resumes the connection.
+    // @unchecked: `storedPhase` guards the phase; the other fields are the library thread's alone.
     final class Exchange: @unchecked Sendable {
         enum Phase { case receiving, running, replying(HTTPReply), done }
-        private let lock = NSLock()
-        private var storedPhase = Phase.receiving
+        private let storedPhase = Mutex(Phase.receiving)
         var phase: Phase {
-            get { lock.withLock { storedPhase } }
-            set { lock.withLock { storedPhase = newValue } }
+            get { storedPhase.withLock { $0 } }
+            set { storedPhase.withLock { $0 = newValue } }
         }
         var request: HTTPRequest
         var limit: Int
@@ -188,14 +193,14 @@ public final class HTTPServer: @unchecked Sendable {
     private static let acceptPolicy: MHD_AcceptPolicyCallback = { context, address, length in
         guard let context else { return .NO }
         let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
-        guard let table = server.lock.withLock({ server.table }) else { return .NO }
+        guard let table = server.shared.withLock({ $0.table }) else { return .NO }
         return table.mayAccept(address: parley_sockaddr_ipv4(address, length)) ? .YES : .NO
     }
 
     private static let connectionNotice: MHD_NotifyConnectionCallback = { context, connection, _, code in
         guard let context, let connection else { return }
         let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
-        guard let table = server.lock.withLock({ server.table }) else { return }
+        guard let table = server.shared.withLock({ $0.table }) else { return }
         // MHD_CONNECTION_NOTIFY_STARTED (0) and _CLOSED (1); Swift imports neither name.
         switch code.rawValue {
         case 0: table.opened(connection, socket: parley_mhd_connection_fd(connection), address: parley_mhd_connection_ipv4(connection))
@@ -231,15 +236,15 @@ public final class HTTPServer: @unchecked Sendable {
                 return queue(WebError.tooLarge(limit: exchange.limit).response, on: connection, close: true)
             }
             exchange.phase = .running
-            lock.withLock { running += 1 }
+            shared.withLock { $0.running += 1 }
             MHD_suspend_connection(connection)
             let request = exchange.request
-            let box = ConnectionBox(connection)
+            let box = MHDHandle(connection)
             Task { [handler, limits] in
                 let reply = await Self.run(handler, request, timeout: limits.handlerTimeout)
                 exchange.phase = .replying(reply)
-                MHD_resume_connection(box.connection)
-                self.lock.withLock { self.running -= 1 }
+                MHD_resume_connection(box.pointer)
+                self.shared.withLock { $0.running -= 1 }
             }
             return .YES
         case .running:
@@ -273,7 +278,7 @@ public final class HTTPServer: @unchecked Sendable {
             exchange.phase = .done
             return queue(response, on: connection, close: true)
         }
-        switch lock.withLock({ table })?.startRequest(on: connection) ?? .inTime(requests: 0) {
+        switch shared.withLock({ $0.table })?.startRequest(on: connection) ?? .inTime(requests: 0) {
         case .late:
             return refuse(WebError.headersTooSlow(seconds: Int(limits.headerTimeout.components.seconds)).response)
         case .inTime(let requests):
@@ -292,7 +297,7 @@ public final class HTTPServer: @unchecked Sendable {
         case .accept(let limit, let trusted):
             exchange.limit = limit
             if trusted {
-                lock.withLock { table }?.trust(connection)
+                shared.withLock { $0.table }?.trust(connection)
             } else {
                 exchange.closesConnection = true
             }
@@ -342,10 +347,10 @@ public final class HTTPServer: @unchecked Sendable {
             MHD_add_response_header(made, name, value)
         }
         let key = ObjectIdentifier(stream)
-        lock.withLock { streams[key] = stream }
+        shared.withLock { $0.streams[key] = stream }
         stream.attach(to: connection) { [weak self] in
             guard let self else { return }
-            self.lock.withLock { _ = self.streams.removeValue(forKey: key) }
+            self.shared.withLock { _ = $0.streams.removeValue(forKey: key) }
         }
         return MHD_queue_response(connection, 200, made)
     }
@@ -442,8 +447,11 @@ public final class HTTPServer: @unchecked Sendable {
     }
 }
 
-/// A connection handle carried into the task that answers it (used only to resume it).
-private struct ConnectionBox: @unchecked Sendable {
-    let connection: OpaquePointer
-    init(_ connection: OpaquePointer) { self.connection = connection }
+/// A libmicrohttpd handle (a daemon or a connection) carried to another thread or kept under a
+/// lock: a connection into the task that answers it (used only to resume it), the daemon until
+/// `stop`.
+// @unchecked: it is only an address; the library says which thread may call what with it.
+struct MHDHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
+    init(_ pointer: OpaquePointer) { self.pointer = pointer }
 }
