@@ -33,7 +33,7 @@ public final class ReplicaStore {
     public let directory: Directory
     /// Partitions carried for others, and their quota.
     public let carrier: Carrier
-    /// Fork proofs, and chains cut short.
+    /// Recording fork proofs, and cutting chains short.
     public let forks: Forks
     /// The signature checks an op passes before it leaves the node.
     public let outbound: OutboundChecks
