@@ -18,7 +18,7 @@ public enum GossipDirective: Hashable, Sendable {
     /// Apply these ops, received from the peer, in one transaction (`ReplicaStore.apply(_:nowMillis:)`),
     /// then pass the outcomes to `onApplied`. They are one author's ops in one partition, in chain order.
     case apply([Operation])
-    /// Apply a fork proof received from the peer (`ReplicaStore.apply(_ proof:)`); if it changed
+    /// Apply a fork proof received from the peer (`Forks.apply(_ proof:)`); if it changed
     /// anything, pass it to `onLocalForkProof` of the node's other sessions.
     case applyForkProof(ForkProof)
     /// The peer offers a partition this node does not hold: decide with `SyncPolicy.shouldCarry`
@@ -67,7 +67,7 @@ public enum GossipError: Error, Hashable, Sendable, CustomStringConvertible {
     /// More ops from this peer failed validation (chains, rules) than allowed.
     case tooManyInvalidOps(Int)
     /// The peer sent an op whose signature does not verify. An honest node verifies every op's
-    /// signature before it sends it (`ReplicaStore.sendable`), so one bad signature is the
+    /// signature before it sends it (`OutboundChecks.sendable`), so one bad signature is the
     /// sender's doing.
     case badSignature(PartitionID, author: UserID, seq: UInt64)
     /// The peer sent an erased op whose proof does not show that its author deleted it. An

@@ -33,7 +33,7 @@ public final class OpLog {
     var checkedSignatures: Set<SignedOpKey> = []
     /// Ids of ops whose bodies this process erased, up to `maxRememberedErasures` (then started
     /// afresh): an op applied and erased in one write may still be in memory whole, on its way
-    /// to the links; `sendable` sends the erased form instead.
+    /// to the links; `OutboundChecks.sendable` sends the erased form instead.
     var erasedHere: Set<OpID> = []
     /// The `refused_signatures` table's positions (loaded on first use).
     var refusedSignaturesCache: Set<ChainPosition>?
@@ -310,6 +310,12 @@ public final class OpLog {
         return try database.prepare("SELECT proof FROM fork_proofs WHERE pid = ? ORDER BY seq").rows(.integer(record.pid)) {
             try ForkProof(encoded: $0.blob(0))
         }
+    }
+
+    /// Keeps `proof` (one per author and seq; `Forks.recordFork` truncates the chain after it).
+    func insertForkProof(_ proof: ForkProof, pid: Int64, aid: Int64) throws {
+        try database.cachedStatement("INSERT OR REPLACE INTO fork_proofs(pid, aid, seq, proof) VALUES (?, ?, ?, ?)")
+            .run(.integer(pid), .integer(aid), .integer(Int64(proof.seq)), .blob(proof.encoded))
     }
 
     func truncate(pid: Int64, aid: Int64, from seq: UInt64, frozen: Bool) throws {

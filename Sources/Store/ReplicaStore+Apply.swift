@@ -156,11 +156,11 @@ extension ReplicaStore {
             guard signature == .checked || op.hasValidSignature else { return .rejected(.invalid(.badSignature)) }
             // A stored op held on another op's word, with a bad signature of its own, is no
             // branch of a fork: it goes, with the chain after it, and this op takes its place.
-            if knownHead == nil, try discardIfUnverifiable(stored, seq: op.seq, record: record, aid: aid, nowMillis: nowMillis) {
+            if knownHead == nil, try outbound.discardIfUnverifiable(stored, seq: op.seq, record: record, aid: aid, nowMillis: nowMillis) {
                 return try applyChecked(op, signature: .checked, nowMillis: nowMillis)
             }
             let proof = try ForkProof(stored.header, op.header)
-            try recordFork(proof, record: record, aid: aid)
+            try forks.recordFork(proof, record: record, aid: aid)
             return .forkDetected(proof)
         }
         if op.seq > head.maxSeq + 1 { return .pending(missingFrom: head.maxSeq + 1) }

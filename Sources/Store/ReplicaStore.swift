@@ -8,9 +8,11 @@ import Wire
 /// composition of its parts, which share the file's one `Database` and each own their tables'
 /// caches — the op log and heads (`log`), the materialized views and their queries (`views`),
 /// keys and epochs (`keys`), blobs (`blobs`), the directory and presence (`directory`), and
-/// carrying for others (`carrier`). The store itself holds the clock and the operations that
-/// span parts: applying ops (the rules, then the log, the views and the keys), authoring,
-/// forks, export, import and salvage. Callers ask the part that does the job.
+/// carrying for others (`carrier`), forks and cut chains (`forks`), and what an op needs before
+/// it leaves the node (`outbound`). The store itself holds the clock and the write paths that
+/// span parts: applying ops (the rules, then the log, the views and the keys) and authoring
+/// (with conversations' keys, invites and the inbox). Callers ask the part that does the job;
+/// export and import are `OpArchiver`'s, over a store, and salvage is `Salvage`'s, over a file.
 ///
 /// Not thread-safe: one owner (an actor, or a command-line process) per instance, and one
 /// instance per file per process; its parts belong to the same owner. Another process may open
@@ -31,6 +33,10 @@ public final class ReplicaStore {
     public let directory: Directory
     /// Partitions carried for others, and their quota.
     public let carrier: Carrier
+    /// Recording fork proofs, and cutting chains short.
+    public let forks: Forks
+    /// The signature checks an op passes before it leaves the node.
+    public let outbound: OutboundChecks
     /// Opened with `init(readOnlyPath:)`: keys opened from grants stay in memory only.
     let isReadOnly: Bool
 
@@ -45,6 +51,8 @@ public final class ReplicaStore {
         blobs = Blobs(database: database, log: log, keys: keys)
         directory = Directory(database: database)
         carrier = Carrier(database: database, log: log, keys: keys)
+        forks = Forks(database: database, log: log, views: views, carrier: carrier)
+        outbound = OutboundChecks(database: database, log: log, views: views, forks: forks, isReadOnly: isReadOnly)
     }
 
     /// Opens (creating if needed) the store at `path` and brings its schema up to date.

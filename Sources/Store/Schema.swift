@@ -202,8 +202,9 @@ enum Schema {
         // its signature is checked (`ReplicaStore.maxLinkAuthenticatedTail`): the link already
         // proves who wrote it. `unchecked_from` is the first seq of the chain's tail of such ops
         // (NULL: none); a checked signature at or above it authenticates the tail below it
-        // (docs/DESIGN.md §3.3), and no op of the tail leaves the node before that (`sendable`). A value
-        // above `max_seq` (the chain was truncated since) means no tail.
+        // (docs/DESIGN.md §3.3), and no op of the tail leaves the node before that
+        // (`OutboundChecks.sendable`). A value above `max_seq` (the chain was truncated since)
+        // means no tail.
         Migration(
             "006-link-authenticated-tails",
             """
@@ -214,7 +215,7 @@ enum Schema {
         // 0 while the op is held on the word of a later op of its chain (chain-batched
         // verification) or of its author's link, and for every op stored before this
         // migration: those are checked the first time they are about to leave
-        // (`ReplicaStore.sendable`). A position whose op was removed there for a bad signature
+        // (`OutboundChecks.sendable`). A position whose op was removed there for a bad signature
         // is kept in `refused_signatures`: the next op to arrive for it has its own signature
         // checked, so the same bad copy cannot come back on a chain's word.
         Migration(

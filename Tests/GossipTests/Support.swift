@@ -133,7 +133,7 @@ final class TestNode {
             for (op, outcome) in zip(ops, outcomes) where outcome == .applied { try run(session.onNewLocalOp(op, now: now)) }
             for proof in newProofs { try run(session.onLocalForkProof(proof, now: now)) }
         case .applyForkProof(let proof):
-            try store.apply(proof)
+            try store.forks.apply(proof)
         case .learnPartition(let descriptor):
             learned.append(descriptor)
             if carriesLearnedPartitions, policy.shouldCarry(descriptor, offeredBy: peer) {

@@ -37,7 +37,7 @@ enum Nodes {
                     let ops = try source.log.allOps(in: record.id)
                     for target in stores where target !== source {
                         if try target.log.partition(record.id) == nil { try target.log.ensurePartition(record.descriptor, joined: false) }
-                        for proof in try source.log.forkProofs(record.id) where try target.apply(proof) { changed = true }
+                        for proof in try source.log.forkProofs(record.id) where try target.forks.apply(proof) { changed = true }
                         if try target.apply(ops, nowMillis: Fixtures.now()).contains(.applied) { changed = true }
                     }
                 }

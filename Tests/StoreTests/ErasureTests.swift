@@ -72,7 +72,7 @@ import Wire
             try writeAndDelete(words, in: author)
             let replica = try ReplicaStore(path: dir + "/parley.db")
             try replica.log.ensurePartition(lobby, joined: true)
-            let sent = try author.sendable(try author.log.ops(in: lobby.id, author: alice.id, fromSeq: 1, limit: 100), nowMillis: Fixtures.now()).ops
+            let sent = try author.outbound.sendable(try author.log.ops(in: lobby.id, author: alice.id, fromSeq: 1, limit: 100), nowMillis: Fixtures.now()).ops
             #expect(sent.count == 6)
             let outcomes = try replica.apply(sent, nowMillis: Fixtures.now())
             #expect(outcomes.allSatisfy { $0 == .applied }, "\(outcomes)")
@@ -89,7 +89,7 @@ import Wire
             let author = try Fixtures.store(partitions: [lobby])
             try writeAndDelete(words, in: author)
             var bytes: [UInt8] = []
-            try author.export([lobby.id], to: try OpArchive.Writer { bytes += $0 }, nowMillis: Fixtures.now())
+            try OpArchiver(author).export([lobby.id], to: try OpArchive.Writer { bytes += $0 }, nowMillis: Fixtures.now())
             let file = Data(bytes)
             #expect(words.erased.filter { file.range(of: Data($0.utf8)) != nil } == [])
             #expect(file.range(of: Data(words.kept.utf8)) != nil)
@@ -100,7 +100,7 @@ import Wire
                 defer { offset = min(bytes.count, offset + count) }
                 return Array(bytes[offset..<min(bytes.count, offset + count)])
             }
-            let imported = try fresh.importArchive(reader, me: bob.id, nowMillis: Fixtures.now())
+            let imported = try OpArchiver(fresh).importArchive(reader, me: bob.id, nowMillis: Fixtures.now())
             #expect(imported.problem == nil && imported.refused == 0, "\(imported)")
             #expect(try fresh.log.digest(lobby.id) == author.log.digest(lobby.id))
             #expect(try fresh.views.history(lobby.id) == author.views.history(lobby.id))

@@ -57,8 +57,8 @@ import Wire
         let proof = try ForkProof(log.branchA[0].header, log.branchB[0].header)
         let store = try Fixtures.store(partitions: [lobby])
         _ = try store.apply(log.common + log.branchA, nowMillis: Fixtures.now())
-        #expect(try store.apply(proof) == true)
-        #expect(try store.apply(proof) == false)
+        #expect(try store.forks.apply(proof) == true)
+        #expect(try store.forks.apply(proof) == false)
         #expect(try store.views.history(lobby.id).map(\.text) == ["m1", "m2"])
         #expect(try store.log.heads(lobby.id).first?.frozenAt == 3)
     }

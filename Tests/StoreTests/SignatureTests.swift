@@ -9,7 +9,7 @@ import struct Replica.Operation
 
 /// Ops held on another op's word — a later op of their run (chain-batched verification) or
 /// their author's link (`ReplicaStore.maxLinkAuthenticatedTail`) — have their own signatures
-/// checked before they leave (`sendable`): every op a node sends or exports verifies alone.
+/// checked before they leave (`OutboundChecks.sendable`): every op a node sends or exports verifies alone.
 @Suite struct SignatureTests {
     let alice = Fixtures.identity(0)
     let bob = Fixtures.identity(1)
@@ -59,7 +59,7 @@ import struct Replica.Operation
         let next = factory.make(post("next"), in: lobby.id, by: alice)
         #expect(try apply(try badlySigned(next), store, over: alice.id) == .applied)
         let stored = try store.log.ops(in: lobby.id, author: alice.id, fromSeq: 1, limit: 100)
-        let (sendable, discarded) = try store.sendable(stored, nowMillis: Fixtures.now())
+        let (sendable, discarded) = try store.outbound.sendable(stored, nowMillis: Fixtures.now())
         #expect(sendable.count == tailLength + 1)
         #expect(discarded?.seq == UInt64(tailLength) + 2)
     }
@@ -75,7 +75,7 @@ import struct Replica.Operation
         #expect(try store.apply(poisoned, nowMillis: Fixtures.now()) == Array(repeating: .applied, count: 6))
         // A run answering a WANT: nothing below the bad op leaves, and the bad op and its chain go.
         let stored = try store.log.ops(in: lobby.id, author: alice.id, fromSeq: 1, limit: 100)
-        let (sendable, discarded) = try store.sendable(stored, nowMillis: Fixtures.now())
+        let (sendable, discarded) = try store.outbound.sendable(stored, nowMillis: Fixtures.now())
         #expect(sendable.isEmpty)
         #expect(discarded?.seq == 1)
         #expect(try store.log.opCount(lobby.id) == 0)
@@ -89,7 +89,7 @@ import struct Replica.Operation
         #expect(try store.apply(ops, nowMillis: Fixtures.now()) == Array(repeating: .applied, count: 6))
         #expect(try store.log.refusedSignatureCount() == 0)
         let again = try store.log.ops(in: lobby.id, author: alice.id, fromSeq: 1, limit: 100)
-        #expect(try store.sendable(again, nowMillis: Fixtures.now()) == (ops, nil))
+        #expect(try store.outbound.sendable(again, nowMillis: Fixtures.now()) == (ops, nil))
     }
 
     @Test func aLoneOpTakenOnItsChainsWord_isCheckedBeforeItIsPushed() throws {
@@ -97,9 +97,9 @@ import struct Replica.Operation
         let ops = (1...3).map { factory.make(post("m\($0)"), in: lobby.id, by: alice) }
         let store = try Fixtures.store(partitions: [lobby])
         #expect(try store.apply([ops[0], try zeroSigned(ops[1]), ops[2]], nowMillis: Fixtures.now()) == [.applied, .applied, .applied])
-        #expect(try store.sendable([ops[0]], nowMillis: Fixtures.now()).ops == [ops[0]])
+        #expect(try store.outbound.sendable([ops[0]], nowMillis: Fixtures.now()).ops == [ops[0]])
         let stored = try store.log.ops(in: lobby.id, author: alice.id, fromSeq: 2, limit: 1)
-        #expect(try store.sendable(stored, nowMillis: Fixtures.now()).discarded?.seq == 2)
+        #expect(try store.outbound.sendable(stored, nowMillis: Fixtures.now()).discarded?.seq == 2)
         #expect(try store.views.history(lobby.id).map(\.text) == ["m1"])
     }
 
@@ -109,8 +109,8 @@ import struct Replica.Operation
         let store = try Fixtures.store(partitions: [lobby])
         #expect(try store.apply([ops[0], ops[1], try zeroSigned(ops[2]), ops[3], ops[4]], nowMillis: Fixtures.now()).allSatisfy { $0 == .applied })
         var bytes: [UInt8] = []
-        let summary = try store.export([lobby.id], to: try OpArchive.Writer { bytes += $0 }, nowMillis: Fixtures.now())
-        #expect(summary == ReplicaStore.ExportSummary(ops: 2, withheld: 3))
+        let summary = try OpArchiver(store).export([lobby.id], to: try OpArchive.Writer { bytes += $0 }, nowMillis: Fixtures.now())
+        #expect(summary == OpArchiver.ExportSummary(ops: 2, withheld: 3))
 
         // A file whose ops were zeroed but for the last of the run is refused op by op.
         var poisonedBytes: [UInt8] = []
@@ -124,7 +124,7 @@ import struct Replica.Operation
             defer { offset = min(poisonedBytes.count, offset + count) }
             return Array(poisonedBytes[offset..<min(poisonedBytes.count, offset + count)])
         }
-        let imported = try fresh.importArchive(reader, me: bob.id, nowMillis: Fixtures.now())
+        let imported = try OpArchiver(fresh).importArchive(reader, me: bob.id, nowMillis: Fixtures.now())
         #expect(imported.applied == 0)
         #expect(imported.refused == 5)
         #expect(try fresh.log.opCount(lobby.id) == 0)
@@ -140,7 +140,7 @@ import struct Replica.Operation
         }
         #expect(try store.views.history(lobby.id).map(\.text) == ["m1", "m2", "m3", "m4"])
         let stored = try store.log.ops(in: lobby.id, author: alice.id, fromSeq: 1, limit: 100)
-        let (sendable, discarded) = try store.sendable(stored, nowMillis: Fixtures.now())
+        let (sendable, discarded) = try store.outbound.sendable(stored, nowMillis: Fixtures.now())
         #expect(sendable.map(\.seq) == [1, 2])
         #expect(discarded?.seq == 3)
         #expect(try store.log.opCount(lobby.id) == 2)
@@ -177,7 +177,7 @@ import struct Replica.Operation
         }
         let reopened = try ReplicaStore(path: directory + "/store.db")
         let stored = try reopened.log.ops(in: lobby.id, author: alice.id, fromSeq: 1, limit: 10)
-        #expect(try reopened.sendable(stored, nowMillis: Fixtures.now()).discarded?.seq == 1)
+        #expect(try reopened.outbound.sendable(stored, nowMillis: Fixtures.now()).discarded?.seq == 1)
         #expect(try reopened.log.opCount(lobby.id) == 0)
     }
 }

@@ -41,7 +41,7 @@ extension GossipHandler {
             apply(ops, from: peer, node: node)
 
         case .applyForkProof(let proof):
-            guard let changed = storeCall(node, peer, "recording a fork proof", { try store.apply(proof) }), changed else { return }
+            guard let changed = storeCall(node, peer, "recording a fork proof", { try store.forks.apply(proof) }), changed else { return }
             node.log.warn(
                 .fork, "\(node.displayName(of: proof.author)) forked \(proof.partition.text) at seq \(proof.seq) (proof from \(node.displayName(of: peer)))")
             for other in sessions.keys.sorted() where other != peer {
@@ -127,12 +127,12 @@ extension GossipHandler {
     }
 
     /// The leading ops of `ops` that may leave for `peer`: each has a signature this node
-    /// verified (`ReplicaStore.sendable`). One that fails is not sent, nor what follows it; the
+    /// verified (`OutboundChecks.sendable`). One that fails is not sent, nor what follows it; the
     /// store has dropped them, so the views changed. Nil when the store failed (the link is
     /// closing).
     private func sendable(_ ops: [Operation], to peer: UserID, node: isolated Node) -> [Operation]? {
-        let store = node.store!
-        guard let (sendable, discarded) = storeCall(node, peer, "checking ops before sending them", { try store.sendable(ops, nowMillis: node.wallMillis) })
+        let outbound = node.store!.outbound
+        guard let (sendable, discarded) = storeCall(node, peer, "checking ops before sending them", { try outbound.sendable(ops, nowMillis: node.wallMillis) })
         else { return nil }
         if let discarded {
             node.log.warn(

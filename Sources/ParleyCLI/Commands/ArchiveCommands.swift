@@ -45,7 +45,7 @@ struct ExportCommand: Command {
             partitions = try context.storeCall { try store.views.exportSet(forConversation: conversation.id) }
         }
         let summary = try ArchiveFile.write(to: path, force: arguments[Self.force], what: "the export") { writer in
-            try context.storeCall(command: name) { try store.export(partitions, to: writer, nowMillis: context.nowMillis) }
+            try context.storeCall(command: name) { try OpArchiver(store).export(partitions, to: writer, nowMillis: context.nowMillis) }
         }
         context.output.line("exported \(summary.ops) ops to \(path)")
         if summary.withheld > 0 {
@@ -90,7 +90,7 @@ struct ImportCommand: Command {
             throw CLIError.failure("cannot import \(path): \(error); check that it was written by `parley export`")
         }
         let summary = try context.storeCall(command: name) {
-            let summary = try store.importArchive(reader, me: identity.id, nowMillis: context.nowMillis)
+            let summary = try OpArchiver(store).importArchive(reader, me: identity.id, nowMillis: context.nowMillis)
             try store.processInbox(me: identity)  // invites that came in the file
             return summary
         }
@@ -112,7 +112,7 @@ struct ImportCommand: Command {
             throw CLIError.failure("\(path) could not be read to the end: \(problem); the ops before that point were imported")
         }
         if summary.refused > 0 {
-            let onlyWaiting = summary.refusedBy.keys.allSatisfy { $0 == ReplicaStore.missingEarlierOps }
+            let onlyWaiting = summary.refusedBy.keys.allSatisfy { $0 == OpArchiver.missingEarlierOps }
             throw CLIError.failure(
                 "\(summary.refused) ops in \(path) were refused (\(summary.refusalsText)); "
                     + (onlyWaiting

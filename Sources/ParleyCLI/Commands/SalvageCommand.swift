@@ -5,7 +5,7 @@ import SQLite
 import Store
 
 /// `parley salvage`: every op still readable from a damaged database, verified, into an export
-/// file that `parley import` takes into a fresh one (`ReplicaStore.salvage`).
+/// file that `parley import` takes into a fresh one (`Salvage.salvage`).
 struct SalvageCommand: Command {
     let name = "salvage"
     let summary = "save every op still readable from a damaged database to an export file, to import into a fresh one"
@@ -44,7 +44,7 @@ struct SalvageCommand: Command {
         }
         let report = try ArchiveFile.write(to: path, force: arguments[Self.force], what: "the salvaged ops") { writer in
             do {
-                return try ReplicaStore.salvage(databaseAt: database, to: writer)
+                return try Salvage.salvage(databaseAt: database, to: writer)
             } catch let error as SQLiteError {
                 throw CLIError.failure(
                     "cannot read \(database) at all (\(error.message)): its first page or table list is damaged, so nothing can be "
@@ -59,7 +59,7 @@ struct SalvageCommand: Command {
         return 0
     }
 
-    private func json(_ report: ReplicaStore.SalvageReport) -> JSON {
+    private func json(_ report: Salvage.Report) -> JSON {
         .object([
             "ops": .integer(Int64(report.ops)), "ops_after_gap": .integer(Int64(report.opsAfterGap)),
             "partitions": .integer(Int64(report.partitions)), "fork_proofs": .integer(Int64(report.forkProofs)),
@@ -72,7 +72,7 @@ struct SalvageCommand: Command {
         ])
     }
 
-    private func show(_ report: ReplicaStore.SalvageReport, out: Output, path: String, database: String) {
+    private func show(_ report: Salvage.Report, out: Output, path: String, database: String) {
         out.line("salvaged \(report.ops) ops in \(report.partitions) partitions to \(path)")
         if report.opsAfterGap > 0 {
             out.line(

@@ -265,7 +265,7 @@ extension API {
         let bytes = try await call.access.read { store in
             var bytes: [UInt8] = []
             let writer = try OpArchive.Writer { bytes += $0 }
-            try store.export(chosen, to: writer, nowMillis: call.access.nowMillis())
+            try OpArchiver(store).export(chosen, to: writer, nowMillis: call.access.nowMillis())
             return bytes
         }
         return content(bytes, mime: "application/octet-stream", name: "parley-export.parley")
@@ -290,7 +290,7 @@ extension API {
             } catch {
                 throw WebError.badRequest("archive is not a `parley export` file: \(error)")
             }
-            let summary = try store.importArchive(reader, me: identity.id, nowMillis: call.access.nowMillis())
+            let summary = try OpArchiver(store).importArchive(reader, me: identity.id, nowMillis: call.access.nowMillis())
             _ = try store.processInbox(me: identity)
             return summary
         }

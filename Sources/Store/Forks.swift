@@ -3,8 +3,23 @@ import Replica
 import SQLite
 
 /// Forks (docs/DESIGN.md §3.3): an author who signed two different ops at one seq loses its ops in the
-/// partition from that seq on, on every replica.
-extension ReplicaStore {
+/// partition from that seq on, on every replica; and cutting a chain short without freezing it
+/// (an op whose own signature turned out bad, with what follows it).
+///
+/// Owns no rows or caches of its own: it keeps proofs and truncates chains through the op log
+/// (`fork_proofs`, `heads`), then settles what the removed ops fed — a conversation's
+/// membership (members whose membership came only through them lose their ops too), the
+/// views, the carried bytes. Not thread-safe: its store's one owner uses it.
+public final class Forks {
+    let database: Database
+    let log: OpLog
+    let views: Views
+    let carrier: Carrier
+
+    init(database: Database, log: OpLog, views: Views, carrier: Carrier) {
+        (self.database, self.log, self.views, self.carrier) = (database, log, views, carrier)
+    }
+
     /// Stores a fork proof and excludes the author's ops from the fork point on. In a
     /// conversation, authors whose membership came only through excluded ops lose their ops too,
     /// so every replica ends with the same set whatever it had received.
@@ -12,8 +27,7 @@ extension ReplicaStore {
         let pid = record.pid
         let current = try log.head(pid: pid, aid: aid)
         if let frozen = current.frozenAt, frozen <= proof.seq { return }
-        try database.cachedStatement("INSERT OR REPLACE INTO fork_proofs(pid, aid, seq, proof) VALUES (?, ?, ?, ?)")
-            .run(.integer(pid), .integer(aid), .integer(Int64(proof.seq)), .blob(proof.encoded))
+        try log.insertForkProof(proof, pid: pid, aid: aid)
         try log.truncate(pid: pid, aid: aid, from: proof.seq, frozen: true)
         try settleAfterTruncation(record)
     }

@@ -1,8 +1,15 @@
 import Identity
 import Replica
 
-/// Export and import of signed ops (`parley export` / `parley import`).
-extension ReplicaStore {
+/// Export and import of signed ops (`parley export` / `parley import`): between a store and an
+/// op file (`OpArchive`). Exports what may leave the node (`OutboundChecks.sendable`); imports
+/// through the store's apply, each op's own signature verified first. Holds nothing of its own:
+/// made for a call over the store it is given, and used by that store's one owner.
+public struct OpArchiver {
+    let store: ReplicaStore
+
+    public init(_ store: ReplicaStore) { self.store = store }
+
     /// What an import did.
     public struct ImportSummary: Equatable, Sendable {
         public var partitions = 0
@@ -32,7 +39,7 @@ extension ReplicaStore {
     public struct ExportSummary: Equatable, Sendable {
         public var ops = 0
         /// Ops not written because an op of their chain at or below them has a signature that
-        /// does not verify (`sendable`: a writable store removes them, to be fetched again).
+        /// does not verify (`OutboundChecks.sendable`: a writable store removes them, to be fetched again).
         public var withheld = 0
 
         public init(ops: Int = 0, withheld: Int = 0) {
@@ -46,19 +53,19 @@ extension ReplicaStore {
 
     /// Writes the given partitions (all known ones when nil): each descriptor, then its ops in
     /// chain order per author, then its fork proofs. Like every op that leaves the node, each
-    /// has a signature this store verified (`sendable`).
+    /// has a signature this store verified (`OutboundChecks.sendable`).
     @discardableResult
     public func export(_ partitions: [PartitionID]? = nil, to writer: OpArchive.Writer, nowMillis: UInt64) throws -> ExportSummary {
-        let records = try log.partitions().filter { partitions?.contains($0.id) ?? true }
+        let records = try store.log.partitions().filter { partitions?.contains($0.id) ?? true }
         var summary = ExportSummary()
         for record in records {
             try writer.write(.partition(record.descriptor))
-            let ops = try log.allOps(in: record.id)
+            let ops = try store.log.allOps(in: record.id)
             var start = 0
             while start < ops.count {
                 var end = start + 1
                 while end < ops.count, ops[end].author == ops[start].author, end - start < Self.exportCheckChunk { end += 1 }
-                let sendable = try sendable(Array(ops[start..<end]), nowMillis: nowMillis).ops
+                let sendable = try store.outbound.sendable(Array(ops[start..<end]), nowMillis: nowMillis).ops
                 for op in sendable { try writer.write(.operation(op)) }
                 summary.ops += sendable.count
                 guard sendable.count < end - start else {
@@ -72,13 +79,13 @@ extension ReplicaStore {
                 summary.withheld += next - (start + sendable.count)
                 start = next
             }
-            for proof in try log.forkProofs(record.id) { try writer.write(.forkProof(proof)) }
+            for proof in try store.log.forkProofs(record.id) { try writer.write(.forkProof(proof)) }
         }
         try writer.finish()
         return summary
     }
 
-    /// Ops of one chain whose signatures an export checks together (`sendable`).
+    /// Ops of one chain whose signatures an export checks together (`OutboundChecks.sendable`).
     static let exportCheckChunk = 4_096
 
     /// Applies `ops` with every op's own signature verified first (on every core), not a run's
@@ -87,14 +94,14 @@ extension ReplicaStore {
     func applyVerifyingEach(_ ops: [Operation], nowMillis: UInt64) throws -> [ApplyOutcome] {
         let valid = Operation.signaturesAreValid(ops)
         let good = zip(ops, valid).filter(\.1).map(\.0)
-        var outcomes = try apply(good, nowMillis: nowMillis, signaturesChecked: true).makeIterator()
+        var outcomes = try store.apply(good, nowMillis: nowMillis, signaturesChecked: true).makeIterator()
         return valid.map { $0 ? outcomes.next()! : .rejected(.invalid(.badSignature)) }
     }
 
     /// Applies everything in an archive, verifying each op's signature. Ops that
     /// wait for others (a gap, a membership not yet known) are retried until nothing changes.
     /// Rooms, the directory and `me`'s own partitions (self, inbox) are joined; conversations
-    /// and others' inboxes are carried until `processInbox` finds an invite to them.
+    /// and others' inboxes are carried until `ReplicaStore.processInbox` finds an invite to them.
     public func importArchive(_ reader: OpArchive.Reader, me: UserID, nowMillis: UInt64) throws -> ImportSummary {
         var summary = ImportSummary()
         var waiting: [(op: Operation, reason: String)] = []
@@ -131,14 +138,14 @@ extension ReplicaStore {
                 case .ownData(let owner), .inbox(let owner): joined = owner == me
                 case .conversation: joined = false
                 }
-                try log.ensurePartition(descriptor, joined: joined)
+                try store.log.ensurePartition(descriptor, joined: joined)
                 summary.partitions += 1
             case .operation(let op):
                 batch.append(op)
                 if batch.count >= 256 { try flush() }
             case .forkProof(let proof):
                 try flush()
-                if try apply(proof) { summary.forkProofs += 1 }
+                if try store.forks.apply(proof) { summary.forkProofs += 1 }
             }
         }
         try flush()

@@ -9,10 +9,11 @@ import SQLite
 /// rows on damaged pages are lost. The file is opened read-only and never written; nothing but
 /// the op log, the partitions' descriptors and the fork proofs is read (the views are rebuilt
 /// from the ops by the import, and the secrets a store keeps — conversations' epoch keys — are
-/// opened again from the key grants in the log with the identity's key).
-extension ReplicaStore {
+/// opened again from the key grants in the log with the identity's key). It needs no store: it
+/// reads the file through a `Database` of its own.
+public enum Salvage {
     /// What `salvage` read, wrote and had to leave behind.
-    public struct SalvageReport: Equatable, Sendable {
+    public struct Report: Equatable, Sendable {
         /// Partitions written (their descriptors read whole).
         public var partitions = 0
         /// Ops written: each read whole, linked to the one before it in its chain, with its body
@@ -41,16 +42,16 @@ extension ReplicaStore {
     }
 
     /// Ops of one chain verified together at most (their signatures on every core).
-    static let salvageRunLength = 256
+    static let runLength = 256
 
     /// Reads every op still readable from the store file at `path` (opened read-only) and
     /// writes them to `writer`: each partition's descriptor, its ops in chain order per author,
     /// its fork proofs, then the checksum trailer. Throws only when the file cannot be opened
     /// at all (the header or schema is damaged) or `writer` fails.
-    public static func salvage(databaseAt path: String, to writer: OpArchive.Writer) throws -> SalvageReport {
+    public static func salvage(databaseAt path: String, to writer: OpArchive.Writer) throws -> Report {
         let database = try Database(path: path, mode: .readOnly)
         defer { database.close() }
-        var report = SalvageReport()
+        var report = Report()
 
         var descriptors: [(pid: Int64, descriptor: PartitionDescriptor)] = []
         let partitionScan = try database.salvageRows(of: "partitions", columns: ["descriptor"]) { pid, row in
@@ -118,7 +119,7 @@ private struct ChainSalvager {
 
     init(writer: OpArchive.Writer) { self.writer = writer }
 
-    mutating func add(_ op: Operation, report: inout ReplicaStore.SalvageReport) throws {
+    mutating func add(_ op: Operation, report: inout Salvage.Report) throws {
         var previous = run.last ?? last
         if let other = previous, other.author != op.author {
             try flush(report: &report)
@@ -129,7 +130,7 @@ private struct ChainSalvager {
             return
         }
         let follows = previous.map { op.seq == $0.seq + 1 && op.prev == $0.id } ?? (op.seq == 1)
-        if !follows || run.count >= ReplicaStore.salvageRunLength {
+        if !follows || run.count >= Salvage.runLength {
             try flush(report: &report)
             if !follows { broken = true }
         }
@@ -138,7 +139,7 @@ private struct ChainSalvager {
 
     /// Verifies each op of the run (its `prev` links were checked as it was added) and writes
     /// the ops that hold.
-    mutating func flush(report: inout ReplicaStore.SalvageReport) throws {
+    mutating func flush(report: inout Salvage.Report) throws {
         guard !run.isEmpty else { return }
         defer { run.removeAll(keepingCapacity: true) }
         for (op, signed) in zip(run, Operation.signaturesAreValid(run)) {
