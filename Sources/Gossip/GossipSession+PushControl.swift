@@ -58,6 +58,7 @@ extension GossipSession {
             }
             skippedByPeer.insert(key)
             skippedOrder.append(key)
+            statistics.skipsReceived += 1
         }
         // Resumed chains leave stale entries behind: rebuild before the queue grows unbounded.
         if skippedOrder.count > 2 * configuration.maxSkippedChains {

@@ -151,6 +151,8 @@ public struct GossipSession: Sendable {
 
     /// Ops fetched from this peer so far, and that number plus the ops known to be missing.
     public var progress: (fetched: Int, wanted: Int) { (fetched, fetched + missing) }
+    /// WANTs sent to the peer whose last OPS has not come yet.
+    public var wantsOutstanding: Int { outstandingWants }
 
     // MARK: - Start
 
@@ -323,6 +325,8 @@ public struct GossipStatistics: Hashable, Sendable {
     /// Chains this node asked the peer to stop pushing (SKIP), and to push again (RESUME).
     public var skipsSent = 0
     public var resumesSent = 0
+    /// Chains the peer asked this node to stop pushing (SKIP).
+    public var skipsReceived = 0
     /// New ops not pushed because this author's pushes on the link reached the pacing rate.
     public var pushesPaced = 0
 

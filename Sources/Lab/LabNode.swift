@@ -4,6 +4,7 @@ import Subprocess
 
 /// One node of the lab: its data directory, its identity and its `parley run` processes, and
 /// what the lab measured of it. Used only from the runner's task.
+// @unchecked: the `var`s are touched by one task at a time: the runner's, or one child task it awaits.
 public final class LabNode: @unchecked Sendable {
     public enum State: Equatable {
         case stopped

@@ -12,6 +12,7 @@ import Replica
 /// rest), the nodes that finished starting, the samples (RSS every second, link bytes every two)
 /// and the progress line. What the lab started is registered with `cleanup`, which kills and
 /// deletes it at the end or on a signal.
+// @unchecked: the `var`s are touched only by the task that runs the lab; its child tasks get copies or one `LabNode` each.
 public final class LabRunner: @unchecked Sendable {
     let configuration: LabConfiguration
     let cleanup: LabCleanup

@@ -3,6 +3,7 @@ import Foundation
 /// The live progress line on stderr: rewritten in place (`\r`) on a terminal, a plain line
 /// every five seconds otherwise (a log file or a test reading stderr gets no carriage
 /// returns). Notes (a fault starts, a phase ends) are always lines of their own.
+// @unchecked: `lastPlain` and `open` are touched only by the lab runner's task, the line's one writer.
 public final class ProgressLine: @unchecked Sendable {
     private let isTerminal: Bool
     private let quiet: Bool

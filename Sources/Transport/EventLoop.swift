@@ -228,6 +228,10 @@ public final class EventLoop: Sendable {
     /// Whether a thread runs the loop now: lets tests check that it ends with the loop's work.
     var hasThread: Bool { state.withLock { $0.threadRunning } }
 
+    /// Whether the thread waits in `epoll_wait` now: it looked for work, found some to wait for,
+    /// and did not end (lets tests check that a registration keeps the thread).
+    var isWaiting: Bool { state.withLock { $0.isPolling } }
+
     // MARK: Jobs
 
     /// Queues a job to run on the loop's thread after the ready descriptors and due timers;

@@ -123,6 +123,11 @@ public final class TCPConnection: Sendable {
         state.withLock { $0.readers.count }
     }
 
+    /// How many writes are parked waiting for the kernel to take their bytes.
+    var waitingWriterCount: Int {
+        state.withLock { $0.writeWaiters.count }
+    }
+
     /// Closes the connection: pending reads, writes and connects fail with `.closed`; bytes not
     /// yet accepted by the kernel are discarded (`flush()` first to deliver them). Idempotent.
     public func close() {

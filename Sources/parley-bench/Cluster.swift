@@ -6,6 +6,7 @@ import NodeRuntime
 
 /// N nodes with fresh data directories under `root`, their own network secret (they never link to
 /// another Parley node on this machine) and their own discovery port below 32768, no web UI.
+// @unchecked: `runArguments` is set and read only by the benchmark's task, before and as it starts nodes.
 final class BenchCluster: @unchecked Sendable {
     let root: String
     let binary: String

@@ -94,6 +94,7 @@ import Wire
         let key = ChainKey(partition: lobby.id, author: mallory.id)
         #expect(node.session.chain(key)?.pending.map(\.seq) == Array(2...65))
         #expect(node.sent.filter { $0.type == .want } == [.want(partition: lobby.id, author: mallory.id, fromSeq: 1, maxCount: 1)])
+        #expect(node.session.wantsOutstanding == 1)
 
         try node.receive(SyncMessage.ops(OpBatch(partition: lobby.id, author: mallory.id, ops: [ops[0]], isLast: true)).encode())
         #expect(try node.store.log.opCount(lobby.id) == 65)
@@ -101,6 +102,7 @@ import Wire
         try node.receive(SyncMessage.ops(OpBatch(partition: lobby.id, author: mallory.id, ops: Array(ops[65...]), isLast: true)).encode())
         #expect(try node.store.log.opCount(lobby.id) == 101)
         #expect(node.session.chain(key)?.pending.isEmpty == true)
+        #expect(node.session.wantsOutstanding == 0, "the last OPS answered the WANT")
         #expect(node.closedWith == nil)
         #expect(node.sentCount(.newOp) == 0)
     }

@@ -59,6 +59,8 @@ import Wire
     @Test func skippedChain_isNotPushed_otherChainsAre() {
         var session = inSync()
         _ = session.onMessage(.skip([ChainKey(partition: lobby.id, author: alice.id)]), now: 1)
+        _ = session.onMessage(.skip([ChainKey(partition: lobby.id, author: alice.id)]), now: 1)
+        #expect(session.statistics.skipsReceived == 1, "a chain skipped again counts once")
         for op in ops(by: alice, count: 3) { #expect(pushes(session.onNewLocalOp(op, now: 2)).isEmpty) }
         let bobsOp = ops(by: bob, count: 1)[0]
         #expect(pushes(session.onNewLocalOp(bobsOp, now: 2)) == [bobsOp])
@@ -99,6 +101,7 @@ import Wire
         let bobsOp = ops(by: bob, count: 1)[0]
         #expect(pushes(session.onNewLocalOp(bobsOp, now: 2)) == [bobsOp])
         #expect(session.statistics.skipsSent == 0 && session.statistics.resumesSent == 0)
+        #expect(session.statistics.skipsReceived == 0, "an ignored SKIP is not counted")
     }
 
     @Test func skipsFromThePeer_areBounded_theOldestForgotten() {

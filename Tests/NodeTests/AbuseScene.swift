@@ -17,7 +17,7 @@ import Testing
 /// silence, so a busy machine does not drop it by itself). Its discovery port is the cluster's
 /// own, and only it listens there (the honest node dials it from a peers file, with
 /// `--no-discovery`): beacons sent to it reach nobody else.
-final class AbuseScene: @unchecked Sendable {
+final class AbuseScene: Sendable {
     let cluster: NodeCluster
     let victim: TestNode
     let honest: TestNode

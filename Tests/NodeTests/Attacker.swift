@@ -19,6 +19,7 @@ import Wire
 /// Every connection starts from `source`, a loopback address of its own (127.0.0.7, …), so the
 /// victim (run with `--ban-loopback`) can ban that address while the honest nodes keep 127.0.0.1.
 /// Not thread-safe: one task drives one attacker.
+// @unchecked: the codec state, `pending` and `answersPings` are touched only by the one task that drives it.
 final class Attacker: @unchecked Sendable {
     /// What a read from the victim brought.
     enum Event: Sendable, Equatable {

@@ -16,6 +16,7 @@ import Transport
 ///
 /// Call `stopAll()` at the end (also after a failure: in a `defer` with `await`, or before
 /// each `#require`), then `removeFiles()`.
+// @unchecked: `nodes` is touched only by the test's task (`start`, `stopAll`).
 final class InProcessNodes: @unchecked Sendable {
     let root: String
     private(set) var nodes: [Node] = []

@@ -38,6 +38,7 @@ func allLinked(_ nodes: [TestNode]) async -> Bool {
 /// Every node beacons only to 127.255.255.255 on the cluster's discovery port (NETWORK-TESTS.md),
 /// or runs with `--no-discovery` or inside a namespace the test made. `shutdown()` kills every
 /// process and removes the directory; call it in a `defer`.
+// @unchecked: `nodes` is touched only by the test's task (adding nodes, `shutdown`).
 final class NodeCluster: @unchecked Sendable {
     let root: String
     let discoveryPort: UInt16
@@ -82,6 +83,7 @@ final class NodeCluster: @unchecked Sendable {
 }
 
 /// One node of a cluster: its data directory, identity and `parley run` processes.
+// @unchecked: `id` and `runs` are touched only by the test's task that starts and stops the node.
 final class TestNode: @unchecked Sendable {
     let name: String
     let dataDir: String

@@ -10,7 +10,7 @@ import Testing
 /// driven by `send-keys` and read by `capture-pane`. Every wait polls with a deadline.
 ///
 /// Call `shutDown()` in a `defer`: it kills the server and with it every chat it runs.
-final class Tmux: @unchecked Sendable {
+final class Tmux: Sendable {
     static let executable = ["/usr/bin/tmux", "/bin/tmux", "/usr/local/bin/tmux"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
     let socket = "parley-chat-test-\(getpid())-\(UUID().uuidString.prefix(8))"

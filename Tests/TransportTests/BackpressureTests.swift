@@ -24,12 +24,15 @@ extension TransportTests {
                     written.add(chunkSize)
                 }
             }
-            // The writer is blocked once its bytes wait in the connection.
-            #expect(await eventually { client.bufferedByteCount > 0 })
-            let stalledAt = written.current
+            // The writer is blocked once its write is parked with its bytes waiting in the connection.
+            #expect(await eventually { client.waitingWriterCount == 1 && client.bufferedByteCount > 0 })
+            let (stalledAt, held) = (written.current, client.bufferedByteCount)
             print("writer stalled after \(stalledAt) bytes")
-            // Proving that nothing moves takes elapsed time, not an event: watch for 300 ms.
-            try await Task.sleep(for: .milliseconds(300))
+            // It stays blocked: two rounds of the loop, each of which serves a writable socket
+            // before its timers, send nothing more, so the parked write cannot be resumed.
+            for _ in 0..<2 { await roundTrip(client.loop) }
+            #expect(client.bufferedByteCount == held, "the kernel took more bytes while the peer read nothing")
+            #expect(client.waitingWriterCount == 1, "the writer went on while the peer read nothing")
             #expect(written.current == stalledAt, "the writer went on while the peer read nothing")
             #expect(stalledAt < 32 << 20, "the kernel took \(stalledAt) bytes without a reader")
             #expect(client.bufferedByteCount <= chunkSize, "more than the blocked writer's own chunk is held")
@@ -55,6 +58,12 @@ extension TransportTests {
             try await writer.value
             #expect(written.current == chunkSize * chunkCount)
             #expect(client.bufferedByteCount == 0)
+        }
+
+        /// Returns once `loop` has run a timer due now: a whole round of the loop, whose ready
+        /// descriptors it served first.
+        private func roundTrip(_ loop: EventLoop) async {
+            await withCheckedContinuation { continuation in _ = loop.schedule(at: .now) { continuation.resume() } }
         }
 
         /// True when `bytes[start..<start + count]` are all equal: each byte equals the next.

@@ -142,7 +142,9 @@ extension TransportTests {
 
             let socket = try UDPSocket(host: "127.0.0.1", port: 0, broadcast: false, loop: loop)
             #expect(loop.hasThread, "a registered socket started no thread")
-            try await Task.sleep(for: .milliseconds(50))
+            // The thread ends only when it looks for work and finds none: once it waits for the
+            // socket instead, it has looked and stayed.
+            #expect(await eventually { loop.isWaiting }, "the thread ended while a socket was registered")
             #expect(loop.hasThread, "the thread ended while a socket was registered")
             socket.close()
             #expect(await ends(loop), "the thread outlived the loop's last socket")

@@ -4,7 +4,7 @@ import Testing
 
 /// Calls the API of one node with its token and checks every answer against the node's OpenAPI
 /// document.
-final class APIClient: @unchecked Sendable {
+final class APIClient: Sendable {
     let node: WebNode
     let checker: OpenAPIChecker
 

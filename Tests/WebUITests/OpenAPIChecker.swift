@@ -5,6 +5,7 @@ import Testing
 /// document lists for that operation, and a JSON success body must match its schema (types,
 /// required fields, enums, array items). Records which operations answered with success, so a
 /// test can require that every documented operation was exercised.
+// @unchecked: `succeeded` and `statusesSeen` are touched only by the test's task, one request at a time.
 final class OpenAPIChecker: @unchecked Sendable {
     let document: [String: Any]
     private(set) var succeeded: Set<String> = []

@@ -28,6 +28,7 @@ final class TestDirectory: Sendable {
 
 /// One real `parley run` process with its web server on an ephemeral loopback port, and the URL
 /// (with the token) it printed at start.
+// @unchecked: the `var`s are written by `start` and `stop` on the test's task, which alone reads them.
 final class WebNode: @unchecked Sendable {
     let name: String
     let dataDir: String

@@ -287,6 +287,8 @@ public struct SyncStatus: Codable, Sendable, Equatable {
     /// Ops received from peers in any sync message (fetched or pushed), and sent to them.
     public var opsReceived: UInt64 = 0
     public var opsSent: UInt64 = 0
+    /// WANTs sent to linked peers whose answer has not fully come.
+    public var wantsOutstanding: UInt64 = 0
     /// One entry per linked peer that speaks the sync protocol.
     public var peers: [SyncPeerStatus] = []
 
@@ -302,6 +304,8 @@ public struct SyncPeerStatus: Codable, Sendable, Equatable {
     public var wanted: UInt64
     public var opsReceived: UInt64
     public var opsSent: UInt64
+    /// Chains this peer asked this node to stop pushing (SKIP) on the current link.
+    public var skipsReceived: UInt64
     /// The link's bytes on the wire and frames of any type, each way (`LinkTraffic`).
     public var bytesReceived: UInt64
     public var bytesSent: UInt64
@@ -312,9 +316,10 @@ public struct SyncPeerStatus: Codable, Sendable, Equatable {
 
     public init(
         id: String, nick: String?, fetched: UInt64, wanted: UInt64, opsReceived: UInt64, opsSent: UInt64,
-        traffic: LinkTraffic, since: UInt64
+        skipsReceived: UInt64, traffic: LinkTraffic, since: UInt64
     ) {
         (self.id, self.nick, self.fetched, self.wanted, self.opsReceived, self.opsSent) = (id, nick, fetched, wanted, opsReceived, opsSent)
+        self.skipsReceived = skipsReceived
         (bytesReceived, bytesSent, framesReceived, framesSent) = (traffic.bytesReceived, traffic.bytesSent, traffic.framesReceived, traffic.framesSent)
         self.since = since
     }

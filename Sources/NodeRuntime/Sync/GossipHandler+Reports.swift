@@ -23,11 +23,13 @@ extension GossipHandler {
             missing = max(missing, entry.progress.wanted - entry.progress.fetched)
             status.opsReceived += UInt64(statistics.opsReceived)
             status.opsSent += UInt64(statistics.opsSent)
+            status.wantsOutstanding += UInt64(entry.session.wantsOutstanding)
             status.peers.append(
                 SyncPeerStatus(
                     id: peer.text, nick: node.nick(of: peer), fetched: UInt64(entry.progress.fetched),
                     wanted: UInt64(entry.progress.wanted), opsReceived: UInt64(statistics.opsReceived),
-                    opsSent: UInt64(statistics.opsSent), traffic: link?.traffic ?? LinkTraffic(), since: link?.since ?? 0))
+                    opsSent: UInt64(statistics.opsSent), skipsReceived: UInt64(statistics.skipsReceived), traffic: link?.traffic ?? LinkTraffic(),
+                    since: link?.since ?? 0))
         }
         status.wanted = status.fetched + UInt64(missing)
         return status
