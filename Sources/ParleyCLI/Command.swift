@@ -14,6 +14,9 @@ public protocol Command: Sendable {
     var options: [OptionSpec] { get }
     /// Options for tests and the lab (timing knobs), listed apart in help under "Advanced".
     var advancedOptions: [OptionSpec] { get }
+    /// Options parsed but listed nowhere (help, man page, completions): the completion
+    /// scripts' own queries, which are no use to a person.
+    var hiddenOptions: [OptionSpec] { get }
     /// Paragraphs that explain what a user must know: output, side effects, exit status.
     var details: [String] { get }
     /// Example invocations without the leading `parley `.
@@ -25,6 +28,7 @@ public protocol Command: Sendable {
 extension Command {
     public var details: [String] { [] }
     public var advancedOptions: [OptionSpec] { [] }
+    public var hiddenOptions: [OptionSpec] { [] }
 
     /// Throws a usage error unless there are between `range` positional arguments; `names`
     /// are the placeholders shown when one is missing (`ROOM`).
@@ -96,7 +100,7 @@ public enum CommandRegistry {
 
     /// The options `command` parses: its own, then the global ones it does not redefine, then `--help`.
     static func options(for command: any Command) -> [OptionSpec] {
-        let own = command.options + command.advancedOptions
+        let own = command.options + command.advancedOptions + command.hiddenOptions
         return own + GlobalOptions.all.filter { global in !own.contains { $0.name == global.name } } + [GlobalOptions.help.spec]
     }
 

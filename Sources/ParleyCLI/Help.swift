@@ -25,23 +25,37 @@ enum HelpText {
             "  --version               print the version",
             "",
             "Environment:",
-            "  PARLEY_DATA_DIR    the data directory when --data-dir is not given",
-            "  XDG_DATA_HOME      otherwise the data directory is $XDG_DATA_HOME/parley,",
-            "                     or ~/.local/share/parley when it is not set",
-            "  PARLEY_PASSPHRASE  the passphrase of a protected key (--passphrase-file wins)",
-            "  PARLEY_BROADCAST   where `run` and `chat` send beacons when --broadcast is not given",
-            "  PARLEY_CLOCK_SKEW_MS  milliseconds added to the clock that stamps every op a",
-            "                     command writes (a test of clocks off; --clock-skew-ms wins)",
-            "",
-            "Rooms may be written with or without '#': `lobby` and `#Lobby` are one room.",
-            "Message and task ids are 52 characters; a unique prefix of 8 or more also works.",
-            "Read commands take --json and print one JSON array of objects.",
-            "Exit status: 0 success, 1 failure, 2 usage error.",
-            "",
-            "Start with:  parley init --nick alice   then   parley send --room lobby hello",
         ]
+        for variable in environment {
+            lines.append("  " + padded(variable.name, 17) + "  " + variable.lines[0])
+            lines += variable.lines.dropFirst().map { String(repeating: " ", count: 21) + $0 }
+        }
+        lines += [""] + notes + ["Exit status: " + exitStatus + ".", "", "Start with:  " + start]
         return lines.joined(separator: "\n")
     }
+
+    /// The environment variables parley reads, each with its explanation as help prints it
+    /// (the man page joins the lines).
+    static let environment: [(name: String, lines: [String])] = [
+        ("PARLEY_DATA_DIR", ["the data directory when --data-dir is not given"]),
+        ("XDG_DATA_HOME", ["otherwise the data directory is $XDG_DATA_HOME/parley,", "or ~/.local/share/parley when it is not set"]),
+        ("PARLEY_PASSPHRASE", ["the passphrase of a protected key (--passphrase-file wins)"]),
+        ("PARLEY_BROADCAST", ["where `run` and `chat` send beacons when --broadcast is not given"]),
+        (
+            "PARLEY_CLOCK_SKEW_MS",
+            ["milliseconds added to the clock that stamps every op a", "command writes (a test of clocks off; --clock-skew-ms wins)"]
+        ),
+    ]
+
+    /// What holds for every command, for `parley --help` and the man page's DESCRIPTION.
+    static let notes = [
+        "Rooms may be written with or without '#': `lobby` and `#Lobby` are one room.",
+        "Message and task ids are 52 characters; a unique prefix of 8 or more also works.",
+        "Read commands take --json and print one JSON array of objects.",
+    ]
+
+    static let exitStatus = "0 success, 1 failure, 2 usage error"
+    static let start = "parley init --nick alice   then   parley send --room lobby hello"
 
     /// `parley COMMAND --help`: usage, options, details and examples of one command.
     static func command(_ command: any Command) -> String {
