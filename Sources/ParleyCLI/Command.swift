@@ -72,6 +72,7 @@ public enum CommandRegistry {
         ConversationRenameCommand(), ConversationsCommand(), PeopleCommand(), AttachmentCommand(),
         ProfileCommand(), DigestCommand(), ExportCommand(), ImportCommand(), SalvageCommand(),
         RunCommand(), ChatCommand(), PeersCommand(), StatusCommand(), DoctorCommand(), LabRunCommand(), HelpCommand(),
+        CompletionCommand(), ManCommand(),
     ]
 
     /// Commands of docs/DESIGN.md §6.1 that later versions bring; naming one gets a clear answer

@@ -1,0 +1,84 @@
+import Foundation
+import Replica
+import Store
+
+/// `parley completion SHELL`: a completion script generated from the command registry, so it
+/// offers exactly the commands and options `--help` lists.
+struct CompletionCommand: Command {
+    let name = "completion"
+    let summary = "print a shell completion script for bash, zsh or fish"
+    let usage = [
+        "completion bash    (load it now: source <(parley completion bash))",
+        "completion zsh     (e.g. parley completion zsh > \"${fpath[1]}/_parley\")",
+        "completion fish    (e.g. parley completion fish > ~/.config/fish/completions/parley.fish)",
+    ]
+    let options: [OptionSpec] = []
+    /// `--list rooms`: the scripts' query for the rooms you joined, one per line.
+    static let list = Option.value("list", "KIND", "print completion candidates of KIND (rooms), one a line")
+    let hiddenOptions = [Self.list.spec]
+    let details = [
+        "The script completes command names, each command's options and the global options, and offers the rooms you "
+            + "joined after --room. For bash, put `source <(parley completion bash)` in ~/.bashrc, or save the script as "
+            + "~/.local/share/bash-completion/completions/parley. For zsh, save it as _parley in a directory of $fpath "
+            + "(before compinit runs). For fish, save it as ~/.config/fish/completions/parley.fish.",
+        "To list rooms the script runs parley, which reads the store without changing it, prints nothing when there is "
+            + "no data directory yet, and never writes to the terminal's error output.",
+    ]
+    let examples = ["completion bash", "completion zsh > ~/.zsh/completions/_parley"]
+
+    /// The shells a script exists for.
+    static let shells = ["bash", "zsh", "fish"]
+
+    func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
+        if let kind = try arguments.value(Self.list) {
+            // Completion must never print into the user's shell: every problem is silence and 0.
+            guard arguments.positionals.isEmpty else { return 0 }
+            for candidate in Self.candidates(kind, context: context) { context.output.line(candidate) }
+            return 0
+        }
+        try expectPositionals(arguments, 1...1, names: ["SHELL (bash, zsh or fish)"])
+        let shell = arguments.positionals[0]
+        switch shell {
+        case "bash": context.output.line(CompletionScript.bash())
+        case "zsh": context.output.line(CompletionScript.zsh())
+        case "fish": context.output.line(CompletionScript.fish())
+        default: throw CLIError.usage("no completion script for '\(shell)'; choose bash, zsh or fish", command: name)
+        }
+        return 0
+    }
+
+    /// The candidates of `kind`, read from the store opened read-only; empty when there is no
+    /// data directory, no store, or anything at all goes wrong.
+    static func candidates(_ kind: String, context: Context) -> [String] {
+        guard kind == "rooms", let directory = try? context.dataDirectory(),
+            FileManager.default.fileExists(atPath: directory.databasePath),
+            let store = try? ReplicaStore(readOnlyPath: directory.databasePath),
+            let records = try? store.log.partitions()
+        else { return [] }
+        // Without '#': an unquoted word that starts with '#' is a comment to the shell.
+        return records.compactMap { record in
+            guard record.joined, case .room(let name) = record.descriptor else { return nil }
+            return name.value
+        }.sorted()
+    }
+}
+
+/// `parley man`: the manual page parley(1), generated from the same declarations as `--help`.
+struct ManCommand: Command {
+    let name = "man"
+    let summary = "print the manual page parley(1) in troff format"
+    let usage = ["man    (read it with: parley man | man -l -)"]
+    let options: [OptionSpec] = []
+    let details = [
+        "The page has every command with its usage, options, details and examples, the global options, the "
+            + "environment, the files and the exit status: the same text as --help. Install it with "
+            + "`parley man > ~/.local/share/man/man1/parley.1`."
+    ]
+    let examples = ["man | man -l -"]
+
+    func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
+        try expectPositionals(arguments, 0...0, names: [])
+        context.output.line(ManPage.render())
+        return 0
+    }
+}

@@ -1,0 +1,222 @@
+import Foundation
+import Testing
+
+@testable import ParleyCLI
+
+/// `parley completion SHELL` and `parley man` are generated from the command registry: every
+/// command and option is in them, the bash script completes in a real bash, and the man page
+/// renders in groff without a warning.
+@Suite struct CompletionAndManTests {
+    /// Every command with the options a user may type after it (hidden ones excluded).
+    static var commandOptions: [(name: String, options: [String])] {
+        CommandRegistry.commands.map { command in
+            (command.name, CompletionScript.options(for: command).map { "--" + $0.name })
+        }
+    }
+
+    // MARK: man
+
+    @Test func man_hasEveryCommandAndOptionInItsSection() throws {
+        try withSandbox { sandbox in
+            let run = sandbox.parleyRaw(["man"])
+            expectSuccess(run)
+            let page = run.stdout
+            for heading in [
+                ".SH NAME", ".SH SYNOPSIS", ".SH DESCRIPTION", ".SH GLOBAL OPTIONS", ".SH COMMANDS", ".SH ENVIRONMENT", ".SH FILES",
+                ".SH EXIT STATUS", ".SH SEE ALSO",
+            ] {
+                #expect(page.contains("\n" + heading + "\n"), "\(heading) missing")
+            }
+            let sections = page.components(separatedBy: "\n.SS ")
+            for (name, options) in Self.commandOptions {
+                let section = sections.first { $0.hasPrefix("\"parley \(ManPage.escaped(name))\"\n") }
+                #expect(section != nil, "no section for \(name)")
+                let globals = Set(CompletionScript.globalOptions.map { "--" + $0.name })
+                for option in options where !globals.contains(option) {
+                    #expect(section?.contains("\\fB" + ManPage.escaped(option) + "\\fR") == true, "\(option) missing in the section of \(name)")
+                }
+            }
+            for option in CompletionScript.globalOptions {
+                #expect(page.contains("\\fB" + ManPage.escaped("--" + option.name) + "\\fR"))
+            }
+            for variable in ["PARLEY_DATA_DIR", "PARLEY_PASSPHRASE", "PARLEY_BROADCAST", "PARLEY_CLOCK_SKEW_MS", "XDG_DATA_HOME"] {
+                #expect(page.contains(variable))
+            }
+            // No line reads as a request by accident, and no bare hyphen or backslash is left.
+            for line in page.split(separator: "\n") where !line.hasPrefix(".") {
+                #expect(!line.hasPrefix("'"), "\(line)")
+            }
+        }
+    }
+
+    @Test func man_rendersWithoutWarnings() throws {
+        try withSandbox { sandbox in
+            let run = sandbox.parleyRaw(["man"])
+            expectSuccess(run)
+            let path = sandbox.write("parley.1", run.stdout)
+            let groff = Tool.run("/usr/bin/groff", ["-man", "-Tutf8", "-ww", "-P-cbou", path], in: sandbox.root)
+            #expect(groff.status == 0 && groff.stderr.isEmpty, "groff: \(groff.stderr)")
+            #expect(groff.stdout.contains("COMMANDS") && groff.stdout.contains("EXIT STATUS"))
+            let man = Tool.run("/usr/bin/man", ["-l", path], in: sandbox.root, environment: ["MANPAGER": "cat", "MANWIDTH": "80"])
+            #expect(man.status == 0 && man.stderr.isEmpty, "man -l: \(man.stderr)")
+            #expect(man.stdout.contains("parley send"))
+        }
+    }
+
+    // MARK: completion scripts
+
+    @Test(arguments: CompletionCommand.shells)
+    func completionScript_hasEveryCommandAndOption(shell: String) throws {
+        try withSandbox { sandbox in
+            let run = sandbox.parleyRaw(["completion", shell])
+            expectSuccess(run)
+            let script = run.stdout
+            let words = Set(script.split { !($0.isLetter || $0 == "-") }.map(String.init))
+            for word in CompletionScript.firstWords { #expect(words.contains(word), "\(word) missing in the \(shell) script") }
+            for group in CommandRegistry.groups {
+                for word in CompletionScript.subcommands(of: group) { #expect(words.contains(word), "\(group) \(word) missing") }
+            }
+            let lines = script.split(separator: "\n").map(String.init)
+            let globals = Set(CompletionScript.globalOptions.map { "--" + $0.name })
+            for (name, options) in Self.commandOptions {
+                // bash and zsh list a command's options on one line; fish has a line per option.
+                let listed = lines.first { $0.contains(shell == "bash" ? "\"\(name)\") echo \"" : "\"\(name)\") candidates=(") }
+                let listedWords = Set((listed ?? "").split { $0 == " " || $0 == "\"" || $0 == "(" || $0 == ")" }.map(String.init))
+                for option in options {
+                    if shell == "fish" {
+                        let found = script.contains("= \\'\(name)\\'' -l \(option.dropFirst(2)) ") || globals.contains(option)
+                        #expect(found, "\(option) of \(name) missing in the fish script")
+                    } else {
+                        #expect(listedWords.contains(option), "\(option) of \(name) missing in the \(shell) script")
+                    }
+                }
+            }
+            for option in CompletionScript.globalOptions {
+                #expect(script.contains(shell == "fish" ? "-l \(option.name) " : "--\(option.name)"), "global --\(option.name) missing")
+            }
+            // The hidden query is in no list of options, only where the scripts run it.
+            #expect(!script.contains("--list ") || script.contains("completion --list rooms"))
+        }
+    }
+
+    @Test func completion_unknownShellIsAUsageError() throws {
+        try withSandbox { sandbox in
+            expectError(sandbox.parleyRaw(["completion", "tcsh"]), exitCode: 2, "choose bash, zsh or fish")
+            expectError(sandbox.parleyRaw(["completion"]), exitCode: 2, "missing SHELL")
+            let help = sandbox.parleyRaw(["completion", "--help"])
+            expectSuccess(help)
+            #expect(help.stdout.contains("source <(parley completion bash)"))
+            #expect(!help.stdout.contains("--list"))
+        }
+    }
+
+    @Test func listRooms_isQuietWithoutData() throws {
+        try withSandbox { sandbox in
+            for arguments in [["completion", "--list", "rooms"], ["completion", "--list", "nonsense"]] {
+                let run = sandbox.parley(arguments[0], arguments[1], arguments[2])
+                expectSuccess(run)
+                #expect(run.stdout.isEmpty, "\(run)")
+            }
+            let file = sandbox.write("file", "x")
+            let blocked = sandbox.parleyRaw(["--data-dir", file, "completion", "--list", "rooms"])
+            expectSuccess(blocked)
+            #expect(blocked.stdout.isEmpty)
+            #expect(!FileManager.default.fileExists(atPath: sandbox.dataDir), "listing created the data directory")
+        }
+    }
+
+    @Test func bash_completesCommandsOptionsAndRooms() throws {
+        try withSandbox { sandbox in
+            sandbox.initialize()
+            for room in ["lobby", "Dev"] { expectSuccess(sandbox.parley("join", room)) }
+            expectSuccess(sandbox.parley("join", "left"))
+            expectSuccess(sandbox.parley("leave", "left"))
+            let script = sandbox.parleyRaw(["completion", "bash"])
+            expectSuccess(script)
+            let path = sandbox.write("parley.bash", script.stdout)
+            let syntax = Tool.run("/usr/bin/bash", ["-n", path], in: sandbox.root)
+            #expect(syntax.status == 0 && syntax.stderr.isEmpty, "bash -n: \(syntax.stderr)")
+
+            func complete(_ words: [String]) -> [String] {
+                let quoted = words.map { "'" + $0 + "'" }.joined(separator: " ")
+                let driver = """
+                    source '\(path)'
+                    COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1)
+                    _parley
+                    printf '%s\\n' "${COMPREPLY[@]}"
+                    """
+                let binaryDirectory = URL(fileURLWithPath: ParleyBinary.path ?? "/").deletingLastPathComponent().path
+                let result = Tool.run(
+                    "/usr/bin/bash", ["--noprofile", "--norc", "-c", driver], in: sandbox.root,
+                    environment: ["PATH": binaryDirectory + ":/usr/bin:/bin", "PARLEY_DATA_DIR": sandbox.dataDir, "HOME": sandbox.root])
+                #expect(result.status == 0 && result.stderr.isEmpty, "bash: \(result.stderr)")
+                return result.stdout.split(separator: "\n").map(String.init).filter { !$0.isEmpty }.sorted()
+            }
+            #expect(complete(["parley", "se"]) == CompletionScript.firstWords.filter { $0.hasPrefix("se") }.sorted())
+            #expect(complete(["parley", "se"]).contains("send"))
+            #expect(complete(["parley", "task", "a"]) == ["add"])
+            let history = try #require(CommandRegistry.command(named: "history"))
+            let expected = CompletionScript.options(for: history).map { "--" + $0.name }.filter { $0.hasPrefix("--r") }.sorted()
+            #expect(expected.contains("--room"))
+            #expect(complete(["parley", "history", "--r"]) == expected)
+            #expect(complete(["parley", "--data"]) == ["--data-dir"])
+            #expect(complete(["parley", "send", "--room", ""]) == ["dev", "lobby"])
+            #expect(complete(["parley", "send", "--room", "l"]) == ["lobby"])
+            #expect(complete(["parley", "send", "--room", "lobby", "--json", "--room", ""]) == ["dev", "lobby"])
+            // The data directory typed on the line wins over the environment's.
+            #expect(complete(["parley", "--data-dir", sandbox.root + "/nowhere", "send", "--room", ""]) == [])
+            #expect(complete(["parley", "send", "--data-dir", sandbox.dataDir, "--room", ""]) == ["dev", "lobby"])
+            #expect(complete(["parley", "send", "--status", ""]) == [])
+        }
+    }
+}
+
+/// Runs a program other than parley (bash, groff, man) with its output captured in files.
+enum Tool {
+    struct Result {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    static func run(_ program: String, _ arguments: [String], in directory: String, environment: [String: String] = [:]) -> Result {
+        let out = directory + "/tool-\(UUID().uuidString).out", err = directory + "/tool-\(UUID().uuidString).err"
+        _ = FileManager.default.createFile(atPath: out, contents: nil)
+        _ = FileManager.default.createFile(atPath: err, contents: nil)
+        defer {
+            try? FileManager.default.removeItem(atPath: out)
+            try? FileManager.default.removeItem(atPath: err)
+        }
+        guard let outHandle = FileHandle(forWritingAtPath: out), let errHandle = FileHandle(forWritingAtPath: err) else {
+            return Result(status: -1, stdout: "", stderr: "cannot create capture files in \(directory)")
+        }
+        defer {
+            try? outHandle.close()
+            try? errHandle.close()
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = arguments
+        var childEnvironment = ["HOME": directory, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"]
+        childEnvironment.merge(environment) { _, new in new }
+        process.environment = childEnvironment
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = outHandle
+        process.standardError = errHandle
+        let finished = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in finished.signal() }
+        do {
+            try process.run()
+        } catch {
+            return Result(status: -1, stdout: "", stderr: "cannot start \(program): \(error)")
+        }
+        if finished.wait(timeout: .now() + ParleyBinary.timeout) == .timedOut {
+            kill(process.processIdentifier, SIGKILL)
+            finished.wait()
+            return Result(status: -1, stdout: "", stderr: "\(program) did not finish within \(Int(ParleyBinary.timeout)) s; killed it")
+        }
+        return Result(
+            status: process.terminationStatus, stdout: (try? String(contentsOfFile: out, encoding: .utf8)) ?? "",
+            stderr: (try? String(contentsOfFile: err, encoding: .utf8)) ?? "")
+    }
+}
