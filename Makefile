@@ -12,7 +12,7 @@ PARLEY := .build/debug/parley
 ## about `mktemp` in the toolchain's static Foundation; that is not a warning in Parley's code.
 RELEASE_FLAGS := -c release --static-swift-stdlib $(SWIFT_FLAGS)
 
-.PHONY: run test build release install deps test-deps bench-build bench bench-sweep bench-tail bench-edge bench-ab bench-room bench-vcpus clean lint format fuzz
+.PHONY: run test build release install deps test-deps bench-build bench bench-sweep bench-tail bench-edge bench-ab bench-room bench-vcpus clean lint format fuzz man
 
 deps:
 	@scripts/install-deps.sh
@@ -32,6 +32,10 @@ release: deps
 PREFIX ?= /usr/local
 install: release
 	install -D -m 0755 .build/release/parley $(DESTDIR)$(PREFIX)/bin/parley
+
+## man: .build/parley.1, the manual page generated from the commands' definitions (`man -l .build/parley.1`).
+man: build
+	$(PARLEY) man > .build/parley.1
 
 ## run: build, then the terminal chat in #lobby (the first start asks for a nickname).
 run: build
