@@ -6,6 +6,8 @@ enum CompletionScript {
     enum ValueKind: String {
         /// A joined room (`--room`): asked of `parley completion --list rooms`.
         case room
+        /// A conversation's short id (`--conversation`): `parley completion --list conversations`.
+        case conversation
         case file
         case directory
         /// Free text: nothing is offered.
@@ -15,6 +17,7 @@ enum CompletionScript {
     static func kind(of option: OptionSpec) -> ValueKind? {
         guard let valueName = option.valueName else { return nil }
         if option.name == "room" || valueName == "ROOM" { return .room }
+        if option.name == "conversation" { return .conversation }
         switch valueName {
         case "FILE", "PATH": return .file
         case "DIR": return .directory
@@ -56,7 +59,7 @@ enum CompletionScript {
                 if let kind = kind(of: option) { cases[kind, default: []].append(pattern(command.name, option.name)) }
             }
         }
-        return [ValueKind.room, .file, .directory, .text].compactMap { kind in cases[kind].map { (kind, $0) } }
+        return [ValueKind.room, .conversation, .file, .directory, .text].compactMap { kind in cases[kind].map { (kind, $0) } }
     }
 
     // MARK: bash
@@ -114,11 +117,13 @@ enum CompletionScript {
             "        ((i++))",
             "    done",
             "    COMPREPLY=()",
-            "    case \"$(_parley_value_kind \"$command\" \"$prev\")\" in",
-            "        room)",
-            "            local rooms",
-            "            rooms=\"$(command parley \"${datadir[@]}\" completion --list rooms 2>/dev/null)\"",
-            "            mapfile -t COMPREPLY < <(compgen -W \"$rooms\" -- \"$cur\")",
+            "    local kind",
+            "    kind=\"$(_parley_value_kind \"$command\" \"$prev\")\"",
+            "    case \"$kind\" in",
+            "        room | conversation)",
+            "            local found",
+            "            found=\"$(command parley \"${datadir[@]}\" completion --list \"$kind\"s 2>/dev/null)\"",
+            "            mapfile -t COMPREPLY < <(compgen -W \"$found\" -- \"$cur\")",
             "            return 0",
             "            ;;",
             "        file)",
@@ -191,6 +196,8 @@ enum CompletionScript {
         ]
         let actions: [ValueKind: String] = [
             .room: "candidates=(${(f)\"$(command parley \"${datadir[@]}\" completion --list rooms 2>/dev/null)\"}); compadd -a candidates; return",
+            .conversation:
+                "candidates=(${(f)\"$(command parley \"${datadir[@]}\" completion --list conversations 2>/dev/null)\"}); compadd -a candidates; return",
             .file: "_files; return",
             .directory: "_files -/; return",
             .text: "return",
@@ -283,12 +290,17 @@ enum CompletionScript {
             "    command parley (__parley_data_dir) completion --list rooms 2>/dev/null",
             "end",
             "",
+            "function __parley_conversations",
+            "    command parley (__parley_data_dir) completion --list conversations 2>/dev/null",
+            "end",
+            "",
             "complete -c parley -f",
         ]
         func optionLine(_ condition: String, _ option: OptionSpec) -> String {
             var line = "complete -c parley -n \(fishQuoted(condition)) -l \(option.name)"
             switch kind(of: option) {
             case .room: line += " -r -a '(__parley_rooms)'"
+            case .conversation: line += " -r -a '(__parley_conversations)'"
             case .file: line += " -r -F"
             case .directory: line += " -r -a '(__fish_complete_directories)'"
             case .text: line += " -r"

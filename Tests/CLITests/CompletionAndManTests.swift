@@ -94,8 +94,9 @@ import Testing
             for option in CompletionScript.globalOptions {
                 #expect(script.contains(shell == "fish" ? "-l \(option.name) " : "--\(option.name)"), "global --\(option.name) missing")
             }
-            // The hidden query is in no list of options, only where the scripts run it.
-            #expect(!script.contains("--list ") || script.contains("completion --list rooms"))
+            // The hidden query is offered nowhere: it is for the scripts, not for people.
+            #expect(!lines.contains { $0.contains("\"completion\")") && $0.contains("--list") }, "--list offered in \(shell)")
+            #expect(!script.contains("-l list "), "--list offered in \(shell)")
         }
     }
 
@@ -112,7 +113,7 @@ import Testing
 
     @Test func listRooms_isQuietWithoutData() throws {
         try withSandbox { sandbox in
-            for arguments in [["completion", "--list", "rooms"], ["completion", "--list", "nonsense"]] {
+            for arguments in [["completion", "--list", "rooms"], ["completion", "--list", "conversations"], ["completion", "--list", "nonsense"]] {
                 let run = sandbox.parley(arguments[0], arguments[1], arguments[2])
                 expectSuccess(run)
                 #expect(run.stdout.isEmpty, "\(run)")
@@ -167,6 +168,15 @@ import Testing
             #expect(complete(["parley", "--data-dir", sandbox.root + "/nowhere", "send", "--room", ""]) == [])
             #expect(complete(["parley", "send", "--data-dir", sandbox.dataDir, "--room", ""]) == ["dev", "lobby"])
             #expect(complete(["parley", "send", "--status", ""]) == [])
+
+            // Conversations are offered by the short id `parley conversations` shows.
+            let bob = sandbox.parleyRaw(["--data-dir", sandbox.root + "/bob", "init", "--nick", "bob"])
+            expectSuccess(bob)
+            let created = sandbox.parley("conversation", "create", "--name", "pair", "--members", bob.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+            expectSuccess(created)
+            let short = String(created.stdout.prefix(10))
+            #expect(complete(["parley", "history", "--conversation", ""]) == [short])
+            #expect(complete(["parley", "send", "--room", ""]) == ["dev", "lobby"])
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Presentation
 import Replica
 import Store
 
@@ -13,15 +14,16 @@ struct CompletionCommand: Command {
         "completion fish    (e.g. parley completion fish > ~/.config/fish/completions/parley.fish)",
     ]
     let options: [OptionSpec] = []
-    /// `--list rooms`: the scripts' query for the rooms you joined, one per line.
-    static let list = Option.value("list", "KIND", "print completion candidates of KIND (rooms), one a line")
+    /// `--list rooms`, `--list conversations`: the scripts' query for the rooms and the
+    /// conversations you joined, one per line.
+    static let list = Option.value("list", "KIND", "print completion candidates of KIND (rooms, conversations), one a line")
     let hiddenOptions = [Self.list.spec]
     let details = [
         "The script completes command names, each command's options and the global options, and offers the rooms you "
-            + "joined after --room. For bash, put `source <(parley completion bash)` in ~/.bashrc, or save the script as "
+            + "joined after --room and the short ids of your conversations after --conversation. For bash, put `source <(parley completion bash)` in ~/.bashrc, or save the script as "
             + "~/.local/share/bash-completion/completions/parley. For zsh, save it as _parley in a directory of $fpath "
             + "(before compinit runs). For fish, save it as ~/.config/fish/completions/parley.fish.",
-        "To list rooms the script runs parley, which reads the store without changing it, prints nothing when there is "
+        "To list them the script runs parley, which reads the store without changing it, prints nothing when there is "
             + "no data directory yet, and never writes to the terminal's error output.",
     ]
     let examples = ["completion bash", "completion zsh > ~/.zsh/completions/_parley"]
@@ -50,15 +52,20 @@ struct CompletionCommand: Command {
     /// The candidates of `kind`, read from the store opened read-only; empty when there is no
     /// data directory, no store, or anything at all goes wrong.
     static func candidates(_ kind: String, context: Context) -> [String] {
-        guard kind == "rooms", let directory = try? context.dataDirectory(),
+        guard kind == "rooms" || kind == "conversations", let directory = try? context.dataDirectory(),
             FileManager.default.fileExists(atPath: directory.databasePath),
             let store = try? ReplicaStore(readOnlyPath: directory.databasePath),
             let records = try? store.log.partitions()
         else { return [] }
-        // Without '#': an unquoted word that starts with '#' is a comment to the shell.
         return records.compactMap { record in
-            guard record.joined, case .room(let name) = record.descriptor else { return nil }
-            return name.value
+            guard record.joined else { return nil }
+            switch record.descriptor {
+            // Without '#': an unquoted word that starts with '#' is a comment to the shell.
+            case .room(let name): return kind == "rooms" ? name.value : nil
+            // The short id `parley conversations` shows; names are encrypted and need the key.
+            case .conversation: return kind == "conversations" ? Format.shortID(record.id) : nil
+            default: return nil
+            }
         }.sorted()
     }
 }
