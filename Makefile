@@ -17,7 +17,8 @@ RELEASE_FLAGS := -c release --static-swift-stdlib $(SWIFT_FLAGS)
 deps:
 	@scripts/install-deps.sh
 
-## test-deps: what the UI tests need: tmux (terminal chat), chromium, an emoji font and python3 (web UI).
+## test-deps: what the UI tests need: tmux (terminal chat), man-db and groff (the manual page), chromium,
+## an emoji font and python3 (web UI).
 test-deps: deps
 	@scripts/install-deps.sh --test
 
@@ -28,10 +29,20 @@ build: deps
 release: deps
 	swift build $(RELEASE_FLAGS) --product parley
 
-## install: the release binary to $(DESTDIR)$(PREFIX)/bin (PREFIX defaults to /usr/local).
+## install: the release binary to $(DESTDIR)$(PREFIX)/bin (PREFIX defaults to /usr/local), with its
+## manual page and its bash, zsh and fish completions, which the binary writes from its commands.
 PREFIX ?= /usr/local
 install: release
 	install -D -m 0755 .build/release/parley $(DESTDIR)$(PREFIX)/bin/parley
+	mkdir -p .build/install
+	.build/release/parley man > .build/install/parley.1
+	.build/release/parley completion bash > .build/install/parley.bash
+	.build/release/parley completion zsh > .build/install/_parley
+	.build/release/parley completion fish > .build/install/parley.fish
+	install -D -m 0644 .build/install/parley.1 $(DESTDIR)$(PREFIX)/share/man/man1/parley.1
+	install -D -m 0644 .build/install/parley.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/parley
+	install -D -m 0644 .build/install/_parley $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_parley
+	install -D -m 0644 .build/install/parley.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/parley.fish
 
 ## man: .build/parley.1, the manual page generated from the commands' definitions (`man -l .build/parley.1`).
 man: build
