@@ -183,50 +183,13 @@ import Testing
 
 /// Runs a program other than parley (bash, groff, man) with its output captured in files.
 enum Tool {
-    struct Result {
-        let status: Int32
-        let stdout: String
-        let stderr: String
-    }
+    typealias Result = CapturedRun
 
     static func run(_ program: String, _ arguments: [String], in directory: String, environment: [String: String] = [:]) -> Result {
-        let out = directory + "/tool-\(UUID().uuidString).out", err = directory + "/tool-\(UUID().uuidString).err"
-        _ = FileManager.default.createFile(atPath: out, contents: nil)
-        _ = FileManager.default.createFile(atPath: err, contents: nil)
-        defer {
-            try? FileManager.default.removeItem(atPath: out)
-            try? FileManager.default.removeItem(atPath: err)
-        }
-        guard let outHandle = FileHandle(forWritingAtPath: out), let errHandle = FileHandle(forWritingAtPath: err) else {
-            return Result(status: -1, stdout: "", stderr: "cannot create capture files in \(directory)")
-        }
-        defer {
-            try? outHandle.close()
-            try? errHandle.close()
-        }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = arguments
-        var childEnvironment = ["HOME": directory, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"]
-        childEnvironment.merge(environment) { _, new in new }
-        process.environment = childEnvironment
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = outHandle
-        process.standardError = errHandle
-        let finished = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in finished.signal() }
-        do {
-            try process.run()
-        } catch {
-            return Result(status: -1, stdout: "", stderr: "cannot start \(program): \(error)")
-        }
-        if finished.wait(timeout: .now() + ParleyBinary.timeout) == .timedOut {
-            kill(process.processIdentifier, SIGKILL)
-            finished.wait()
-            return Result(status: -1, stdout: "", stderr: "\(program) did not finish within \(Int(ParleyBinary.timeout)) s; killed it")
-        }
-        return Result(
-            status: process.terminationStatus, stdout: (try? String(contentsOfFile: out, encoding: .utf8)) ?? "",
-            stderr: (try? String(contentsOfFile: err, encoding: .utf8)) ?? "")
+        var run = CapturedRun.run(program, arguments, home: directory, environment: environment, timeout: ParleyBinary.timeout)
+        if let problem = run.problem { run.stderr = problem }
+        if run.timedOut { run.stderr = "\(program) did not finish within \(Int(ParleyBinary.timeout)) s; killed it" }
+        if run.timedOut || run.problem != nil { run.status = -1 }
+        return run
     }
 }

@@ -61,6 +61,32 @@ enum ParleyBinary {
             Issue.record(Comment(rawValue: problem), sourceLocation: sourceLocation)
             return ParleyRun(arguments: arguments, exitCode: -1, stdout: "", stderr: "", timedOut: false)
         }
+        let command = launcher + [path] + arguments
+        let captured = CapturedRun.run(command[0], Array(command.dropFirst()), home: home, environment: environment, timeout: timeout)
+        if let problem = captured.problem { Issue.record(Comment(rawValue: problem), sourceLocation: sourceLocation) }
+        if captured.timedOut {
+            Issue.record(
+                "`parley \(arguments.joined(separator: " "))` did not finish within \(Int(timeout)) s; killed it",
+                sourceLocation: sourceLocation)
+        }
+        return ParleyRun(arguments: arguments, exitCode: captured.status, stdout: captured.stdout, stderr: captured.stderr, timedOut: captured.timedOut)
+    }
+}
+
+/// A child process run to its end with its output captured, as the CLI tests run `parley` and the
+/// tools they check its output with (bash, groff, man).
+struct CapturedRun {
+    var status: Int32 = -1
+    var stdout = ""
+    var stderr = ""
+    var timedOut = false
+    /// Why the process could not be started (nil: it ran).
+    var problem: String?
+
+    /// Runs `program arguments` with a clean environment (HOME pointing into `home`, so a test can
+    /// never touch the real ~/.local/share/parley) plus `environment`, stdin from /dev/null; kills
+    /// it after `timeout` seconds.
+    static func run(_ program: String, _ arguments: [String], home: String, environment: [String: String] = [:], timeout: TimeInterval) -> CapturedRun {
         let fileManager = FileManager.default
         let capture = fileManager.temporaryDirectory.appendingPathComponent("parley-run-\(UUID().uuidString)")
         try? fileManager.createDirectory(at: capture, withIntermediateDirectories: true)
@@ -70,21 +96,15 @@ enum ParleyBinary {
         _ = fileManager.createFile(atPath: errURL.path, contents: nil)
 
         let process = Process()
-        if let program = launcher.first {
-            process.executableURL = URL(fileURLWithPath: program)
-            process.arguments = launcher.dropFirst() + [path] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: path)
-            process.arguments = arguments
-        }
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = arguments
         var childEnvironment = ["HOME": home, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "TZ": "UTC"]
         childEnvironment.merge(environment) { _, new in new }
         process.environment = childEnvironment
         process.standardInput = FileHandle.nullDevice
         // Files, not pipes: a chatty child can never block on a full pipe while we wait.
         guard let outHandle = try? FileHandle(forWritingTo: outURL), let errHandle = try? FileHandle(forWritingTo: errURL) else {
-            Issue.record("cannot create capture files in \(capture.path)", sourceLocation: sourceLocation)
-            return ParleyRun(arguments: arguments, exitCode: -1, stdout: "", stderr: "", timedOut: false)
+            return CapturedRun(problem: "cannot create capture files in \(capture.path)")
         }
         defer { try? outHandle.close(); try? errHandle.close() }
         process.standardOutput = outHandle
@@ -95,21 +115,18 @@ enum ParleyBinary {
         do {
             try process.run()
         } catch {
-            Issue.record("cannot start \(path): \(error)", sourceLocation: sourceLocation)
-            return ParleyRun(arguments: arguments, exitCode: -1, stdout: "", stderr: "", timedOut: false)
+            return CapturedRun(problem: "cannot start \(program): \(error)")
         }
-        var timedOut = false
+        var run = CapturedRun()
         if finished.wait(timeout: .now() + timeout) == .timedOut {
-            timedOut = true
+            run.timedOut = true
             kill(process.processIdentifier, SIGKILL)
             finished.wait()
-            Issue.record(
-                "`parley \(arguments.joined(separator: " "))` did not finish within \(Int(timeout)) s; killed it",
-                sourceLocation: sourceLocation)
         }
-        let stdout = (try? String(contentsOf: outURL, encoding: .utf8)) ?? ""
-        let stderr = (try? String(contentsOf: errURL, encoding: .utf8)) ?? ""
-        return ParleyRun(arguments: arguments, exitCode: process.terminationStatus, stdout: stdout, stderr: stderr, timedOut: timedOut)
+        run.status = process.terminationStatus
+        run.stdout = (try? String(contentsOf: outURL, encoding: .utf8)) ?? ""
+        run.stderr = (try? String(contentsOf: errURL, encoding: .utf8)) ?? ""
+        return run
     }
 }
 
