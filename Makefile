@@ -17,8 +17,8 @@ RELEASE_FLAGS := -c release --static-swift-stdlib $(SWIFT_FLAGS)
 deps:
 	@scripts/install-deps.sh
 
-## test-deps: what the UI tests need: tmux (terminal chat), man-db and groff (the manual page), chromium,
-## an emoji font and python3 (web UI).
+## test-deps: what the UI tests need: tmux (terminal chat), man-db and groff (the manual page), zsh
+## and fish (completion scripts), chromium, an emoji font and python3 (web UI).
 test-deps: deps
 	@scripts/install-deps.sh --test
 

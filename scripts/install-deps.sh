@@ -3,17 +3,18 @@
 # Runs apt-get as root, or through sudo when available.
 #   scripts/install-deps.sh          what the build needs
 #   scripts/install-deps.sh --test   also what the tests need: tmux, man-db and groff for the
-#                                    terminal chat's and the manual page's tests, Chromium, an emoji
-#                                    font and python3 for the web UI's browser tests (without root
-#                                    outside CI, a warning: those tests are then skipped)
+#                                    terminal chat's and the manual page's tests, zsh and fish for
+#                                    the completion scripts', Chromium, an emoji font and python3
+#                                    for the web UI's browser tests (without root outside CI, a
+#                                    warning: those tests are then skipped)
 set -euo pipefail
 
 packages=(libsodium-dev libsqlite3-dev libncurses-dev libmicrohttpd-dev pkg-config)
 optional=false
 if [ "${1:-}" = "--test" ]; then
-    # tmux drives the terminal chat's tests; man-db and groff-base render the manual page;
-    # Chromium, an emoji font and python3 the web UI's.
-    packages=(tmux man-db groff-base chromium fonts-noto-color-emoji python3)
+    # tmux drives the terminal chat's tests; man-db and groff-base render the manual page; zsh
+    # and fish run the completion scripts; Chromium, an emoji font and python3 the web UI's.
+    packages=(tmux man-db groff-base zsh fish chromium fonts-noto-color-emoji python3)
     [ "${CI:-}" = "true" ] || optional=true
 fi
 missing=()

@@ -299,11 +299,13 @@ enum CompletionScript {
         func optionLine(_ condition: String, _ option: OptionSpec) -> String {
             var line = "complete -c parley -n \(fishQuoted(condition)) -l \(option.name)"
             switch kind(of: option) {
-            case .room: line += " -r -a '(__parley_rooms)'"
-            case .conversation: line += " -r -a '(__parley_conversations)'"
+            // `-x` (a value, and no file names) for every value but a file: fish offers files
+            // after an option with `-r` alone.
+            case .room: line += " -x -a '(__parley_rooms)'"
+            case .conversation: line += " -x -a '(__parley_conversations)'"
             case .file: line += " -r -F"
-            case .directory: line += " -r -a '(__fish_complete_directories)'"
-            case .text: line += " -r"
+            case .directory: line += " -x -a '(__fish_complete_directories)'"
+            case .text: line += " -x"
             case nil: break
             }
             return line + " -d " + fishQuoted(option.help)

@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import ParleyCLI
 
 /// `parley completion SHELL` and `parley man` are generated from the command registry: every
-/// command and option is in them, the bash script completes in a real bash, and the man page
-/// renders in groff without a warning.
+/// command and option is in them, each script completes in its real shell (bash, fish's
+/// `complete -C`, an interactive zsh in tmux), and the man page renders in groff without a warning.
 @Suite struct CompletionAndManTests {
     /// Every command with the options a user may type after it (hidden ones excluded).
     static var commandOptions: [(name: String, options: [String])] {
@@ -126,12 +127,22 @@ import Testing
         }
     }
 
+    /// Joins `lobby` and `Dev`, and `left` then leaves it: completion offers `dev` and `lobby`.
+    private func joinRooms(_ sandbox: Sandbox) {
+        sandbox.initialize()
+        for room in ["lobby", "Dev"] { expectSuccess(sandbox.parley("join", room)) }
+        expectSuccess(sandbox.parley("join", "left"))
+        expectSuccess(sandbox.parley("leave", "left"))
+    }
+
+    /// The directory of the parley under test, first on the shells' PATH.
+    private var binaryDirectory: String {
+        URL(fileURLWithPath: ParleyBinary.path ?? "/").deletingLastPathComponent().path
+    }
+
     @Test func bash_completesCommandsOptionsAndRooms() throws {
         try withSandbox { sandbox in
-            sandbox.initialize()
-            for room in ["lobby", "Dev"] { expectSuccess(sandbox.parley("join", room)) }
-            expectSuccess(sandbox.parley("join", "left"))
-            expectSuccess(sandbox.parley("leave", "left"))
+            joinRooms(sandbox)
             let script = sandbox.parleyRaw(["completion", "bash"])
             expectSuccess(script)
             let path = sandbox.write("parley.bash", script.stdout)
@@ -146,7 +157,6 @@ import Testing
                     _parley
                     printf '%s\\n' "${COMPREPLY[@]}"
                     """
-                let binaryDirectory = URL(fileURLWithPath: ParleyBinary.path ?? "/").deletingLastPathComponent().path
                 let result = Tool.run(
                     "/usr/bin/bash", ["--noprofile", "--norc", "-c", driver], in: sandbox.root,
                     environment: ["PATH": binaryDirectory + ":/usr/bin:/bin", "PARLEY_DATA_DIR": sandbox.dataDir, "HOME": sandbox.root])
@@ -179,6 +189,125 @@ import Testing
             #expect(complete(["parley", "send", "--room", ""]) == ["dev", "lobby"])
         }
     }
+}
+
+extension CompletionAndManTests {
+    /// fish's own completion engine (`complete -C`) over the generated script.
+    @Test func fish_completesCommandsOptionsAndRooms() throws {
+        try withSandbox { sandbox in
+            joinRooms(sandbox)
+            let script = sandbox.parleyRaw(["completion", "fish"])
+            expectSuccess(script)
+            let path = sandbox.write("parley.fish", script.stdout)
+            func complete(_ line: String) -> [String] {
+                let driver = "source '\(path)'; complete -C '\(line)'"
+                let result = Tool.run(
+                    "/usr/bin/fish", ["--no-config", "-c", driver], in: sandbox.root,
+                    environment: ["PATH": binaryDirectory + ":/usr/bin:/bin", "PARLEY_DATA_DIR": sandbox.dataDir, "HOME": sandbox.root])
+                #expect(result.status == 0 && result.stderr.isEmpty, "fish: \(result.stderr)")
+                // Each candidate is `word<TAB>description`.
+                return result.stdout.split(separator: "\n").map { String($0.prefix { $0 != "\t" }) }.sorted()
+            }
+            #expect(complete("parley se") == CompletionScript.firstWords.filter { $0.hasPrefix("se") }.sorted())
+            #expect(complete("parley task a") == ["add"])
+            #expect(complete("parley history --r") == ["--room"])
+            // Only the joined rooms: no file names after an option whose value is a room.
+            #expect(complete("parley send --room ") == ["dev", "lobby"])
+            #expect(complete("parley send --room l") == ["lobby"])
+            #expect(complete("parley --data-dir \(sandbox.root)/nowhere send --room ") == [])
+            #expect(complete("parley task set --status ").isEmpty)
+        }
+    }
+
+    /// zsh's completion system, driven as a person would: a real interactive zsh in tmux, the
+    /// script in `$fpath`, `compinit`, and Tab.
+    @Test func zsh_completesCommandsOptionsAndRooms() async throws {
+        try await withSandbox { sandbox in
+            joinRooms(sandbox)
+            let script = sandbox.parleyRaw(["completion", "zsh"])
+            expectSuccess(script)
+            let functions = sandbox.root + "/functions"
+            try FileManager.default.createDirectory(atPath: functions, withIntermediateDirectories: true)
+            try script.stdout.write(toFile: functions + "/_parley", atomically: true, encoding: .utf8)
+            _ = sandbox.write(
+                ".zshrc",
+                """
+                PS1='> '
+                fpath=('\(functions)' $fpath)
+                autoload -U compinit && compinit -u -D
+                """)
+            let zsh = ZshInTmux(sandbox: sandbox, path: binaryDirectory + ":/usr/bin:/bin")
+            let started = await zsh.start()
+            #expect(started, "zsh did not show its prompt")
+            if started {
+                #expect(await zsh.complete("parley sen") == "> parley send")
+                #expect(await zsh.complete("parley history --ro") == "> parley history --room")
+                #expect(await zsh.complete("parley send --room l") == "> parley send --room lobby")
+                #expect(await zsh.complete("parley send --room d") == "> parley send --room dev")
+                #expect(await zsh.complete("parley send --room x") == "> parley send --room x", "no joined room starts with x")
+            }
+            await zsh.stop()
+        }
+    }
+}
+
+/// An interactive zsh in a private tmux server, for typing a line and pressing Tab. tmux runs
+/// through `CompletedProcess` (TestSupport), which reaps a client whose server stays behind.
+private struct ZshInTmux {
+    let sandbox: Sandbox
+    let path: String
+    var socket: String { sandbox.root + "/tmux.sock" }
+
+    @discardableResult
+    private func tmux(_ arguments: [String]) async -> CompletedProcess {
+        await CompletedProcess.run(
+            "/usr/bin/tmux", ["-S", socket, "-f", "/dev/null"] + arguments, environment: ["HOME": sandbox.root],
+            captureIn: sandbox.root, timeout: .seconds(10))
+    }
+
+    /// The screen's first line, trailing spaces dropped.
+    private func firstLine() async -> String {
+        let screen = await tmux(["capture-pane", "-p", "-t", "zsh"]).stdout
+        let line = screen.split(separator: "\n", omittingEmptySubsequences: false).first ?? ""
+        return String(line.reversed().drop { $0 == " " }.reversed())
+    }
+
+    /// Polls the first line until `accept` takes it or a deadline passes; returns the last seen.
+    private func waitForFirstLine(_ accept: (String) -> Bool) async -> String {
+        let deadline = Date().addingTimeInterval(ParleyBinary.timeout)
+        var line = await firstLine()
+        while !accept(line), Date() < deadline {
+            try? await Task.sleep(for: .milliseconds(50))
+            line = await firstLine()
+        }
+        return line
+    }
+
+    func start() async -> Bool {
+        let shell =
+            "env -i PATH='\(path)' HOME='\(sandbox.root)' ZDOTDIR='\(sandbox.root)' "
+            + "PARLEY_DATA_DIR='\(sandbox.dataDir)' TERM=screen zsh -i"
+        guard await tmux(["new-session", "-d", "-s", "zsh", "-x", "150", "-y", "20", shell]).exitCode == 0 else { return false }
+        return await waitForFirstLine { $0 == ">" } == ">"
+    }
+
+    /// Types `line` and Tab and returns the first line once zsh has handled the Tab (a marker
+    /// typed after it appears: keys are handled in order), marker and trailing spaces dropped;
+    /// then clears the line.
+    func complete(_ line: String) async -> String {
+        await tmux(["send-keys", "-t", "zsh", "-l", line])
+        let typed = await waitForFirstLine { $0 == "> " + line }
+        guard typed == "> " + line else { return typed }
+        await tmux(["send-keys", "-t", "zsh", "Tab"])
+        await tmux(["send-keys", "-t", "zsh", "-l", "#"])
+        var completed = await waitForFirstLine { $0.hasSuffix("#") }
+        await tmux(["send-keys", "-t", "zsh", "C-u"])
+        _ = await waitForFirstLine { $0 == ">" }
+        if completed.hasSuffix("#") { completed.removeLast() }
+        return String(completed.reversed().drop { $0 == " " }.reversed())
+    }
+
+    func stop() async { await tmux(["kill-server"]) }
 }
 
 /// Runs a program other than parley (bash, groff, man) with its output captured in files.

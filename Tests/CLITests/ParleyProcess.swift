@@ -170,14 +170,30 @@ struct Sandbox {
 
 /// Runs `body` with a fresh sandbox under the temp directory, removed afterwards.
 func withSandbox(_ body: (Sandbox) throws -> Void) throws {
-    let root = FileManager.default.temporaryDirectory.appendingPathComponent("parley-cli-test-\(UUID().uuidString)").path
-    try? FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-    defer {
+    let sandbox = Sandbox.make()
+    defer { sandbox.remove() }
+    try body(sandbox)
+}
+
+/// `withSandbox` for a test that awaits.
+func withSandbox(_ body: (Sandbox) async throws -> Void) async throws {
+    let sandbox = Sandbox.make()
+    defer { sandbox.remove() }
+    try await body(sandbox)
+}
+
+extension Sandbox {
+    static func make() -> Sandbox {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("parley-cli-test-\(UUID().uuidString)").path
+        try? FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        return Sandbox(root: root)
+    }
+
+    func remove() {
         // A test may have made a directory unwritable; give permissions back before removing.
-        _ = try? FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: root + "/data")
+        _ = try? FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: dataDir)
         try? FileManager.default.removeItem(atPath: root)
     }
-    try body(Sandbox(root: root))
 }
 
 // MARK: - Expectations
