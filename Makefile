@@ -12,7 +12,7 @@ PARLEY := .build/debug/parley
 ## about `mktemp` in the toolchain's static Foundation; that is not a warning in Parley's code.
 RELEASE_FLAGS := -c release --static-swift-stdlib $(SWIFT_FLAGS)
 
-.PHONY: run test build release install deps test-deps bench-build bench bench-sweep bench-tail bench-edge bench-ab bench-room bench-vcpus clean lint format fuzz man
+.PHONY: run test build release install deb deps test-deps bench-build bench bench-sweep bench-tail bench-edge bench-ab bench-room bench-vcpus clean lint format fuzz man
 
 deps:
 	@scripts/install-deps.sh
@@ -30,7 +30,9 @@ release: deps
 	swift build $(RELEASE_FLAGS) --product parley
 
 ## install: the release binary to $(DESTDIR)$(PREFIX)/bin (PREFIX defaults to /usr/local), with its
-## manual page and its bash, zsh and fish completions, which the binary writes from its commands.
+## manual page and its bash, zsh and fish completions, which the binary writes from its commands,
+## and the systemd units (system: runs as user parley, which the Debian package creates; user:
+## `systemctl --user enable --now parley`). The same set as `make deb`.
 PREFIX ?= /usr/local
 install: release
 	install -D -m 0755 .build/release/parley $(DESTDIR)$(PREFIX)/bin/parley
@@ -43,6 +45,16 @@ install: release
 	install -D -m 0644 .build/install/parley.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/parley
 	install -D -m 0644 .build/install/_parley $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_parley
 	install -D -m 0644 .build/install/parley.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/parley.fish
+	sed 's|@BINDIR@|$(PREFIX)/bin|' packaging/parley.service > .build/install/parley.service
+	sed 's|@BINDIR@|$(PREFIX)/bin|' packaging/parley-user.service > .build/install/parley-user.service
+	install -D -m 0644 .build/install/parley.service $(DESTDIR)$(PREFIX)/lib/systemd/system/parley.service
+	install -D -m 0644 .build/install/parley-user.service $(DESTDIR)$(PREFIX)/lib/systemd/user/parley.service
+
+## deb: parley_VERSION_amd64.deb here, for `dpkg -i` on Debian machines (scripts/make-deb.sh): the
+## release binary, manual page, completions and systemd units; `scripts/test-package.sh FILE` (root)
+## installs, checks and removes it, as CI does.
+deb: release
+	scripts/make-deb.sh .build/release/parley .
 
 ## man: .build/parley.1, the manual page generated from the commands' definitions (`man -l .build/parley.1`).
 man: build

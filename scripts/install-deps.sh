@@ -13,8 +13,9 @@ packages=(libsodium-dev libsqlite3-dev libncurses-dev libmicrohttpd-dev pkg-conf
 optional=false
 if [ "${1:-}" = "--test" ]; then
     # tmux drives the terminal chat's tests; man-db and groff-base render the manual page; zsh
-    # and fish run the completion scripts; Chromium, an emoji font and python3 the web UI's.
-    packages=(tmux man-db groff-base zsh fish chromium fonts-noto-color-emoji python3)
+    # and fish run the completion scripts; Chromium, an emoji font and python3 the web UI's;
+    # systemd (systemd-analyze) and adduser the Debian package's test.
+    packages=(tmux man-db groff-base zsh fish chromium fonts-noto-color-emoji python3 systemd adduser)
     [ "${CI:-}" = "true" ] || optional=true
 fi
 missing=()

@@ -47,6 +47,38 @@ extension NodeProcessTests {
             #expect(process.stdout.contains("listening on 127.0.0.1:"), "\(process.stdout)")
         }
 
+        /// Under systemd, stderr is the journal's stream and `JOURNAL_STREAM` names it: each line
+        /// then starts with its syslog priority and carries no stamp and no escape sequence. The
+        /// launcher points `JOURNAL_STREAM` at the captured stderr file as systemd would at its
+        /// socket; SIGTERM, systemd's stop signal, ends the node with status 0.
+        @Test func underTheJournal_linesCarryTheirPriority_andSIGTERMStopsCleanly() async throws {
+            let cluster = NodeCluster(slot: 2)  // no discovery: the slot's port is never bound
+            defer { cluster.shutdown() }
+            let node = try await cluster.node("journal")
+            let journal = ["/bin/sh", "-c", "export JOURNAL_STREAM=$(stat -L -c %d:%i /proc/self/fd/2); exec \"$@\"", "journal"]
+            try await node.start(["--listen", "127.0.0.1:0", "--no-discovery", "--log-level", "debug"], launcher: journal)
+            node.kill(SIGTERM)
+            let process = try #require(node.process)
+            let exited = await process.waitForExit(timeout: .seconds(10))
+            #expect(exited && process.exitStatus == 0 && !process.endedBySignal, "SIGTERM must stop the node with status 0\n\(process.stderr)")
+            let lines = process.stderr.split(separator: "\n")
+            #expect(lines.count >= 2, "\(process.stderr)")
+            for line in lines {
+                #expect(["<7>", "<6>", "<4>", "<3>"].contains(line.prefix(3)), "not a journal line: \(line)")
+                #expect(!line.contains("\u{1B}") && !line.contains("Z info"), "\(line)")
+            }
+            #expect(lines.contains { $0.hasPrefix("<6>") }, "\(process.stderr)")
+
+            // The same node with stderr redirected since systemd set the variable: plain lines.
+            let elsewhere = ["/bin/sh", "-c", "export JOURNAL_STREAM=1:1; exec \"$@\"", "plain"]
+            try await node.start(["--listen", "127.0.0.1:0", "--no-discovery"], launcher: elsewhere)
+            node.kill(SIGTERM)
+            let plain = try #require(node.process)
+            _ = await plain.waitForExit(timeout: .seconds(10))
+            let first = try #require(plain.stderr.split(separator: "\n").first)
+            #expect(first.hasPrefix("20") && first.contains("Z info"), "\(plain.stderr)")
+        }
+
         @Test func portInUse_failsWithOneLineNamingTheFix() async throws {
             let cluster = NodeCluster(slot: 3)
             defer { cluster.shutdown() }

@@ -31,6 +31,34 @@ import Testing
         #expect(written.first?.dropFirst(24).hasPrefix(" info  linked to ada#abcd") == true, "\(written)")
         #expect(written.last?.dropFirst(24).hasPrefix(" error gone") == true, "\(written)")
     }
+
+    @Test func journalLines_carryTheSyslogPriority_andNoStamp() {
+        let lines = Mutex<[String]>([])
+        let log = NodeLog(level: .debug, format: .journal, sink: { line in lines.withLock { $0.append(line) } })
+        log.debug("d")
+        log.info("i")
+        log.warn("w")
+        log.error("e")
+        #expect(lines.withLock { $0 } == ["<7>d", "<6>i", "<4>w", "<3>e"])
+    }
+
+    /// `JOURNAL_STREAM` counts only while it names the descriptor's own device and inode.
+    @Test func journalFormat_isDetectedFromTheStreamsDeviceAndInode() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("parley-journal-\(UUID().uuidString)").path
+        let descriptor = open(path, O_CREAT | O_WRONLY, 0o600)
+        try #require(descriptor >= 0)
+        defer {
+            close(descriptor)
+            unlink(path)
+        }
+        var info = stat()
+        try #require(fstat(descriptor, &info) == 0)
+        let stream = "\(info.st_dev):\(info.st_ino)"
+        #expect(NodeLog.Format.detect(environment: ["JOURNAL_STREAM": stream], descriptor: descriptor) == .journal)
+        #expect(NodeLog.Format.detect(environment: ["JOURNAL_STREAM": "\(info.st_dev):\(info.st_ino + 1)"], descriptor: descriptor) == .plain)
+        #expect(NodeLog.Format.detect(environment: ["JOURNAL_STREAM": "garbage"], descriptor: descriptor) == .plain)
+        #expect(NodeLog.Format.detect(environment: [:], descriptor: descriptor) == .plain)
+    }
 }
 
 /// `LogLimiter` with a manual clock: what the network can make a node log is bounded per window.

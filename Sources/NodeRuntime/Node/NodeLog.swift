@@ -2,7 +2,8 @@ import Foundation
 import Replica
 import Synchronization
 
-/// Levelled log lines on standard error (or any sink): `2026-01-01T12:00:00.123Z info  message`.
+/// Levelled log lines on standard error (or any sink): `2026-01-01T12:00:00.123Z info  message`,
+/// or `<6>message` when standard error is the systemd journal (`Format.journal`).
 ///
 /// What is logged: peers appearing, linking and leaving (as `nick#short` and an address), bans,
 /// startup and shutdown. Never keys or secrets. Sendable: lines are written whole under a lock.
@@ -30,6 +31,16 @@ public struct NodeLog: Sendable {
             }
         }
 
+        /// The syslog priority of the level (RFC 5424: 7 debug, 6 informational, 4 warning, 3 error).
+        public var syslogPriority: Int {
+            switch self {
+            case .debug: 7
+            case .info: 6
+            case .warn: 4
+            case .error: 3
+            }
+        }
+
         public var description: String {
             switch self {
             case .debug: "debug"
@@ -40,20 +51,47 @@ public struct NodeLog: Sendable {
         }
     }
 
+    /// How a line looks.
+    public enum Format: Sendable {
+        /// For a terminal or a file: a UTC stamp, the level's name, the message.
+        case plain
+        /// For the systemd journal: a syslog priority prefix (`<7>` debug, `<6>` info, `<4>` warn,
+        /// `<3>` error) that journald turns into the entry's priority, and no stamp (the journal
+        /// stamps each entry). Never colours: no line of either format has any.
+        case journal
+
+        /// `.journal` when standard error is the journal's stream: systemd sets `JOURNAL_STREAM`
+        /// to its `device:inode`, and a node whose stderr was redirected since (a pipe, a file)
+        /// no longer matches (systemd.exec(5)).
+        public static func detect(
+            environment: [String: String] = ProcessInfo.processInfo.environment, descriptor: Int32 = 2
+        ) -> Format {
+            guard let stream = environment["JOURNAL_STREAM"] else { return .plain }
+            let parts = stream.split(separator: ":")
+            guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else { return .plain }
+            var info = stat()
+            guard fstat(descriptor, &info) == 0 else { return .plain }
+            return UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode ? .journal : .plain
+        }
+    }
+
     public let level: Level
+    public let format: Format
     private let sink: @Sendable (String) -> Void
     /// Shared by every copy of this log (the node's handlers hold copies).
     private let limiter: SharedLimiter
     /// Milliseconds on a monotonic clock, for the limiter's windows.
     private let now: @Sendable () -> UInt64
 
-    /// A log writing lines of `level` and above to `sink` (default: standard error), lines of a
-    /// `LogKind` within `limits`, timed by `now` (default: the monotonic clock).
+    /// A log writing lines of `level` and above in `format` to `sink` (default: standard error),
+    /// lines of a `LogKind` within `limits`, timed by `now` (default: the monotonic clock).
     public init(
-        level: Level = .info, limits: LogLimiter = LogLimiter(), sink: @escaping @Sendable (String) -> Void = NodeLog.standardError,
+        level: Level = .info, format: Format = .plain, limits: LogLimiter = LogLimiter(),
+        sink: @escaping @Sendable (String) -> Void = NodeLog.standardError,
         now: @escaping @Sendable () -> UInt64 = NodeLog.monotonicMillis
     ) {
         self.level = level
+        self.format = format
         self.sink = sink
         self.limiter = SharedLimiter(limits)
         self.now = now
@@ -99,8 +137,13 @@ public struct NodeLog: Sendable {
     /// Writes one line; what it quotes from the network (a nick, an error's text) is made fit
     /// for a terminal, as all text output is (`TerminalText`).
     private func emit(_ level: Level, _ message: String) {
-        let name = level.description
-        sink("\(Self.stamp()) \(name)\(String(repeating: " ", count: 6 - name.count))\(TerminalText.line(message))")
+        switch format {
+        case .plain:
+            let name = level.description
+            sink("\(Self.stamp()) \(name)\(String(repeating: " ", count: 6 - name.count))\(TerminalText.line(message))")
+        case .journal:
+            sink("<\(level.syslogPriority)>\(TerminalText.line(message))")
+        }
     }
 
     /// Milliseconds since an arbitrary point (`CLOCK_MONOTONIC`): never goes back.

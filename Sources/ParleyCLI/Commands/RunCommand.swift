@@ -84,6 +84,8 @@ struct RunCommand: Command {
     ]
     let details = [
         "Runs in the foreground and logs to stderr (peers discovered, linked and gone, as nick#short and address). "
+            + "Under systemd, when stderr is the journal, each line carries its level as the entry's priority instead of "
+            + "a stamp (journalctl -u parley -p warning). "
             + "Prints where it listens on stdout. SIGINT or SIGTERM stops it gracefully: a leaving beacon, "
             + "a goodbye on every link, the store closed; exit status 0.",
         "Beacons go to --broadcast, else $PARLEY_BROADCAST, else every interface's broadcast address and "
@@ -110,7 +112,7 @@ struct RunCommand: Command {
         let configuration = try Self.nodeConfiguration(context, arguments, command: name)
         let level = try Self.logLevel(arguments)
         let identity = try context.identity()
-        let node = Node(configuration: configuration, identity: identity, log: NodeLog(level: level))
+        let node = Node(configuration: configuration, identity: identity, log: NodeLog(level: level, format: .detect()))
         do {
             let address = try NodeConnection.wait { try await node.start() }
             let discovery = configuration.discoveryPort.map { "UDP \($0)" } ?? "off"
