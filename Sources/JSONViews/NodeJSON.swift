@@ -7,6 +7,17 @@ import Store
 /// The JSON objects of what the running node and the store report (`peers`, `status`,
 /// `profile`, `digest`), shared by the command line's `--json` and the web API.
 extension ViewJSON {
+    /// What `parley import --json` prints and `POST /api/import` answers.
+    public static func importSummary(_ summary: OpArchiver.ImportSummary) -> JSON {
+        .object([
+            "partitions": .integer(Int64(summary.partitions)), "applied": .integer(Int64(summary.applied)),
+            "already_present": .integer(Int64(summary.alreadyPresent)), "refused": .integer(Int64(summary.refused)),
+            "refused_by": .object(summary.refusedBy.mapValues { .integer(Int64($0)) }),
+            "fork_proofs": .integer(Int64(summary.forkProofs)), "blobs": .integer(Int64(summary.blobs)),
+            "blobs_unnamed": .integer(Int64(summary.blobsUnnamed)),
+        ])
+    }
+
     /// One peer of `peers`.
     public static func peer(_ peer: PeerReport) -> JSON {
         .object([

@@ -8,26 +8,35 @@ import Wire
 ///
 /// | part | bytes | content |
 /// |---|---|---|
-/// | magic | 8 | `PRLYOPS2` (written); `PRLYOPS1` files are still read |
-/// | record | 1 + 4 + n | kind (1 descriptor, 2 op, 3 fork proof, 4 erased op), u32 length, payload |
+/// | magic | 8 | `PRLYOPS3` (written); `PRLYOPS2` and `PRLYOPS1` files are still read |
+/// | record | 1 + 4 + n | kind (1 descriptor, 2 op, 3 fork proof, 4 erased op, 5 blob), u32 length, payload |
 /// | trailer | 1 + 4 + 32 | kind 0xFF, length 32, BLAKE2b-256 of every byte before the trailer |
 ///
 /// Records of one partition come after its descriptor; ops come in chain order per author. An
 /// op is `header ‖ body`; an erased op (kind 4, `PRLYOPS2` only) is `header [216]` ‖ its
 /// erasure proof as `header ‖ body` (`Operation.carriedBytes`): the importer checks the proof
 /// as a peer would, so an export carries a deleted message's header but never its words.
+/// A blob (kind 5, `PRLYOPS3` only) is an attachment's or avatar's bytes, after the ops of the
+/// partition whose views name it; its hash is computed on import, never read from the file.
 public enum OpArchive {
-    public static let magic = Array("PRLYOPS2".utf8)
-    /// The magic of files written before erased ops (no kind 4 records).
+    public static let magic = Array("PRLYOPS3".utf8)
+    /// The magic of files written before blobs (no kind 5 records).
+    public static let magicVersion2 = Array("PRLYOPS2".utf8)
+    /// The magic of files written before erased ops (no kind 4 or 5 records).
     public static let magicVersion1 = Array("PRLYOPS1".utf8)
     /// A record can hold at most one op (header + 64 KiB body), an erased op with its proof,
     /// or a descriptor; larger is damage.
     public static let maxRecordBytes = Operation.maxErasedCarriedBytes
+    /// A blob record holds at most the largest blob: 8 MiB of content (docs/DESIGN.md §7) plus a
+    /// conversation's encryption overhead.
+    public static let maxBlobRecordBytes = (8 << 20) + EncryptedBody.overheadBytes
 
     public enum Record: Hashable, Sendable {
         case partition(PartitionDescriptor)
         case operation(Operation)
         case forkProof(ForkProof)
+        /// An attachment's or avatar's content.
+        case blob([UInt8])
     }
 
     /// Why an archive could not be read (past the records already returned).
@@ -39,7 +48,7 @@ public enum OpArchive {
 
         public var description: String {
             switch self {
-            case .notAnArchive: "it is not a Parley export file (no PRLYOPS1 header)"
+            case .notAnArchive: "it is not a Parley export file (no PRLYOPS header)"
             case .truncated(let n): "it ends early, after \(n) records (the file was cut short)"
             case .damaged(let why): "it is damaged: \(why)"
             case .checksumMismatch: "its checksum does not match (the file was changed or damaged)"
@@ -65,6 +74,7 @@ public enum OpArchive {
             case .partition(let descriptor): (kind, payload) = (1, descriptor.encoded)
             case .operation(let op): (kind, payload) = (op.isErased ? 4 : 2, op.carriedBytes)
             case .forkProof(let proof): (kind, payload) = (3, proof.encoded)
+            case .blob(let data): (kind, payload) = (5, data)
             }
             var w = ByteWriter(capacity: payload.count + 5)
             w.u8(kind)
@@ -97,14 +107,18 @@ public enum OpArchive {
         private let hasher = GenericHash.Hasher()
         public private(set) var recordsRead = 0
         private var done = false
-        /// Whether the file is `PRLYOPS1`, which holds no erased ops.
-        private let isVersion1: Bool
+        /// The file's format version (1, 2 or 3): what record kinds it may hold.
+        private let version: Int
 
         public init(source: @escaping (Int) throws -> [UInt8]) throws {
             self.source = source
             let head = try source(OpArchive.magic.count)
-            guard head == OpArchive.magic || head == OpArchive.magicVersion1 else { throw ArchiveError.notAnArchive }
-            isVersion1 = head == OpArchive.magicVersion1
+            switch head {
+            case OpArchive.magic: version = 3
+            case OpArchive.magicVersion2: version = 2
+            case OpArchive.magicVersion1: version = 1
+            default: throw ArchiveError.notAnArchive
+            }
             hasher.update(head)
         }
 
@@ -125,7 +139,9 @@ public enum OpArchive {
                 done = true
                 return nil
             }
-            guard length <= OpArchive.maxRecordBytes else { throw ArchiveError.damaged("a record claims \(length) bytes") }
+            guard length <= (kind == 5 ? OpArchive.maxBlobRecordBytes : OpArchive.maxRecordBytes) else {
+                throw ArchiveError.damaged("a record claims \(length) bytes")
+            }
             let payload = try source(length)
             guard payload.count == length else { throw ArchiveError.truncated(afterRecords: recordsRead) }
             hasher.update(header)
@@ -138,7 +154,8 @@ public enum OpArchive {
                     guard payload.count <= Operation.headerBytes + Operation.maxBodyBytes else { throw ArchiveError.damaged("an op record of \(length) bytes") }
                     return .operation(try Operation(encoded: payload))
                 case 3: return .forkProof(try ForkProof(encoded: payload))
-                case 4 where !isVersion1: return .operation(try Operation(erasedEncoding: payload))
+                case 4 where version >= 2: return .operation(try Operation(erasedEncoding: payload))
+                case 5 where version >= 3: return .blob(payload)
                 default: throw ArchiveError.damaged("unknown record kind \(kind)")
                 }
             } catch let error as ArchiveError {

@@ -96,6 +96,21 @@ extension Blobs {
         return found
     }
 
+    /// The blobs `partition`'s views name and this store holds (its messages' attachments; for
+    /// the directory, the avatars), for an export to carry: hashes in a stable order.
+    public func heldBlobs(namedIn partition: PartitionID) throws -> [Bytes32] {
+        var hashes: [Bytes32]
+        if partition == PartitionDescriptor.directory.id {
+            let avatars = try database.cachedStatement("SELECT avatar FROM profiles WHERE avatar IS NOT NULL").rows { $0.blob(0) }
+            hashes = Array(Set(avatars.flatMap { decodeAttachments($0).map(\.hash) })).sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
+        } else {
+            guard let record = try log.partition(partition) else { return [] }
+            hashes = try database.cachedStatement("SELECT DISTINCT hash FROM attachment_hashes WHERE pid = ? ORDER BY hash")
+                .rows(.integer(record.pid)) { Bytes32($0.blob(0)) }.compactMap { $0 }
+        }
+        return try hashes.filter { try hasBlob($0) }
+    }
+
     /// Whether the blob is in this store.
     public func hasBlob(_ hash: Bytes32) throws -> Bool {
         try database.cachedStatement("SELECT 1 FROM blobs WHERE hash = ?").rows(.blob(hash.bytes)) { _ in true }.first ?? false

@@ -1,5 +1,7 @@
 import Identity
 import Replica
+import Sodium
+import Wire
 
 /// Export and import of signed ops (`parley export` / `parley import`): between a store and an
 /// op file (`OpArchive`). Exports what may leave the node (`OutboundChecks.sendable`); imports
@@ -20,6 +22,11 @@ public struct OpArchiver {
         /// `refused` by reason (`RejectReason.category`, or "earlier ops missing").
         public var refusedBy: [String: Int] = [:]
         public var forkProofs = 0
+        /// Blobs (attachments, avatars) kept: each one's hash is named by a view here.
+        public var blobs = 0
+        /// Blobs left out: no message or profile here names their hash (a conversation this node
+        /// only carries, or content that matches nothing in the file's ops).
+        public var blobsUnnamed = 0
         /// Set when the file could not be read to the end; what came before was imported.
         public var problem: OpArchive.ArchiveError?
         public init() {}
@@ -41,9 +48,12 @@ public struct OpArchiver {
         /// Ops not written because an op of their chain at or below them has a signature that
         /// does not verify (`OutboundChecks.sendable`: a writable store removes them, to be fetched again).
         public var withheld = 0
+        /// Blobs written, and their bytes.
+        public var blobs = 0
+        public var blobBytes = 0
 
-        public init(ops: Int = 0, withheld: Int = 0) {
-            (self.ops, self.withheld) = (ops, withheld)
+        public init(ops: Int = 0, withheld: Int = 0, blobs: Int = 0, blobBytes: Int = 0) {
+            (self.ops, self.withheld, self.blobs, self.blobBytes) = (ops, withheld, blobs, blobBytes)
         }
     }
 
@@ -52,10 +62,13 @@ public struct OpArchiver {
     public static let missingEarlierOps = "earlier ops missing"
 
     /// Writes the given partitions (all known ones when nil): each descriptor, then its ops in
-    /// chain order per author, then its fork proofs. Like every op that leaves the node, each
-    /// has a signature this store verified (`OutboundChecks.sendable`).
+    /// chain order per author, then its fork proofs, then (with `blobs`) the blobs its views name
+    /// that this store holds. Like every op that leaves the node, each has a signature this store
+    /// verified (`OutboundChecks.sendable`).
     @discardableResult
-    public func export(_ partitions: [PartitionID]? = nil, to writer: OpArchive.Writer, nowMillis: UInt64) throws -> ExportSummary {
+    public func export(
+        _ partitions: [PartitionID]? = nil, to writer: OpArchive.Writer, blobs: Bool = true, nowMillis: UInt64
+    ) throws -> ExportSummary {
         let records = try store.log.partitions().filter { partitions?.contains($0.id) ?? true }
         var summary = ExportSummary()
         for record in records {
@@ -80,6 +93,13 @@ public struct OpArchiver {
                 start = next
             }
             for proof in try store.log.forkProofs(record.id) { try writer.write(.forkProof(proof)) }
+            guard blobs else { continue }
+            for hash in try store.blobs.heldBlobs(namedIn: record.id) {
+                guard let data = try store.blobs.blob(hash) else { continue }
+                try writer.write(.blob(data))
+                summary.blobs += 1
+                summary.blobBytes += data.count
+            }
         }
         try writer.finish()
         return summary
@@ -106,6 +126,8 @@ public struct OpArchiver {
         var summary = ImportSummary()
         var waiting: [(op: Operation, reason: String)] = []
         var batch: [Operation] = []
+        // The partition whose records are being read: a blob belongs to it.
+        var current: PartitionID?
         func flush() throws {
             guard !batch.isEmpty else { return }
             for (op, outcome) in zip(batch, try applyVerifyingEach(batch, nowMillis: nowMillis)) {
@@ -140,12 +162,26 @@ public struct OpArchiver {
                 }
                 try store.log.ensurePartition(descriptor, joined: joined)
                 summary.partitions += 1
+                current = descriptor.id
             case .operation(let op):
                 batch.append(op)
                 if batch.count >= 256 { try flush() }
             case .forkProof(let proof):
                 try flush()
                 if try store.forks.apply(proof) { summary.forkProofs += 1 }
+            case .blob(let data):
+                // Kept only under the hash of its bytes, and only if the partition's views name
+                // that hash, as a blob from a peer (`Blobs.isBlobNamed`).
+                try flush()
+                let hash = Bytes32(GenericHash.hash(data))!
+                if let current, data.count <= Blobs.maxBlobBytes + EncryptedBody.overheadBytes,
+                    try store.blobs.isBlobNamed(hash, in: current)
+                {
+                    try store.blobs.storeBlob(data, nowMillis: nowMillis)
+                    summary.blobs += 1
+                } else {
+                    summary.blobsUnnamed += 1
+                }
             }
         }
         try flush()

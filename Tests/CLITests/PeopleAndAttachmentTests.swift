@@ -88,11 +88,25 @@ import Testing
                 let plain = alice.parley("send", "--room", "lobby", "no files").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
                 expectError(alice.parley("attachment", plain, "--out", out), exitCode: 1, "has no attachment")
 
-                // On another node the message arrives before the content does.
+                // Without its files an export carries the message, not the content.
                 let file = alice.root + "/lobby.parley"
-                expectSuccess(alice.parley("export", "--out", file, "--room", "lobby"))
+                expectSuccess(alice.parley("export", "--out", file, "--room", "lobby", "--no-files"))
                 expectSuccess(bob.parley("import", file))
                 expectError(bob.parley("attachment", id, "--out", bob.root + "/map.txt"), exitCode: 1, "not fetched yet")
+
+                // With them (the default) the content travels too, and the avatar.
+                expectSuccess(alice.parley("profile", "--avatar", alice.write("me.png", "not really a png")))
+                let withFiles = alice.root + "/lobby-files.parley"
+                let export = alice.parley("export", "--out", withFiles, "--room", "lobby")
+                expectSuccess(export)
+                #expect(export.stdout.contains("and 3 files"), "\(export)")
+                let imported = bob.parley("import", withFiles, "--json")
+                expectSuccess(imported)
+                #expect(imported.jsonArray().first?["blobs"] as? Int == 3, "\(imported)")
+                expectSuccess(bob.parley("attachment", id, "--out", bob.root + "/map.txt"))
+                #expect(try String(contentsOfFile: bob.root + "/map.txt", encoding: .utf8) == content)
+                let again = bob.parley("import", withFiles)
+                #expect(again.stdout.contains("and 3 files"), "\(again)")
             }
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import JSONViews
 import Presentation
 import Replica
 import Store
@@ -8,18 +9,20 @@ import Store
 struct ExportCommand: Command {
     let name = "export"
     let summary = "write signed ops to a file, to carry to nodes that never meet (USB stick)"
-    let usage = ["export --out FILE [--room NAME | --conversation ID]"]
+    let usage = ["export --out FILE [--room NAME | --conversation ID] [--no-files]"]
     static let out = Option.value("out", "FILE", "the file to write (refused if it exists, unless --force)")
     static let room = Option.value("room", "NAME", "only this room and the directory (default: every partition this node holds)")
     static let conversation = Option.value("conversation", "ID", "only this conversation, the directory and its members' inboxes (with their invites)")
     static let force = Flag.flag("force", "replace FILE if it exists")
-    let options = [Self.out.spec, Self.room.spec, Self.conversation.spec, Self.force.spec]
+    static let noFiles = Flag.flag("no-files", "leave out attachments and avatars (the messages still name them)")
+    let options = [Self.out.spec, Self.room.spec, Self.conversation.spec, Self.noFiles.spec, Self.force.spec]
     let details = [
-        "The file holds each partition's descriptor, its ops in chain order and any fork proofs, with a checksum at the end. "
+        "The file holds each partition's descriptor, its ops in chain order and any fork proofs, then the attachments "
+            + "and avatars its messages and profiles name that this node holds (unless --no-files), with a checksum at the end. "
             + "Import it on another node with `parley import FILE`; both then show the same digest for those partitions.",
         "A conversation travels as ciphertext: the file holds nothing its members have not encrypted but the member list; "
             + "a member who imports it reads it, anyone else only carries it.",
-        "Prints the number of ops written.",
+        "Prints the number of ops and files written.",
     ]
     let examples = ["export --out /media/usb/lobby.parley --room lobby", "export --out plans.parley --conversation 3fkq7zxa", "export --out everything.parley"]
 
@@ -45,9 +48,12 @@ struct ExportCommand: Command {
             partitions = try context.storeCall { try store.views.exportSet(forConversation: conversation.id) }
         }
         let summary = try ArchiveFile.write(to: path, force: arguments[Self.force], what: "the export") { writer in
-            try context.storeCall(command: name) { try OpArchiver(store).export(partitions, to: writer, nowMillis: context.nowMillis) }
+            try context.storeCall(command: name) {
+                try OpArchiver(store).export(partitions, to: writer, blobs: !arguments[Self.noFiles], nowMillis: context.nowMillis)
+            }
         }
-        context.output.line("exported \(summary.ops) ops to \(path)")
+        let files = summary.blobs == 0 ? "" : " and \(summary.blobs) files (\(Format.byteCount(UInt64(summary.blobBytes))))"
+        context.output.line("exported \(summary.ops) ops\(files) to \(path)")
         if summary.withheld > 0 {
             context.output.errorLine(
                 "parley: warning: \(summary.withheld) ops were not exported: an op of their chain has a signature that does not verify; "
@@ -62,14 +68,17 @@ struct ImportCommand: Command {
     let name = "import"
     let summary = "apply the signed ops of an export file (verified like ops from a peer)"
     let usage = ["import FILE [--json]"]
-    static let json = Flag.flag("json", "print one JSON array with {partitions, applied, already_present, refused, refused_by {REASON: N}, fork_proofs}")
+    static let json = Flag.flag(
+        "json", "print one JSON array with {partitions, applied, already_present, refused, refused_by {REASON: N}, fork_proofs, blobs, blobs_unnamed}")
     let options = [Self.json.spec]
     let details = [
         "Every op is checked (signature, chain, partition rules) as if it came from a peer; nothing is trusted because it "
             + "is in a file. Rooms in the file are joined, and so are conversations an invite in your inbox names. A damaged "
             + "or cut-short file is reported after importing the ops it held intact.",
         "Prints how many ops were new, already here and refused, with the count for each reason (bad signature, broken "
-            + "chain, earlier ops missing, ...). Exit status 1 when any op was refused or the file could not be read to the "
+            + "chain, earlier ops missing, ...), and how many files (attachments, avatars) were kept. A file is kept only "
+            + "under the hash of its bytes and only when a message or profile here names that hash, as from a peer. "
+            + "Exit status 1 when any op was refused or the file could not be read to the "
             + "end: the good ops are imported all the same.",
     ]
     let examples = ["import /media/usb/lobby.parley"]
@@ -95,18 +104,14 @@ struct ImportCommand: Command {
             return summary
         }
         if arguments[Self.json] {
-            context.output.json([
-                .object([
-                    "partitions": .integer(Int64(summary.partitions)), "applied": .integer(Int64(summary.applied)),
-                    "already_present": .integer(Int64(summary.alreadyPresent)), "refused": .integer(Int64(summary.refused)),
-                    "refused_by": .object(summary.refusedBy.mapValues { .integer(Int64($0)) }),
-                    "fork_proofs": .integer(Int64(summary.forkProofs)),
-                ])
-            ])
+            context.output.json([ViewJSON.importSummary(summary)])
         } else {
+            let files =
+                summary.blobs + summary.blobsUnnamed == 0
+                ? "" : ", and \(summary.blobs) files" + (summary.blobsUnnamed > 0 ? " (\(summary.blobsUnnamed) named by nothing here, left out)" : "")
             context.output.line(
                 "imported \(summary.applied) new ops (\(summary.alreadyPresent) already here, \(summary.refused) refused"
-                    + (summary.refused > 0 ? ": \(summary.refusalsText)" : "") + ") in \(summary.partitions) partitions")
+                    + (summary.refused > 0 ? ": \(summary.refusalsText)" : "") + ") in \(summary.partitions) partitions" + files)
         }
         if let problem = summary.problem {
             throw CLIError.failure("\(path) could not be read to the end: \(problem); the ops before that point were imported")

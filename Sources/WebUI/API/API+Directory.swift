@@ -294,13 +294,7 @@ extension API {
             _ = try store.processInbox(me: identity)
             return summary
         }
-        return json(
-            .object([
-                "partitions": .integer(Int64(summary.partitions)), "applied": .integer(Int64(summary.applied)),
-                "already_present": .integer(Int64(summary.alreadyPresent)), "refused": .integer(Int64(summary.refused)),
-                "refused_by": .object(summary.refusedBy.mapValues { .integer(Int64($0)) }),
-                "fork_proofs": .integer(Int64(summary.forkProofs)),
-            ]))
+        return json(ViewJSON.importSummary(summary))
     }
 
     static func events(_ call: Call) async throws -> HTTPReply {

@@ -28,6 +28,7 @@ enum Schema {
         [
             "partitions": .integer, "applied": .integer, "already_present": .integer, "refused": .integer,
             "refused_by": .object(["type": .string("object"), "additionalProperties": .integer]), "fork_proofs": .integer,
+            "blobs": .integer, "blobs_unnamed": .integer,
         ])
     static let message = object([
         "id": .string, "author": .string, "nick": .nullableString, "time": .string, "hlc": .integer, "seq": .integer, "text": .string,
