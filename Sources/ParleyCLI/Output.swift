@@ -44,6 +44,13 @@ public final class Output {
         if buffer.count >= Self.flushThreshold { flush() }
     }
 
+    /// Writes `text` to standard output now, without a newline (a prompt).
+    public func prompt(_ text: String) {
+        if let capture { return capture(text, false) }
+        buffer.append(contentsOf: text.utf8)
+        flush()
+    }
+
     /// Writes one line to standard error at once (after anything already buffered for stdout,
     /// so the two streams interleave in the order they were produced).
     public func errorLine(_ text: String) {

@@ -103,6 +103,12 @@ public final class Database {
         try prepare(sql).run(bindings)
     }
 
+    /// Whether `sql` ends with a complete statement (a `;` outside any string, comment or
+    /// trigger body), as SQLite's own shell decides where a typed statement ends.
+    public static func isCompleteStatement(_ sql: String) -> Bool {
+        sqlite3_complete(sql) != 0
+    }
+
     /// Prepares a single statement; throws if `sql` holds none or more than one.
     public func prepare(_ sql: String) throws -> Statement {
         let handle = try Self.prepareHandle(sql, on: try openConnection(), persistent: false)

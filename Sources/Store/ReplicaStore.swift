@@ -42,6 +42,7 @@ public final class ReplicaStore {
 
     /// The parts over `database`, each given the parts it reads.
     private init(database: Database, isReadOnly: Bool) throws {
+        try ReadableViews.defineFunctions(on: database)
         self.database = database
         self.isReadOnly = isReadOnly
         clock = HybridClock(last: try Self.clockSetting(database))

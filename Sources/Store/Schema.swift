@@ -244,6 +244,9 @@ enum Schema {
         // recorded each done: a store where a setting is missing has not had that one yet
         // (`finishBackfills`), and the settings go.
         Migration("009-backfills", "", code: { try Schema.finishBackfills($0) }),
+        // Readable views for `parley sql` (docs/SCHEMA.md; `ReadableViews`). Numbered after the
+        // numbers 010–012 that other changes took.
+        Migration("013-readable-views", ReadableViews.migrationSQL),
     ]
 
     /// Runs, once, each backfill a store has not had yet: the attachments' hashes of the
