@@ -244,6 +244,21 @@ enum Schema {
         // recorded each done: a store where a setting is missing has not had that one yet
         // (`finishBackfills`), and the settings go.
         Migration("009-backfills", "", code: { try Schema.finishBackfills($0) }),
+        // The private rooms this node holds (docs/DESIGN.md §3.7): local only, never replicated.
+        // `room_seed` is NULL for an earlier epoch learned from its successor's link op (read,
+        // not written); `successor` is the pid of the epoch that replaced it.
+        Migration(
+            "010-private-rooms",
+            """
+            CREATE TABLE private_rooms(
+                pid INTEGER PRIMARY KEY REFERENCES partitions(pid),
+                name TEXT NOT NULL,
+                room_seed BLOB,
+                content_key BLOB NOT NULL,
+                successor INTEGER
+            ) STRICT;
+            CREATE INDEX private_rooms_by_name ON private_rooms(name);
+            """),
     ]
 
     /// Runs, once, each backfill a store has not had yet: the attachments' hashes of the

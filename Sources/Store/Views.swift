@@ -51,9 +51,11 @@ extension Views {
             // Nodes without a key for the epoch (carriers, removed members) store it unread. What
             // a former member wrote at or after their removal (with a key they kept) is ignored,
             // as is anything by an author whose add never took effect.
-            guard try Self.isShown(author: op.author, hlc: op.hlc, keys.membershipState(pid: record.pid)),
-                let body = try keys.openBody(op, sealed, pid: record.pid)
-            else { return }
+            // A private room has no membership: whoever holds the passphrase writes there.
+            if record.descriptor.kind == .conversation {
+                guard try Self.isShown(author: op.author, hlc: op.hlc, keys.membershipState(pid: record.pid)) else { return }
+            }
+            guard let body = try keys.openBody(op, sealed, pid: record.pid) else { return }
             try applyViews(op, body: body, oid: oid, record: record, aid: aid, rebuilding: rebuilding)
         case .sealed:
             break  // invites: their owner reads them with `processInbox`
