@@ -99,7 +99,8 @@ public enum PartitionRules {
         case (.conversation, .keyGrant):
             return true
         case (.privateRoom, .post), (.privateRoom, .edit), (.privateRoom, .delete), (.privateRoom, .react),
-            (.privateRoom, .taskCreate), (.privateRoom, .taskUpdate), (.privateRoom, .taskDelete):
+            (.privateRoom, .taskCreate), (.privateRoom, .taskUpdate), (.privateRoom, .taskDelete), (.privateRoom, .roomLink),
+            (.privateRoom, .roomNotice):
             return true
         case (.directory, .profile):
             return true

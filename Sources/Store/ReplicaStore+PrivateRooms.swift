@@ -61,25 +61,43 @@ extension ReplicaStore {
         try privateRooms().first { $0.name == name && $0.writable && $0.successor == nil }
     }
 
-    /// The epochs of a private room up to `partition`, oldest first: each earlier one is the
-    /// room this node holds whose successor is the next (a passphrase change). At most 64.
-    public func privateRoomChain(_ partition: PartitionID) throws -> [PartitionID] {
-        guard var pid = try log.partition(partition)?.pid else { return [] }
-        var chain = [partition]
-        let earlier = try database.cachedStatement("SELECT p.pid, p.id FROM private_rooms r JOIN partitions p ON p.pid = r.pid WHERE r.successor = ?")
-        while chain.count < 64, let row = try earlier.firstRow(.integer(pid), map: { ($0.int64(0), $0.blob(1)) }), let id = PartitionID(bytes: row.1) {
-            guard !chain.contains(id) else { break }
-            chain.insert(id, at: 0)
-            pid = row.0
-        }
-        return chain
-    }
+    /// The epochs of a private room up to `partition`, oldest first (`Views.privateRoomChain`).
+    public func privateRoomChain(_ partition: PartitionID) throws -> [PartitionID] { try views.privateRoomChain(partition) }
 
     /// The name this node joined a private room under, if it holds the room.
     public func privateRoomName(_ partition: PartitionID) throws -> RoomName? {
         guard let record = try log.partition(partition), record.descriptor.kind == .privateRoom else { return nil }
         let text = try database.scalar("SELECT name FROM private_rooms WHERE pid = ?", .integer(record.pid), as: String.self)
         return text.flatMap(RoomName.init)
+    }
+
+    /// Changes a private room's passphrase: joins the room `newKeys` derive (same name, new
+    /// passphrase) as its next epoch, writes there a link to the current epoch with its content
+    /// key (so holders of the new passphrase read the earlier history), and writes into the
+    /// current epoch a notice that the passphrase changed. Holders of the old passphrase only
+    /// cannot open anything written in the new epoch. Returns the new epoch.
+    @discardableResult
+    public func changePrivateRoomPassphrase(
+        _ partition: PartitionID, to newKeys: PrivateRoomKeys, by identity: Identity, nowMillis: UInt64
+    ) throws
+        -> PartitionRecord
+    {
+        try useIdentity(identity)
+        return try database.transaction(.immediate, durable: true) {
+            guard let current = try log.partition(partition) else { throw StoreError.unknownPartition(partition) }
+            let oldKeys = try privateRoomWriteKeys(current)
+            guard newKeys.name == oldKeys.name else { throw StoreError.invalidInput("the new epoch must keep the room's name \(oldKeys.name)") }
+            guard newKeys.descriptor.id != current.id else {
+                throw StoreError.invalidInput("the new passphrase is the room's current one; choose another")
+            }
+            let next = try joinPrivateRoom(newKeys)
+            try authorInPrivateRoom(
+                .roomLink(predecessor: Bytes32(oldKeys.roomKey.publicKey)!, contentKey: Bytes32(oldKeys.contentKey.bytes)!), record: next,
+                by: identity, nowMillis: nowMillis)
+            try authorInPrivateRoom(.roomNotice, record: current, by: identity, nowMillis: nowMillis)
+            try views.flushPendingRebuilds()
+            return next
+        }
     }
 
     /// The keys to write into a private room with; throws unless this node joined it with its
@@ -95,6 +113,7 @@ extension ReplicaStore {
 
     /// Authors `body` in a private room: encrypted with the content key, signed by the room key
     /// as well as the author. Must run inside a transaction.
+    @discardableResult
     func authorInPrivateRoom(_ body: OperationBody, record: PartitionRecord, by identity: Identity, nowMillis: UInt64) throws -> Operation {
         let roomKeys = try privateRoomWriteKeys(record)
         let sealed = try EncryptedBody.seal(body.encoded, with: roomKeys.epochKey, type: body.type, author: identity.id)

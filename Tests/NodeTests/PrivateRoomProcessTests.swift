@@ -1,4 +1,5 @@
 import Foundation
+import Store
 import TestSupport
 import Testing
 
@@ -99,6 +100,52 @@ extension NodeProcessTests {
             let carolsDigest = await Support.digest(carol, partition)
             #expect(before != nil && carolsDigest != nil)
             #expect(Support.storeBytes(carol).range(of: Data(later.utf8)) == nil)
+        }
+
+        @Test func aPassphraseChange_locksOutOldHolders_andANewHolderReadsTheWholeHistory() async throws {
+            let cluster = NodeCluster(slot: 19)  // no discovery: the port is unused; the suite is serialized
+            defer { cluster.shutdown() }
+            let alice = try await cluster.node("alice"), bob = try await cluster.node("bob")
+            let carol = try await cluster.node("carol"), dave = try await cluster.node("dave")
+            let room = "moonlit-vault"
+            let old = try Self.passphraseFile(cluster, "old", "correct horse battery staple")
+            let new = try Self.passphraseFile(cluster, "new", "a much longer and newer passphrase")
+            for node in [alice, bob] { await Support.run(node, ["join", room, "--room-passphrase-file", old]) }
+            try await carol.start(["--listen", "127.0.0.1:0", "--no-discovery"] + syncTiming)
+            for node in [alice, bob] {
+                let peers = try await node.writePeersFile([carol], in: cluster.root)
+                try await node.start(["--listen", "127.0.0.1:0", "--no-discovery", "--peers", peers] + syncTiming)
+            }
+            try #require(await poll(timeout: .seconds(15)) { await carol.lists([alice, bob], as: "linked") }, "\(cluster.logs)")
+
+            let before = "alice: the vault opens at 04:10"
+            await Support.run(alice, ["send", "--room", room, before])
+            try #require(await poll(timeout: .seconds(20)) { await Self.texts(bob, room: room).contains(before) }, "\(cluster.logs)")
+            let oldPartition = try #require(await alice.json(["rooms", "--json"]).first { $0["private"] as? Bool == true }?["partition"] as? String)
+
+            let changed = await Support.run(alice, ["room", "passphrase", room, "--new-room-passphrase-file", new])
+            #expect(changed.hasPrefix("changed the passphrase of private room #\(room)"), "\(changed)")
+            let after = "alice: bob is out; the new door code is 7319"
+            await Support.run(alice, ["send", "--room", room, after])
+            let listed = await alice.json(["rooms", "--json"]).filter { $0["private"] as? Bool == true }
+            #expect(listed.count == 1 && listed.first?["partition"] as? String != oldPartition, "\(listed)")
+            #expect(await Self.texts(alice, room: room).suffix(2) == [Views.passphraseChangedText, after])
+
+            // bob, with only the old passphrase, sees the notice and never the later message.
+            let noticed = await poll(timeout: .seconds(20)) { await Self.texts(bob, room: room).contains(Views.passphraseChangedText) }
+            #expect(noticed, "\(cluster.logs)")
+            // dave joins with the new passphrase only, and reads the old history and the new.
+            await Support.run(dave, ["join", room, "--room-passphrase-file", new])
+            let davesPeers = try await dave.writePeersFile([carol], in: cluster.root)
+            try await dave.start(["--listen", "127.0.0.1:0", "--no-discovery", "--peers", davesPeers] + syncTiming)
+            let read = await poll(timeout: .seconds(30)) { await Self.texts(dave, room: room) == [before, Views.passphraseChangedText, after] }
+            let davesTexts = await Self.texts(dave, room: room)
+            #expect(read, "dave reads \(davesTexts)\n\(cluster.logs)")
+            // By now every op is on carol, and so on bob's side of her: bob still reads nothing later.
+            let bobs = await Self.texts(bob, room: room)
+            #expect(bobs == [before, Views.passphraseChangedText], "\(bobs)")
+            #expect(Support.storeBytes(bob).range(of: Data(after.utf8)) == nil)
+            #expect(Support.storeBytes(carol).range(of: Data(after.utf8)) == nil && Support.storeBytes(carol).range(of: Data(before.utf8)) == nil)
         }
     }
 }

@@ -129,3 +129,40 @@ struct RoomsCommand: Command {
         return 0
     }
 }
+
+/// `parley room passphrase NAME --new-room-passphrase-file FILE`: change a private room's
+/// passphrase (docs/DESIGN.md §3.7). The room moves to a new epoch that holders of the old
+/// passphrase cannot read; holders of the new one read the whole history.
+struct RoomPassphraseCommand: Command {
+    let name = "room passphrase"
+    let summary = "change a private room's passphrase: later messages are unreadable with the old one"
+    let usage = ["room passphrase ROOM --new-room-passphrase-file FILE"]
+    static let newPassphraseFile = Option.value(
+        "new-room-passphrase-file", "FILE", "the room's new passphrase (at least 8 bytes; one line)")
+    let options = [Self.newPassphraseFile.spec]
+    let details = [
+        "ROOM is a private room you joined (with --room-passphrase-file). Its messages from now on are encrypted under keys "
+            + "derived from the new passphrase, in a new epoch of the room: a node that holds only the old passphrase keeps "
+            + "what came before and sees a notice that the passphrase changed, and cannot read anything later. A node that "
+            + "joins with the new passphrase reads the old history too. Give the new passphrase to those who should stay."
+    ]
+    let examples = ["room passphrase ops --new-room-passphrase-file ops-new.pass"]
+
+    func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
+        try expectPositionals(arguments, 1...1, names: ["ROOM"])
+        let room = try context.roomName(arguments.positionals[0], command: name)
+        let passphrase = try context.roomPassphrase(try arguments.required(Self.newPassphraseFile))
+        let identity = try context.identity()
+        let store = try context.store()
+        guard let current = try context.storeCall({ try store.privateRoom(named: room) }) else {
+            throw CLIError.failure(
+                "you hold no private room \(room); join it first with `parley join \(room.value) --room-passphrase-file FILE`")
+        }
+        let keys = try context.storeCall { try PrivateRoomKeys.derive(name: room, passphrase: passphrase) }
+        try context.storeCall(command: name) {
+            try store.changePrivateRoomPassphrase(current.id, to: keys, by: identity, nowMillis: context.nowMillis)
+        }
+        context.output.line("changed the passphrase of private room \(room); holders of the old one cannot read what follows")
+        return 0
+    }
+}
