@@ -96,7 +96,8 @@ extension ChatSession {
             // The next line typed is the passphrase: masked, kept out of the history.
             pendingPrivateJoin = room
             state.input.isSecret = true
-            state.secretPrompt = "passphrase for private room \(room) (empty cancels): "
+            state.secretPrompt = "passphrase for \(room): "
+            state.notice("type the passphrase of private room \(room) and press Enter (it is not shown; an empty line cancels)", millis: now)
             return
         }
         guard arguments.count == 1 || (arguments.count == 3 && arguments[1] == "--room-passphrase-file") else {

@@ -159,6 +159,9 @@ struct RoomPassphraseCommand: Command {
                 "you hold no private room \(room); join it first with `parley join \(room.value) --room-passphrase-file FILE`")
         }
         let keys = try context.storeCall { try PrivateRoomKeys.derive(name: room, passphrase: passphrase) }
+        guard keys.descriptor.id != current.id else {
+            throw CLIError.failure("the new passphrase is the room's current one; write another in the file")
+        }
         try context.storeCall(command: name) {
             try store.changePrivateRoomPassphrase(current.id, to: keys, by: identity, nowMillis: context.nowMillis)
         }
