@@ -85,6 +85,20 @@ import Wire
         #expect(PartitionRules.check(profile, in: room.descriptor) == .failure(.typeNotAllowed(.profile, .privateRoom)))
     }
 
+    /// What one offline guess costs an attacker who knows a room's name: one derivation at the
+    /// protocol's cost (printed; no speed is asserted).
+    @Test func oneGuess_isOneArgon2idAtTheProtocolsCost() throws {
+        #expect(PrivateRoomKeys.cost == PasswordHash.Cost(operations: 2, memoryBytes: 64 << 20))
+        var fastest = Duration.seconds(3600)
+        for _ in 0..<3 {
+            let start = ContinuousClock.now
+            _ = try PrivateRoomKeys.derive(name: name, passphrase: passphrase)
+            fastest = min(fastest, ContinuousClock.now - start)
+        }
+        let millis = fastest.components.seconds * 1_000 + fastest.components.attoseconds / 1_000_000_000_000_000
+        print("measured: one private-room key derivation (one offline guess), Argon2id 2 passes over 64 MiB: \(millis) ms (fastest of 3)")
+    }
+
     @Test func roomLinkAndNotice_roundTrip() throws {
         let link = OperationBody.roomLink(predecessor: Bytes32([UInt8](repeating: 7, count: 32))!, contentKey: Bytes32([UInt8](repeating: 9, count: 32))!)
         #expect(try OperationBody(type: OperationType.roomLink.rawValue, decoding: link.encoded) == link)
