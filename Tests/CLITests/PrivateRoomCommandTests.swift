@@ -62,4 +62,24 @@ import Testing
             #expect(sandbox.parley("rooms", "--json").jsonArray().filter { $0["private"] as? Bool == true }.count == 1)
         }
     }
+
+    @Test func exportByName_carriesThePrivateRoomsCiphertext_readableOnlyAfterJoiningWithThePassphrase() throws {
+        try withSandbox { sandbox in
+            sandbox.initialize()
+            let pass = sandbox.write("ops.pass", "correct horse battery staple\n")
+            expectSuccess(sandbox.parley("join", "lantern-watch", "--room-passphrase-file", pass))
+            expectSuccess(sandbox.parley("send", "--room", "lantern-watch", "north door at ten"))
+            let file = sandbox.root + "/watch.parley"
+            expectSuccess(sandbox.parley("export", "--out", file, "--room", "lantern-watch"))
+            let exported = try #require(FileManager.default.contents(atPath: file))
+            #expect(exported.range(of: Data("north door".utf8)) == nil && exported.range(of: Data("lantern-watch".utf8)) == nil)
+            let other = Sandbox(root: sandbox.root + "/bob")
+            try FileManager.default.createDirectory(atPath: other.root, withIntermediateDirectories: true)
+            other.initialize(nick: "bob")
+            expectSuccess(other.parley("import", file))
+            #expect(other.parley("rooms", "--json").jsonArray().allSatisfy { $0["private"] as? Bool == false })
+            expectSuccess(other.parley("join", "lantern-watch", "--room-passphrase-file", pass))
+            #expect(other.parley("history", "--room", "lantern-watch", "--json").jsonArray().compactMap { $0["text"] as? String } == ["north door at ten"])
+        }
+    }
 }
