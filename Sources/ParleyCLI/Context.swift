@@ -38,6 +38,7 @@ public final class Context {
         let context = Context(
             output: output, environment: environment, dataDirectory: dataDirectoryOption, passphraseFile: passphraseFileOption, clock: clock)
         context.resolvedDirectory = resolvedDirectory
+        context.isChat = true
         context.loadedIdentity = loadedIdentity
         context.clockSkewMillis = clockSkewMillis
         return context
@@ -76,8 +77,11 @@ public final class Context {
         return directory
     }
 
-    /// Whether the global `--passphrase-file` (the identity key's) was given.
-    var passphraseFileGiven: Bool { passphraseFileOption != nil }
+    /// Whether the global `--passphrase-file` (the identity key's) was given on a command line
+    /// (not in the chat, whose `/join ROOM --private` asks for a room's passphrase itself).
+    var passphraseFileGiven: Bool { passphraseFileOption != nil && !isChat }
+    /// Set on the chat's context (`redirected(to:)`).
+    private(set) var isChat = false
 
     /// The passphrase of a private room, read from `path` (`--room-passphrase-file`) without its
     /// final line break; a failure naming the fix when it cannot protect a room.
