@@ -103,10 +103,10 @@ struct RoomsCommand: Command {
                 guard record.joined, case .room(let name) = record.descriptor else { return nil }
                 return (name, record.id, try store.views.unreadCount(record.id, reader: me), false)
             }
-            // Private rooms by the name they were joined under: the newest epoch of each, whose
-            // unread count covers the earlier epochs' messages too.
+            // Private rooms by the name they were joined under: the newest epoch of each (where
+            // `read` marks; unread counts are those of that epoch).
             let privateRooms = try store.privateRooms().filter { $0.successor == nil }.map { room in
-                (room.name, room.id, try store.privateRoomChain(room.id).reduce(0) { $0 + (try store.views.unreadCount($1, reader: me)) }, true)
+                (room.name, room.id, try store.views.unreadCount(room.id, reader: me), true)
             }
             return (publicRooms + privateRooms).sorted { ($0.0.value, $0.3 ? 1 : 0) < ($1.0.value, $1.3 ? 1 : 0) }
         }
