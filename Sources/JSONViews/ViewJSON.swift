@@ -40,8 +40,9 @@ public enum ViewJSON {
     }
 
     /// One joined room of `rooms`: `name` (without `#`), `partition`, `unread`.
-    public static func room(name: RoomName, id: PartitionID, unread: Int) -> JSON {
-        .object(["name": .string(name.value), "partition": .string(id.text), "unread": .integer(Int64(unread))])
+    /// One room of `rooms`: `private` is true for a room protected by a passphrase.
+    public static func room(name: RoomName, id: PartitionID, unread: Int, isPrivate: Bool = false) -> JSON {
+        .object(["name": .string(name.value), "partition": .string(id.text), "unread": .integer(Int64(unread)), "private": .bool(isPrivate)])
     }
 
     /// One conversation of `conversations`.

@@ -38,6 +38,7 @@ public final class Context {
         let context = Context(
             output: output, environment: environment, dataDirectory: dataDirectoryOption, passphraseFile: passphraseFileOption, clock: clock)
         context.resolvedDirectory = resolvedDirectory
+        context.isChat = true
         context.loadedIdentity = loadedIdentity
         context.clockSkewMillis = clockSkewMillis
         return context
@@ -74,6 +75,24 @@ public final class Context {
         let directory = try DataDirectory.resolve(option: dataDirectoryOption, environment: environment)
         resolvedDirectory = directory
         return directory
+    }
+
+    /// Whether the global `--passphrase-file` (the identity key's) was given on a command line
+    /// (not in the chat, whose `/join ROOM --private` asks for a room's passphrase itself).
+    var passphraseFileGiven: Bool { passphraseFileOption != nil && !isChat }
+    /// Set on the chat's context (`redirected(to:)`).
+    private(set) var isChat = false
+
+    /// The passphrase of a private room, read from `path` (`--room-passphrase-file`) without its
+    /// final line break; a failure naming the fix when it cannot protect a room.
+    func roomPassphrase(_ path: String) throws(CLIError) -> [UInt8] {
+        var bytes = try readSmallFile(path, what: "room passphrase file")
+        if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
+        if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+        if let problem = PrivateRoomKeys.problem(withPassphrase: bytes) {
+            throw .failure("the room passphrase file \(path) does not hold a usable passphrase: \(problem); write a longer one in it")
+        }
+        return bytes
     }
 
     /// The passphrase for the key file: the contents of `--passphrase-file` without its final
@@ -169,8 +188,12 @@ public final class Context {
 
     /// The joined room `text` names; fails with "you have not joined #x" otherwise, as IRC
     /// would: writing to or reading a room you are not in is a mistake worth pointing out.
+    ///
+    /// A joined private room of that name comes first (the newest epoch of its chain): scripts
+    /// name a private room by its name alone, as they do a public one.
     func joinedRoom(_ text: String, command: String) throws(CLIError) -> (name: RoomName, id: PartitionID) {
         let name = try roomName(text, command: command)
+        if let found = try storeCall({ try store().privateRoom(named: name) }) { return (name, found.id) }
         let id = PartitionDescriptor.room(name).id
         let record = try storeCall { try store().log.partition(id) }
         guard let record, record.joined else {

@@ -35,6 +35,9 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
     /// held (refused for now) until the replica's clock is that close to it, so that no stamp
     /// can put a message below every later one, hide unread messages or pull a clock forward.
     case stampedAhead
+    /// An op in a private room without a valid signature by the room's key (`RoomSignature`):
+    /// its author does not hold the room's passphrase.
+    case roomSignature
 
     public var description: String {
         switch self {
@@ -50,6 +53,7 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
         case .mustBePlaintext: "membership ops and key grants must stay readable (not encrypted)"
         case .nameInPlaintext: "a conversation's name must not be sent in plaintext"
         case .quotaExceeded: "this node's quota for partitions it carries for others is full"
+        case .roomSignature: "no valid signature by the private room's key: only holders of the room's passphrase write there"
         case .stampedAhead: "stamped more than \(HybridClock.maxLeadMillis / 60_000) minutes ahead of this node's clock; held until then"
         }
     }
@@ -94,6 +98,10 @@ public enum PartitionRules {
             return true
         case (.conversation, .keyGrant):
             return true
+        case (.privateRoom, .post), (.privateRoom, .edit), (.privateRoom, .delete), (.privateRoom, .react),
+            (.privateRoom, .taskCreate), (.privateRoom, .taskUpdate), (.privateRoom, .taskDelete), (.privateRoom, .roomLink),
+            (.privateRoom, .roomNotice):
+            return true
         case (.directory, .profile):
             return true
         case (.ownData, .readMarker):
@@ -127,6 +135,12 @@ public enum PartitionRules {
                 return .failure(.invalidBody("a sealed invite must be \(SealedBox.overheadBytes + 1)...\(Invite.maxBodyBytes) bytes"))
             }
             return .success(.sealed)
+        case .privateRoom(let roomKey):
+            // Everything in a private room is content: encrypted, and signed by the room key,
+            // which every replica checks from the descriptor alone.
+            guard encrypted else { return .failure(.mustBeEncrypted) }
+            guard let sealed = RoomSignature.check(op, roomKey: roomKey) else { return .failure(.roomSignature) }
+            return .success(.encrypted(sealed))
         default:
             break
         }

@@ -244,8 +244,23 @@ enum Schema {
         // recorded each done: a store where a setting is missing has not had that one yet
         // (`finishBackfills`), and the settings go.
         Migration("009-backfills", "", code: { try Schema.finishBackfills($0) }),
-        // Readable views for `parley sql` (docs/SCHEMA.md; `ReadableViews`). Numbered after the
-        // numbers 010–012 that other changes took.
+        // The private rooms this node holds (docs/DESIGN.md §3.7): local only, never replicated.
+        // `room_seed` is NULL for an earlier epoch learned from its successor's link op (read,
+        // not written); `successor` is the pid of the epoch that replaced it.
+        Migration(
+            "010-private-rooms",
+            """
+            CREATE TABLE private_rooms(
+                pid INTEGER PRIMARY KEY REFERENCES partitions(pid),
+                name TEXT NOT NULL,
+                room_seed BLOB,
+                content_key BLOB NOT NULL,
+                successor INTEGER
+            ) STRICT;
+            CREATE INDEX private_rooms_by_name ON private_rooms(name);
+            """),
+        // Readable views for `parley sql` (docs/SCHEMA.md; `ReadableViews`); 011 and 012 are
+        // the room policies' and the store at rest's.
         Migration("013-readable-views", ReadableViews.migrationSQL),
     ]
 

@@ -51,9 +51,11 @@ extension Views {
             // Nodes without a key for the epoch (carriers, removed members) store it unread. What
             // a former member wrote at or after their removal (with a key they kept) is ignored,
             // as is anything by an author whose add never took effect.
-            guard try Self.isShown(author: op.author, hlc: op.hlc, keys.membershipState(pid: record.pid)),
-                let body = try keys.openBody(op, sealed, pid: record.pid)
-            else { return }
+            // A private room has no membership: whoever holds the passphrase writes there.
+            if record.descriptor.kind == .conversation {
+                guard try Self.isShown(author: op.author, hlc: op.hlc, keys.membershipState(pid: record.pid)) else { return }
+            }
+            guard let body = try keys.openBody(op, sealed, pid: record.pid) else { return }
             try applyViews(op, body: body, oid: oid, record: record, aid: aid, rebuilding: rebuilding)
         case .sealed:
             break  // invites: their owner reads them with `processInbox`
@@ -119,6 +121,13 @@ extension Views {
             if try keys.noteGrant(grant, oid: oid, record: record, aid: aid, rebuilding: rebuilding) { pendingRebuilds.insert(record.pid) }
         case .invite:
             break
+        case .roomLink(let predecessor, let contentKey):
+            try notePredecessor(predecessor, contentKey: contentKey, of: record)
+        case .roomNotice:
+            // Shown where it was written (the old epoch) as a line by whoever changed the passphrase.
+            try database.cachedStatement("INSERT INTO messages(oid, pid, aid, seq, hlc, op_id, text) VALUES (?, ?, ?, ?, ?, ?, ?)").run(
+                .integer(oid), .integer(pid), .integer(aid), .integer(Int64(op.seq)), .integer(Int64(bitPattern: op.hlc.raw)),
+                .blob(op.id.bytes), .text(Self.passphraseChangedText))
         case .taskCreate, .taskUpdate(_, _, _, _), .taskDelete:
             let taskID: OpID
             switch body {
@@ -151,6 +160,33 @@ extension Views {
                 ON CONFLICT(owner, target) DO UPDATE SET position = max(position, excluded.position)
                 """
             ).run(.blob(op.author.publicKey), .blob(target.bytes), .integer(Int64(bitPattern: position.raw)))
+        }
+    }
+
+    /// The text a passphrase change shows in the room's old epoch.
+    public static let passphraseChangedText =
+        "(changed this private room's passphrase: later messages are in a new epoch that the old passphrase cannot open)"
+
+    /// A private room's link to the epoch it replaced: that epoch becomes readable here with the
+    /// content key the link hands on (never writable: its room key stays with the old
+    /// passphrase), under the same name, and the room's views follow the chain to it. Only a
+    /// new row triggers a rebuild of the earlier epoch, so links that point at each other end.
+    private func notePredecessor(_ roomKey: Bytes32, contentKey: Bytes32, of record: PartitionRecord) throws {
+        let descriptor = PartitionDescriptor.privateRoom(roomKey: roomKey)
+        guard descriptor.id != record.id,
+            let name = try database.scalar("SELECT name FROM private_rooms WHERE pid = ?", .integer(record.pid), as: String.self)
+        else { return }
+        let earlier = try log.ensurePartition(descriptor, joined: true)
+        let known: Int = try database.scalar("SELECT count(*) FROM private_rooms WHERE pid = ?", .integer(earlier.pid)) ?? 0
+        try database.cachedStatement(
+            """
+            INSERT INTO private_rooms(pid, name, room_seed, content_key, successor) VALUES (?, ?, NULL, ?, ?)
+            ON CONFLICT(pid) DO UPDATE SET successor = excluded.successor
+            """
+        ).run(.integer(earlier.pid), .text(name), .blob(contentKey.bytes), .integer(record.pid))
+        if known == 0 {
+            keys.forgetEpochKeys(pid: earlier.pid)
+            pendingRebuilds.insert(earlier.pid)
         }
     }
 

@@ -44,7 +44,7 @@ public enum ChatLayout {
             rows.append(row)
         }
         rows.append(statusBar(state, width: width, clock: clock, scrolled: scroll > 0))
-        let prompt = "> "
+        let prompt = state.input.isSecret ? ScreenText.line(state.secretPrompt ?? "passphrase: ") : "> "
         let shown = state.input.visible(width: width - DisplayWidth.of(prompt))
         var input = Row([Span(prompt, .bold)])
         input.append(shown.text, within: width)

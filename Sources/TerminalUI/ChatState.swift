@@ -26,6 +26,9 @@ public struct ChatState: Sendable, Equatable {
     public var showIDs = false
     /// A few words about the node (`2 peers`), shown in the status bar.
     public var nodeSummary = ""
+    /// The prompt of a secret being asked for (`passphrase for #ops: `), shown instead of `> `
+    /// while `input.isSecret`.
+    public var secretPrompt: String?
 
     public init() {}
 

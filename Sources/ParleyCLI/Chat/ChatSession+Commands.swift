@@ -10,6 +10,7 @@ extension ChatSession {
     /// The commands `/help` lists, with their synopsis.
     static let help: [(String, String)] = [
         ("/join ROOM", "join a room (or switch to it)"),
+        ("/join ROOM --private", "join a private room: asks for its passphrase (not shown, not kept)"),
         ("/leave", "leave the open room or conversation"),
         ("/msg NICK [TEXT]", "open (or start) a private conversation with someone"),
         ("/conv new NAME NICK...", "start a private conversation with several people"),
@@ -88,10 +89,46 @@ extension ChatSession {
     }
 
     func join(_ arguments: [String]) {
-        guard arguments.count == 1 else { return usage("/join ROOM") }
+        if arguments.count == 2, arguments[1] == "--private" || arguments[1] == "-p" {
+            guard let room = RoomName(arguments[0]) else {
+                return state.notice("'\(arguments[0])' is not a room name: \(RoomName.problem(with: arguments[0]) ?? "")", kind: .error, millis: now)
+            }
+            // The next line typed is the passphrase: masked, kept out of the history.
+            pendingPrivateJoin = room
+            state.input.isSecret = true
+            state.secretPrompt = "passphrase for \(room): "
+            state.notice("type the passphrase of private room \(room) and press Enter (it is not shown; an empty line cancels)", millis: now)
+            return
+        }
+        guard arguments.count == 1 || (arguments.count == 3 && arguments[1] == "--room-passphrase-file") else {
+            return usage("/join ROOM [--private]")
+        }
         guard execute(JoinCommand(), arguments, show: false) != nil, let room = RoomName(arguments[0]) else { return }
         reload()
-        open(PartitionDescriptor.room(room).id.text)
+        open(roomID(room).text)
+    }
+
+    /// The passphrase typed after `/join NAME --private`: derives the room's keys and joins it.
+    func joinPrivate(_ room: RoomName, passphrase: String) {
+        pendingPrivateJoin = nil
+        state.input.isSecret = false
+        state.secretPrompt = nil
+        guard !passphrase.isEmpty else { return state.notice("not joined: no passphrase given", millis: now) }
+        do {
+            let keys = try PrivateRoomKeys.derive(name: room, passphrase: Array(passphrase.utf8))
+            try context.store().joinPrivateRoom(keys)
+        } catch {
+            return state.notice(describe(error, command: "join"), kind: .error, millis: now)
+        }
+        reload()
+        open(roomID(room).text)
+        state.notice("joined private room \(room)", millis: now)
+    }
+
+    /// The partition `--room NAME` names: a joined private room of that name first, else the
+    /// public room.
+    func roomID(_ room: RoomName) -> PartitionID {
+        ((try? context.store().privateRoom(named: room)) ?? nil)?.id ?? PartitionDescriptor.room(room).id
     }
 
     func leave() {

@@ -57,7 +57,9 @@ struct CompletionCommand: Command {
             let store = try? ReplicaStore(readOnlyPath: directory.databasePath),
             let records = try? store.log.partitions()
         else { return [] }
-        return records.compactMap { record in
+        // Private rooms by the name they were joined under (kept locally, never sent).
+        let privateRooms = kind == "rooms" ? ((try? store.privateRooms()) ?? []).filter { $0.successor == nil }.map(\.name.value) : []
+        let joined = records.compactMap { record -> String? in
             guard record.joined else { return nil }
             switch record.descriptor {
             // Without '#': an unquoted word that starts with '#' is a comment to the shell.
@@ -66,7 +68,8 @@ struct CompletionCommand: Command {
             case .conversation: return kind == "conversations" ? Format.shortID(record.id) : nil
             default: return nil
             }
-        }.sorted()
+        }
+        return Set(privateRooms + joined).sorted()
     }
 }
 

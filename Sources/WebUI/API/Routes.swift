@@ -13,7 +13,8 @@ extension Route {
 
         Route(method: "GET", path: "/api/rooms", summary: "The joined rooms with unread counts", success: 200, response: .list(Schema.room), handle: API.rooms),
         Route(
-            method: "POST", path: "/api/rooms", summary: "Join a room", requestBody: Schema.body(["name": .string], required: ["name"]),
+            method: "POST", path: "/api/rooms", summary: "Join a room; with a passphrase (8 to 1,024 bytes), the private room it protects",
+            requestBody: Schema.body(["name": .string, "passphrase": .string], required: ["name"]),
             success: 201, response: Schema.room, errors: [400], handle: API.join),
         Route(method: "DELETE", path: "/api/rooms/{room}", summary: "Leave a room", success: 204, errors: [400, 404], handle: API.leave),
 

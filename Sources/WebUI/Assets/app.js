@@ -140,7 +140,7 @@ async function loadSidebar() {
 
 function chats() {
   return [
-    ...state.rooms.map((r) => ({ id: r.partition, kind: "room", name: `#${r.name}`, room: r.name, unread: r.unread })),
+    ...state.rooms.map((r) => ({ id: r.partition, kind: "room", name: r.private ? `#${r.name} (private)` : `#${r.name}`, room: r.name, unread: r.unread })),
     ...state.conversations.map((c) => ({ id: c.id, kind: "conversation", name: c.name || "(name not received yet)", unread: c.unread, members: c.members, creator: c.creator })),
   ];
 }
@@ -844,12 +844,22 @@ function wire() {
     event.preventDefault();
     const name = $("join-name").value.trim();
     if (!name) return;
+    const body = { name };
+    // A private room: its passphrase goes to this node only, which derives the room's keys.
+    if ($("join-private").checked) body.passphrase = $("join-passphrase").value;
     try {
-      const room = await api("POST", "/api/rooms", { name });
+      const room = await api("POST", "/api/rooms", body);
       $("join-name").value = "";
+      $("join-passphrase").value = "";
+      $("join-private").checked = false;
+      $("join-passphrase").hidden = true;
       await loadSidebar();
       await openChat(room.partition);
     } catch (error) { showError(error); }
+  });
+  $("join-private").addEventListener("change", () => {
+    $("join-passphrase").hidden = !$("join-private").checked;
+    if ($("join-private").checked) $("join-passphrase").focus();
   });
   $("leave-chat").addEventListener("click", async () => {
     if (!state.current) return;
