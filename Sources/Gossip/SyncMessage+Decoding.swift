@@ -73,7 +73,7 @@ extension SyncMessage {
             return .skip(try chains(&reader, "skip chains"))
         case .resume:
             return .resume(try chains(&reader, "resume chains"))
-        case .presence, .typing, .blobWant, .blob:
+        case .presence, .typing, .blobWant, .blob, .rooms:
             throw SyncDecodingError.reservedType(type)
         }
     }

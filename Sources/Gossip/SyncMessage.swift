@@ -23,6 +23,7 @@ import Wire
 /// | 0x0E | BLOB | `BlobMessage` |
 /// | 0x0F | SKIP | `count u16` (1…1,024) ‖ count × chain (`partition [32]` ‖ `author [32]`) |
 /// | 0x10 | RESUME | as SKIP |
+/// | 0x13 | ROOMS | `RoomListMessage` (the shell's; sent only when both HELLOs announce `SyncHello.roomDirectory`) |
 ///
 /// SKIP and RESUME (push control, after Scuttlebutt's Epidemic Broadcast Trees) are sent only
 /// to a peer whose `SyncHello` announced `SyncHello.pushControl`, and only when this node
@@ -123,12 +124,15 @@ public enum SyncMessageType: UInt8, Sendable, CaseIterable {
     case blob = 0x0E
     case skip = 0x0F
     case resume = 0x10
+    /// The room directory (`RoomListMessage`). Not 0x11: the link layer owns that number.
+    case rooms = 0x13
 
-    /// Types this decoder does not read: presence (no codec yet), and typing and blobs, which
-    /// have codecs of their own (`TypingMessage`, `BlobMessage`) and are handled by the shell.
+    /// Types this decoder does not read: presence (no codec yet), and typing, blobs and the room
+    /// directory, which have codecs of their own (`TypingMessage`, `BlobMessage`,
+    /// `RoomListMessage`) and are handled by the shell.
     public var isReserved: Bool {
         switch self {
-        case .presence, .typing, .blobWant, .blob: true
+        case .presence, .typing, .blobWant, .blob, .rooms: true
         default: false
         }
     }

@@ -7,6 +7,8 @@ public enum OperationType: UInt8, Sendable, CaseIterable {
     case edit = 0x11
     case delete = 0x12
     case react = 0x13
+    /// A room's policy: topic, retention, history for new joiners (`RoomPolicy`).
+    case roomPolicy = 0x14
     case profile = 0x20
     case conversationCreate = 0x30
     case memberAdd = 0x31
@@ -130,6 +132,8 @@ public enum OperationBody: Hashable, Sendable {
     case readMarker(partition: PartitionID, position: HLC)
     /// "You were added to this conversation", sealed to an inbox's owner (see `Invite`).
     case invite(conversation: PartitionDescriptor)
+    /// A room's whole policy; only the room's owner's take effect (`RoomPolicyState`).
+    case roomPolicy(RoomPolicy)
 
     public var type: OperationType {
         switch self {
@@ -149,6 +153,7 @@ public enum OperationBody: Hashable, Sendable {
         case .taskDelete: .taskDelete
         case .readMarker: .readMarker
         case .invite: .invite
+        case .roomPolicy: .roomPolicy
         }
     }
 }
@@ -215,6 +220,8 @@ extension OperationBody {
             w.partitionID(partition); w.u64(position.raw)
         case .invite(let descriptor):
             w.raw(descriptor.encoded)
+        case .roomPolicy(let policy):
+            policy.encode(to: &w)
         }
         return w.bytes
     }
@@ -259,6 +266,8 @@ extension OperationBody {
             return descriptor.kind == .conversation ? nil : "an invite must name a conversation"
         case .delete(_, _, let erasing):
             return erasing.count > Operation.maxErasedEdits ? "a delete erases at most \(Operation.maxErasedEdits) edits" : nil
+        case .roomPolicy(let policy):
+            return policy.problem
         case .taskDelete, .memberAdd, .memberRemove, .memberLeave, .readMarker:
             return nil
         }
@@ -366,6 +375,8 @@ extension OperationBody {
             self = .readMarker(partition: try r.partitionID("partition"), position: HLC(raw: try r.u64("position")))
         case .invite:
             self = .invite(conversation: try PartitionDescriptor(decoding: r.raw(r.remaining, "conversation")))
+        case .roomPolicy:
+            self = .roomPolicy(try RoomPolicy(reading: &r))
         }
         try r.expectEnd()
         if let problem = validate() { throw .invalidValue(field: problem) }

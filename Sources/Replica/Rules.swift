@@ -84,7 +84,7 @@ public enum PartitionRules {
     /// Which op types each kind of partition accepts.
     public static func allows(_ type: OperationType, in kind: PartitionKind) -> Bool {
         switch (kind, type) {
-        case (.room, .post), (.room, .edit), (.room, .delete), (.room, .react),
+        case (.room, .post), (.room, .edit), (.room, .delete), (.room, .react), (.room, .roomPolicy),
             (.room, .taskCreate), (.room, .taskUpdate), (.room, .taskDelete):
             return true
         case (.conversation, .post), (.conversation, .edit), (.conversation, .delete), (.conversation, .react),

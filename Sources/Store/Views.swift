@@ -119,6 +119,9 @@ extension Views {
             if try keys.noteGrant(grant, oid: oid, record: record, aid: aid, rebuilding: rebuilding) { pendingRebuilds.insert(record.pid) }
         case .invite:
             break
+        case .roomPolicy:
+            try database.cachedStatement("INSERT INTO policy_events(oid, pid) VALUES (?, ?)").run(.integer(oid), .integer(pid))
+            try resolveRoomPolicy(pid: pid)
         case .taskCreate, .taskUpdate(_, _, _, _), .taskDelete:
             let taskID: OpID
             switch body {
@@ -220,7 +223,10 @@ extension Views {
     /// Rebuilds one partition's views from its ops.
     func rebuildViews(_ record: PartitionRecord) throws {
         let pid = SQLValue.integer(record.pid)
-        for table in ["messages", "attachment_hashes", "reactions", "conversations", "membership_events", "members", "tasks", "grants", "read_receipts"] {
+        for table in [
+            "messages", "attachment_hashes", "reactions", "conversations", "membership_events", "members", "tasks", "grants", "read_receipts",
+            "policy_events", "room_policies",
+        ] {
             try database.execute("DELETE FROM \(table) WHERE pid = ?", pid)
         }
         keys.forgetPartition(pid: record.pid)

@@ -119,7 +119,7 @@ import Wire
         for type in SyncMessageType.allCases where type.isReserved {
             #expect(throws: SyncDecodingError.reservedType(type)) { try SyncMessage.decode([type.rawValue, 1, 2, 3]) }
         }
-        #expect(SyncMessageType.allCases.filter(\.isReserved) == [.presence, .typing, .blobWant, .blob])
+        #expect(SyncMessageType.allCases.filter(\.isReserved) == [.presence, .typing, .blobWant, .blob, .rooms])
     }
 
     // MARK: - Limits, checked before allocating

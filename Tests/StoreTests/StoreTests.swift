@@ -30,7 +30,7 @@ import Wire
             let reopened = try ReplicaStore(path: path)
             #expect(try reopened.views.history(lobby.id).map(\.text) == ["kept"])
             let migrations: Int? = try reopened.database.scalar("SELECT count(*) FROM schema_migrations")
-            #expect(migrations == 9)
+            #expect(migrations == 10)
             #expect(try reopened.database.scalar("PRAGMA journal_mode", as: String.self) == "wal")
         }
     }

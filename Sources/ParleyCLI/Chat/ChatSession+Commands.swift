@@ -10,6 +10,8 @@ extension ChatSession {
     /// The commands `/help` lists, with their synopsis.
     static let help: [(String, String)] = [
         ("/join ROOM", "join a room (or switch to it)"),
+        ("/list", "the room directory: rooms you and your peers joined, with topic and people"),
+        ("/topic [TEXT]", "show the open room's policy, or set its topic (the room's owner)"),
         ("/leave", "leave the open room or conversation"),
         ("/msg NICK [TEXT]", "open (or start) a private conversation with someone"),
         ("/conv new NAME NICK...", "start a private conversation with several people"),
@@ -52,6 +54,8 @@ extension ChatSession {
         case "help", "h": showHelp()
         case "join", "j": join(arguments)
         case "leave", "part": leave()
+        case "list": execute(RoomsCommand(), ["--all"])
+        case "topic": topic(rest)
         case "msg", "query": message(arguments, rest: rest)
         case "conv", "conversation": conversation(arguments, rest: rest)
         case "nick": nick(arguments)
@@ -89,9 +93,25 @@ extension ChatSession {
 
     func join(_ arguments: [String]) {
         guard arguments.count == 1 else { return usage("/join ROOM") }
-        guard execute(JoinCommand(), arguments, show: false) != nil, let room = RoomName(arguments[0]) else { return }
+        guard let lines = execute(JoinCommand(), arguments, show: false), let room = RoomName(arguments[0]) else { return }
         reload()
         open(PartitionDescriptor.room(room).id.text)
+        // The room's policy (topic, retention, history), shown to everyone who joins.
+        for line in lines.dropFirst() { state.notice(line, millis: now) }
+    }
+
+    /// `/topic`: the open room's policy; `/topic TEXT` sets the topic (`parley room set`).
+    func topic(_ text: String) {
+        guard let target = requireTarget() else { return }
+        guard case .room(let name, let id) = target else {
+            return state.notice("/topic is for rooms; a conversation has a name (/conv rename)", kind: .error, millis: now)
+        }
+        guard text.isEmpty else {
+            execute(RoomSetCommand(), [name.value, "--topic", text])
+            return
+        }
+        let policy = (try? context.store().views.roomPolicy(id)) ?? nil
+        for line in RoomPolicyOptions.describe(policy?.policy ?? .default) { state.notice(line, millis: now) }
     }
 
     func leave() {

@@ -158,7 +158,10 @@ final class ChatSession {
             }.sorted { $0.0.value < $1.0.value }
             for (room, id) in rooms {
                 targets[id.text] = .room(room, id)
-                entries.append(SidebarEntry(key: id.text, label: room.description, kind: .room, unread: try store.views.unreadCount(id, reader: me)))
+                entries.append(
+                    SidebarEntry(
+                        key: id.text, label: room.description, kind: .room, unread: try store.views.unreadCount(id, reader: me),
+                        topic: try store.views.roomPolicy(id)?.policy.topic ?? ""))
             }
             for conversation in try store.views.conversations(reader: me) where conversation.isMember && conversation.joined {
                 targets[conversation.id.text] = .conversation(conversation.id, members: conversation.members)

@@ -12,12 +12,18 @@ extension API {
     static func rooms(_ call: Call) async throws -> HTTPReply {
         let me = call.access.identity.id
         let rooms = try await call.access.read { store in
-            try store.log.partitions().compactMap { record -> (RoomName, PartitionID, Int)? in
+            try store.log.partitions().compactMap { record -> (RoomName, PartitionID, Int, RoomPolicyView?)? in
                 guard record.joined, case .room(let name) = record.descriptor else { return nil }
-                return (name, record.id, try store.views.unreadCount(record.id, reader: me))
+                return (name, record.id, try store.views.unreadCount(record.id, reader: me), try store.views.roomPolicy(record.id))
             }.sorted { $0.0.value < $1.0.value }
         }
-        return json(.array(rooms.map { ViewJSON.room(name: $0.0, id: $0.1, unread: $0.2) }))
+        return json(.array(rooms.map { ViewJSON.room(name: $0.0, id: $0.1, unread: $0.2, policy: $0.3) }))
+    }
+
+    /// The room directory (`parley rooms --all`): the node's joined rooms and its linked peers' lists.
+    static func directory(_ call: Call) async throws -> HTTPReply {
+        let rooms = try await call.access.node.roomDirectory()
+        return json(.array(rooms.map { ViewJSON.directoryRoom(name: $0.name, topic: $0.topic, people: $0.people, joined: $0.joined) }))
     }
 
     static func join(_ call: Call) async throws -> HTTPReply {
@@ -26,13 +32,13 @@ extension API {
             throw WebError.badRequest("'\(text.prefix(80))' is not a room name: \(RoomName.problem(with: text) ?? "it is not valid")")
         }
         let me = call.access.identity.id
-        let (id, unread) = try await call.access.write { store in
+        let (id, unread, policy) = try await call.access.write { store in
             let record = try store.log.ensurePartition(.room(room), joined: true)
             if !record.joined { try store.log.setJoined(record.id, true) }
-            return (record.id, try store.views.unreadCount(record.id, reader: me))
+            return (record.id, try store.views.unreadCount(record.id, reader: me), try store.views.roomPolicy(record.id))
         }
         call.access.hub.publish(.partitions)
-        return json(ViewJSON.room(name: room, id: id, unread: unread), status: 201)
+        return json(ViewJSON.room(name: room, id: id, unread: unread, policy: policy), status: 201)
     }
 
     static func leave(_ call: Call) async throws -> HTTPReply {
