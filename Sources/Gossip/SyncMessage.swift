@@ -42,6 +42,9 @@ import Wire
 /// it, and the sender holds no body): `header [216]` ‖ the erasure proof, the author's delete
 /// as `header [216]` ‖ body, `length` (bits 0–30) between 432 and 432 + 64 KiB. The receiver
 /// checks the proof itself (`Operation.erasureProblem`) and refuses an op it does not prove.
+/// Bit 30 marks an *expired* op (outside its room's retention, docs/ARCHITECTURE.md,
+/// *Retention*): `header [216]` alone, `length` exactly 216; bits 31 and 30 are never both set.
+/// The receiver takes it only if the op is outside the retention by its own view.
 /// Flag bits not named here MUST be 0 when sent and are ignored when read.
 ///
 /// Reserved types are for later features (negotiated through `SyncHello.features`): a decoder
@@ -85,6 +88,8 @@ public enum SyncMessage: Hashable, Sendable {
 
     /// Bit 31 of an OPS entry's length: the entry is an erased op with its proof.
     static let erasedOpBit: UInt32 = 1 << 31
+    /// Bit 30 of an OPS entry's length: the entry is an expired op, its header alone.
+    static let expiredOpBit: UInt32 = 1 << 30
 
     /// Bytes of the fixed parts, for sizing pages.
     static let summaryPrefixBytes = 1 + 1 + 2

@@ -9,13 +9,15 @@ import Wire
 /// | part | bytes | content |
 /// |---|---|---|
 /// | magic | 8 | `PRLYOPS2` (written); `PRLYOPS1` files are still read |
-/// | record | 1 + 4 + n | kind (1 descriptor, 2 op, 3 fork proof, 4 erased op), u32 length, payload |
+/// | record | 1 + 4 + n | kind (1 descriptor, 2 op, 3 fork proof, 4 erased op, 5 expired op), u32 length, payload |
 /// | trailer | 1 + 4 + 32 | kind 0xFF, length 32, BLAKE2b-256 of every byte before the trailer |
 ///
 /// Records of one partition come after its descriptor; ops come in chain order per author. An
 /// op is `header ‖ body`; an erased op (kind 4, `PRLYOPS2` only) is `header [216]` ‖ its
 /// erasure proof as `header ‖ body` (`Operation.carriedBytes`): the importer checks the proof
-/// as a peer would, so an export carries a deleted message's header but never its words.
+/// as a peer would, so an export carries a deleted message's header but never its words. An
+/// expired op (kind 5) is its header alone: the importer takes it only if its room's retention
+/// puts it outside by the importer's own view.
 public enum OpArchive {
     public static let magic = Array("PRLYOPS2".utf8)
     /// The magic of files written before erased ops (no kind 4 records).
@@ -63,7 +65,7 @@ public enum OpArchive {
             let (kind, payload): (UInt8, [UInt8])
             switch record {
             case .partition(let descriptor): (kind, payload) = (1, descriptor.encoded)
-            case .operation(let op): (kind, payload) = (op.isErased ? 4 : 2, op.carriedBytes)
+            case .operation(let op): (kind, payload) = (op.isErased ? 4 : op.isExpired ? 5 : 2, op.carriedBytes)
             case .forkProof(let proof): (kind, payload) = (3, proof.encoded)
             }
             var w = ByteWriter(capacity: payload.count + 5)
@@ -139,6 +141,7 @@ public enum OpArchive {
                     return .operation(try Operation(encoded: payload))
                 case 3: return .forkProof(try ForkProof(encoded: payload))
                 case 4 where !isVersion1: return .operation(try Operation(erasedEncoding: payload))
+                case 5 where !isVersion1: return .operation(try Operation(expiredHeader: payload))
                 default: throw ArchiveError.damaged("unknown record kind \(kind)")
                 }
             } catch let error as ArchiveError {

@@ -35,6 +35,10 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
     /// held (refused for now) until the replica's clock is that close to it, so that no stamp
     /// can put a message below every later one, hide unread messages or pull a clock forward.
     case stampedAhead
+    /// The op arrived without its body as if outside its room's retention, but by this
+    /// replica's view it is inside: refused for now (it may fall outside later, or the whole op
+    /// may come from another peer), so a peer cannot drop a body by pretending.
+    case insideRetention
 
     public var description: String {
         switch self {
@@ -51,13 +55,14 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
         case .nameInPlaintext: "a conversation's name must not be sent in plaintext"
         case .quotaExceeded: "this node's quota for partitions it carries for others is full"
         case .stampedAhead: "stamped more than \(HybridClock.maxLeadMillis / 60_000) minutes ahead of this node's clock; held until then"
+        case .insideRetention: "arrived without its body, but is inside the room's retention here; held until it falls outside"
         }
     }
 
     /// Whether the same op may be accepted later, once other ops have arrived (or, for the
     /// quota, once this node becomes a member or is given more room; for a stamp ahead, once
     /// the clock is near it).
-    public var mayResolveLater: Bool { self == .notMember || self == .quotaExceeded || self == .stampedAhead }
+    public var mayResolveLater: Bool { self == .notMember || self == .quotaExceeded || self == .stampedAhead || self == .insideRetention }
 }
 
 /// An op's body as far as the rules can read it.
@@ -72,6 +77,9 @@ public enum CheckedBody: Hashable, Sendable {
     /// A room's post or edit whose body its author's delete erased (`Operation.erasure`, checked
     /// by the store): only the header is left, and the proof.
     case erased(Erasure)
+    /// A room's post, edit or reaction whose body was dropped outside the room's retention:
+    /// only the header is left (`Operation.isExpired`); it has no effect on the views.
+    case expired
 }
 
 /// The rules that depend only on the op itself and its partition's descriptor.

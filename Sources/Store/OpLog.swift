@@ -223,7 +223,8 @@ public final class OpLog {
         ).run(
             .integer(pid), .integer(aid), .integer(Int64(op.seq)),
             .integer(Int64(op.type)), .integer(Int64(bitPattern: op.hlc.raw)), .blob(op.header), .blob(op.body),
-            .integer(Int64(nowMillis)), .integer(signatureChecked ? 1 : 0), op.erasure.map { .blob($0.proof.header + $0.proof.body) } ?? .null)
+            .integer(Int64(nowMillis)), .integer(signatureChecked ? 1 : 0),
+            op.isExpired ? .blob([]) : op.erasure.map { .blob($0.proof.header + $0.proof.body) } ?? .null)
         if signatureChecked { noteSignatureChecked(op) }
         let oid = database.lastInsertRowID
         if firstOpRowIDSinceMark == nil { firstOpRowIDSinceMark = oid }

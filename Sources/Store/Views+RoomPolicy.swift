@@ -13,6 +13,7 @@ public struct RoomPolicyView: Hashable, Sendable {
 extension Views {
     /// Re-resolves a room's owner and policy from all its policy ops (they are few).
     func resolveRoomPolicy(pid: Int64) throws {
+        retentionCache[pid] = nil
         let events = try database.cachedStatement(
             "SELECT o.header, o.body FROM policy_events e JOIN ops o ON o.oid = e.oid WHERE e.pid = ?"
         ).rows(.integer(pid)) { row -> RoomPolicyState.Event? in

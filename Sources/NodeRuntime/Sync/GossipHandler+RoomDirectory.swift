@@ -53,6 +53,7 @@ extension GossipHandler {
         let now = node.monotonicMillis
         guard now >= nextRoomListCheck else { return }
         nextRoomListCheck = now + Self.roomListCheckInterval
+        retentionTick(node: node)
         peerRoomLists = peerRoomLists.filter { now < $0.value.at + Self.roomListMaxAge }
         guard configuration.listsRooms, !roomDirectoryPeers.isEmpty,
             let rooms = storeCall(node, nil, "listing the joined rooms", { try ownRoomListings(node: node) })
@@ -61,6 +62,19 @@ extension GossipHandler {
             if let sent = sentRoomLists[peer], sent.rooms == rooms, now < sent.at + Self.roomListRefreshInterval { continue }
             sendRoomList(rooms, to: peer, node: node)
         }
+    }
+
+    /// Rooms kept for N days: what fell outside since the last look expires (every
+    /// `roomListCheckInterval`; a keep-the-last-N retention is enforced as ops apply).
+    private func retentionTick(node: isolated Node) {
+        let store = node.store!
+        guard
+            let expired = storeCall(
+                node, nil, "dropping messages outside their rooms' retention", { try store.views.expireByClock(nowMillis: node.wallMillis) }),
+            expired > 0
+        else { return }
+        node.log.info("retention: dropped the words of \(expired) ops outside their rooms' retention")
+        node.emit(.changed([]))
     }
 
     private func sendRoomList(_ rooms: [RoomListing], to peer: UserID, node: isolated Node) {
