@@ -75,3 +75,67 @@ extension NodeProcessTests {
         }
     }
 }
+
+extension NodeProcessTests.RoomDirectory {
+    /// Which of `words` the node's database files hold, as raw bytes (the node still running).
+    static func wordsOnDisk(_ words: [String], in node: TestNode) -> [String] {
+        let files = ["parley.db", "parley.db-wal"].compactMap { FileManager.default.contents(atPath: node.dataDir + "/" + $0) }
+        return words.filter { word in files.contains { $0.range(of: Data(word.utf8)) != nil } }
+    }
+
+    @Test func keepTheLast5_onThreeNodes_leavesTheSame5Messages_equalDigests_andNoDroppedWordOnDisk() async throws {
+        let cluster = NodeCluster(slot: 9)
+        defer { cluster.shutdown() }
+        let a = try await cluster.node("a"), b = try await cluster.node("b"), c = try await cluster.node("c")
+        #expect(await a.parley(["join", "keep", "--retention", "5m"]).exitCode == 0)
+        for node in [b, c] { #expect(await node.parley(["join", "keep"]).exitCode == 0) }
+        for node in [a, b, c] { try await node.start(cluster.loopbackArguments + syncTiming) }
+        try #require(await poll(timeout: .seconds(10)) { await allLinked([a, b, c]) }, "\(cluster.logs)")
+        try #require(await poll(timeout: .seconds(10)) { await sameDigests([a, b, c], rooms: ["keep"]) }, "\(cluster.logs)")
+
+        // Twelve messages, four from each node, interleaved.
+        var words: [String] = []
+        for round in 0..<4 {
+            for node in [a, b, c] {
+                let word = "kept-or-dropped-\(node.name)-\(round)-\(UInt64.random(in: 1...UInt64.max))"
+                words.append(word)
+                #expect(await node.parley(["send", "--room", "keep", word]).exitCode == 0)
+            }
+        }
+        let start = ContinuousClock.now
+        let converged = await poll(timeout: .seconds(30), interval: .milliseconds(200)) {
+            guard await sameDigests([a, b, c], rooms: ["keep"]) else { return false }
+            var histories: Set<String> = []
+            for node in [a, b, c] { histories.insert(await node.parley(["history", "--room", "keep", "--json"]).stdout) }
+            guard histories.count == 1 else { return false }
+            return await a.json(["history", "--room", "keep", "--json"]).count == 5
+        }
+        #expect(converged, "\(cluster.logs)")
+        print("measured: three replicas kept the same last 5 of 12 messages \(millis(since: start)) ms after the last write")
+        let kept = await a.json(["history", "--room", "keep", "--json"]).compactMap { $0["text"] as? String }
+        #expect(kept == Array(words.suffix(5)), "\(kept)")
+        // Every header stays: 12 posts and the policy op, everywhere.
+        for node in [a, b, c] {
+            let row = await node.json(["digest", "--json"]).first { $0["name"] as? String == "keep" }
+            #expect(row?["ops"] as? Int == 13, "\(node.name): \(row ?? [:])")
+        }
+        let dropped = Array(words.prefix(7))
+        for node in [a, b, c] {
+            let left = await poll(timeout: .seconds(10)) { Self.wordsOnDisk(dropped, in: node).isEmpty }
+            #expect(left, "\(node.name) still holds \(Self.wordsOnDisk(dropped, in: node))")
+            #expect(Self.wordsOnDisk(kept, in: node).count == 5, "the files are read as they are")
+        }
+
+        // A node that joins now fetches the dropped ones as headers alone, checks them against
+        // its own view of the window, and never holds their words.
+        let d = try await cluster.node("d")
+        #expect(await d.parley(["join", "keep"]).exitCode == 0)
+        try await d.start(cluster.loopbackArguments + syncTiming)
+        let caughtUp = await poll(timeout: .seconds(30), interval: .milliseconds(200)) {
+            await sameDigests([a, d], rooms: ["keep"])
+        }
+        #expect(caughtUp, "\(cluster.logs)")
+        #expect(await d.json(["history", "--room", "keep", "--json"]).compactMap { $0["text"] as? String } == kept)
+        #expect(Self.wordsOnDisk(dropped, in: d).isEmpty)
+    }
+}
