@@ -111,3 +111,29 @@ import Testing
         }
     }
 }
+
+/// History for new joiners, off: each replica shows its user only what was written after they
+/// joined (hidden, not secret: the ops are stored).
+@Suite struct NoHistoryTests {
+    @Test func aJoinerSees_onlyMessagesAfterTheirJoin_whenThePolicySaysSo() throws {
+        let alice = Fixtures.identity(0)
+        let room = PartitionDescriptor.room(RoomName("quiet")!)
+        let source = try Fixtures.store(partitions: [room])
+        let now = UInt64(Date().timeIntervalSince1970 * 1_000)
+        var ops = [try source.author(.roomPolicy(RoomPolicy(historyForNewJoiners: false)), in: room.id, by: alice, nowMillis: now - 60_000)]
+        ops.append(try source.author(post("before bob joined"), in: room.id, by: alice, nowMillis: now - 50_000))
+        ops.append(try source.author(post("after bob joined"), in: room.id, by: alice, nowMillis: now + 60_000))
+
+        let joiner = try Fixtures.store()
+        try joiner.log.ensurePartition(room, joined: true)  // the user joins now
+        #expect(try joiner.apply(ops, nowMillis: now + 60_000).allSatisfy { $0 == .applied })
+        #expect(try joiner.views.history(room.id).map(\.text) == ["after bob joined"])
+        #expect(try joiner.log.opCount(room.id) == 3, "hidden, not dropped")
+        // A user who joined before the first message sees it.
+        let open = try Fixtures.store()
+        try open.log.ensurePartition(room, joined: true)
+        try open.database.execute("UPDATE partitions SET joined_at = ?", .integer(Int64(now - 55_000)))
+        #expect(try open.apply(ops, nowMillis: now + 60_000).allSatisfy { $0 == .applied })
+        #expect(try open.views.history(room.id).map(\.text) == ["before bob joined", "after bob joined"])
+    }
+}
