@@ -28,6 +28,8 @@ struct JoinCommand: Command {
         _ = try context.identity()
         let store = try context.store()
         let id = PartitionDescriptor.room(room).id
+        // A policy change by someone other than the owner is refused before anything is written.
+        if change != nil { try RoomPolicyOptions.requireOwnership(of: room, context) }
         let wasJoined = try context.storeCall { try store.log.partition(id)?.joined ?? false }
         if !wasJoined { try context.storeCall { try store.log.ensurePartition(.room(room), joined: true) } }
         if let change {
@@ -118,17 +120,23 @@ enum RoomPolicyOptions {
     /// room has an owner other than this user: their op would change nothing anywhere.
     @discardableResult
     static func write(_ change: Change, room: RoomName, _ context: Context, command: String) throws(CLIError) -> RoomPolicy {
-        let me = try context.identity().id
+        try requireOwnership(of: room, context)
         let store = try context.store()
         let id = PartitionDescriptor.room(room).id
         let current = try context.storeCall { try store.views.roomPolicy(id) }
-        if let current, current.owner != me {
-            let owner = (try? context.nick(of: current.owner)).flatMap { $0 }.map { "\($0)#\(current.owner.short)" } ?? current.owner.short
-            throw CLIError.failure("\(room)'s policy is set by its owner, \(TerminalText.line(owner)); only they can change it")
-        }
         let policy = change.applied(to: current?.policy ?? .default)
         try context.author(.roomPolicy(policy), in: id, command: command)
         return policy
+    }
+
+    /// Fails unless the room has no owner yet (as far as this store knows) or this user owns it.
+    static func requireOwnership(of room: RoomName, _ context: Context) throws(CLIError) {
+        let me = try context.identity().id
+        let store = try context.store()
+        let current = try context.storeCall { try store.views.roomPolicy(PartitionDescriptor.room(room).id) }
+        guard let current, current.owner != me else { return }
+        let owner = (try? context.nick(of: current.owner)).flatMap { $0 }.map { "\($0)#\(current.owner.short)" } ?? current.owner.short
+        throw CLIError.failure("\(room)'s policy is set by its owner, \(TerminalText.line(owner)); only they can change it")
     }
 
     /// The policy in lines for people.
