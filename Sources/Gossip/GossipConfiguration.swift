@@ -5,8 +5,10 @@ import Replica
 public struct GossipConfiguration: Hashable, Sendable {
     /// The protocol version this build speaks, and the oldest it links with. 2: OPS carries
     /// erased ops with their proofs (`SyncMessage`), and a delete body may name edits to erase
-    /// (`OperationBody.delete`); a version 1 node would refuse both as malformed.
-    public static let protocolVersion: UInt16 = 2
+    /// (`OperationBody.delete`); a version 1 node would refuse both as malformed. 3: rooms hold
+    /// policy ops (0x14) and OPS carries expired ops as headers alone (bit 30); a version 2 node
+    /// would count both as invalid and close the link, so a version 3 node does not link with it.
+    public static let protocolVersion: UInt16 = 3
     /// The smallest frame a peer may announce: one OPS message must hold one largest op.
     public static let minimumFrameBytes = SyncMessage.opsPrefixBytes + SyncMessage.opLengthBytes + SyncMessage.maxOpBytes
 
