@@ -47,9 +47,11 @@ extension Views {
     /// wrote in it), and `me` when this node's user joined it without writing.
     public func roomPeople(_ partition: PartitionID, me: UserID?) throws -> Int {
         guard let record = try log.partition(partition) else { return 0 }
-        let authors = try database.cachedStatement("SELECT a.key FROM heads h JOIN authors a ON a.aid = h.aid WHERE h.pid = ?")
-            .rows(.integer(record.pid)) { $0.blob(0) }
-        guard let me, record.joined, !authors.contains(me.publicKey) else { return authors.count }
-        return authors.count + 1
+        let authors = try database.cachedStatement("SELECT count(*) FROM heads WHERE pid = ?").firstRow(.integer(record.pid)) { $0.int(0) } ?? 0
+        guard let me, record.joined else { return authors }
+        let wrote =
+            try database.cachedStatement("SELECT 1 FROM heads h JOIN authors a ON a.aid = h.aid WHERE h.pid = ? AND a.key = ?")
+            .firstRow(.integer(record.pid), .blob(me.publicKey)) { _ in true } ?? false
+        return wrote ? authors : authors + 1
     }
 }
