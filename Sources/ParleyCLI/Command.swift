@@ -65,7 +65,7 @@ enum GlobalOptions {
 /// Every command, in the order `parley --help` lists them.
 public enum CommandRegistry {
     public static let commands: [any Command] = [
-        InitCommand(), WhoamiCommand(), JoinCommand(), LeaveCommand(), RoomsCommand(), RoomPassphraseCommand(),
+        InitCommand(), WhoamiCommand(), JoinCommand(), LeaveCommand(), RoomsCommand(), RoomSetCommand(), RoomPassphraseCommand(),
         SendCommand(), HistoryCommand(), EditCommand(), DeleteCommand(), ReactCommand(), ReadCommand(),
         TasksCommand(), TaskAddCommand(), TaskSetCommand(), TaskDeleteCommand(),
         ConversationCreateCommand(), ConversationAddCommand(), ConversationRemoveCommand(), ConversationLeaveCommand(),

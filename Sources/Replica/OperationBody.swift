@@ -7,6 +7,8 @@ public enum OperationType: UInt8, Sendable, CaseIterable {
     case edit = 0x11
     case delete = 0x12
     case react = 0x13
+    /// A room's policy: topic, retention, history for new joiners (`RoomPolicy`).
+    case roomPolicy = 0x14
     case roomLink = 0x15
     case roomNotice = 0x16
     case profile = 0x20
@@ -139,6 +141,8 @@ public enum OperationBody: Hashable, Sendable {
     /// "This room's passphrase was changed": written into the old epoch, encrypted under the old
     /// key, so holders of the old passphrase see why nothing more arrives there.
     case roomNotice
+    /// A room's whole policy; only the room's owner's take effect (`RoomPolicyState`).
+    case roomPolicy(RoomPolicy)
 
     public var type: OperationType {
         switch self {
@@ -160,6 +164,7 @@ public enum OperationBody: Hashable, Sendable {
         case .invite: .invite
         case .roomLink: .roomLink
         case .roomNotice: .roomNotice
+        case .roomPolicy: .roomPolicy
         }
     }
 }
@@ -230,6 +235,8 @@ extension OperationBody {
             w.bytes32(predecessor); w.bytes32(contentKey)
         case .roomNotice:
             break
+        case .roomPolicy(let policy):
+            policy.encode(to: &w)
         }
         return w.bytes
     }
@@ -274,6 +281,8 @@ extension OperationBody {
             return descriptor.kind == .conversation ? nil : "an invite must name a conversation"
         case .delete(_, _, let erasing):
             return erasing.count > Operation.maxErasedEdits ? "a delete erases at most \(Operation.maxErasedEdits) edits" : nil
+        case .roomPolicy(let policy):
+            return policy.problem
         case .taskDelete, .memberAdd, .memberRemove, .memberLeave, .readMarker, .roomLink, .roomNotice:
             return nil
         }
@@ -385,6 +394,8 @@ extension OperationBody {
             self = .roomLink(predecessor: try r.bytes32("predecessor"), contentKey: try r.bytes32("content key"))
         case .roomNotice:
             self = .roomNotice
+        case .roomPolicy:
+            self = .roomPolicy(try RoomPolicy(reading: &r))
         }
         try r.expectEnd()
         if let problem = validate() { throw .invalidValue(field: problem) }

@@ -38,6 +38,10 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
     /// An op in a private room without a valid signature by the room's key (`RoomSignature`):
     /// its author does not hold the room's passphrase.
     case roomSignature
+    /// The op arrived without its body as if outside its room's retention, but by this
+    /// replica's view it is inside: refused for now (it may fall outside later, or the whole op
+    /// may come from another peer), so a peer cannot drop a body by pretending.
+    case insideRetention
 
     public var description: String {
         switch self {
@@ -55,13 +59,14 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
         case .quotaExceeded: "this node's quota for partitions it carries for others is full"
         case .roomSignature: "no valid signature by the private room's key: only holders of the room's passphrase write there"
         case .stampedAhead: "stamped more than \(HybridClock.maxLeadMillis / 60_000) minutes ahead of this node's clock; held until then"
+        case .insideRetention: "arrived without its body, but is inside the room's retention here; held until it falls outside"
         }
     }
 
     /// Whether the same op may be accepted later, once other ops have arrived (or, for the
     /// quota, once this node becomes a member or is given more room; for a stamp ahead, once
     /// the clock is near it).
-    public var mayResolveLater: Bool { self == .notMember || self == .quotaExceeded || self == .stampedAhead }
+    public var mayResolveLater: Bool { self == .notMember || self == .quotaExceeded || self == .stampedAhead || self == .insideRetention }
 }
 
 /// An op's body as far as the rules can read it.
@@ -76,6 +81,9 @@ public enum CheckedBody: Hashable, Sendable {
     /// A room's post or edit whose body its author's delete erased (`Operation.erasure`, checked
     /// by the store): only the header is left, and the proof.
     case erased(Erasure)
+    /// A room's post, edit or reaction whose body was dropped outside the room's retention:
+    /// only the header is left (`Operation.isExpired`); it has no effect on the views.
+    case expired
 }
 
 /// The rules that depend only on the op itself and its partition's descriptor.
@@ -88,7 +96,7 @@ public enum PartitionRules {
     /// Which op types each kind of partition accepts.
     public static func allows(_ type: OperationType, in kind: PartitionKind) -> Bool {
         switch (kind, type) {
-        case (.room, .post), (.room, .edit), (.room, .delete), (.room, .react),
+        case (.room, .post), (.room, .edit), (.room, .delete), (.room, .react), (.room, .roomPolicy),
             (.room, .taskCreate), (.room, .taskUpdate), (.room, .taskDelete):
             return true
         case (.conversation, .post), (.conversation, .edit), (.conversation, .delete), (.conversation, .react),

@@ -39,6 +39,9 @@ public final class ReplicaStore {
     public let outbound: OutboundChecks
     /// Opened with `init(readOnlyPath:)`: keys opened from grants stay in memory only.
     let isReadOnly: Bool
+    /// The posts of the batch `apply(_:)` is applying, when it holds an expired op: they count
+    /// as held when that op is checked against its room's retention.
+    var batchPosts: [ClockKey] = []
 
     /// The parts over `database`, each given the parts it reads.
     private init(database: Database, isReadOnly: Bool) throws {
@@ -117,6 +120,7 @@ public final class ReplicaStore {
     /// Empties the caches of rows and what was read from them (after a rollback, or another
     /// process's write): each part forgets its own.
     func forgetCachedRows() {
+        views.retentionCache.removeAll()
         log.forgetCachedRows()
         keys.forgetCachedRows()
         carrier.forgetCachedRows()

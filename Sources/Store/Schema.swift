@@ -259,6 +259,28 @@ enum Schema {
             ) STRICT;
             CREATE INDEX private_rooms_by_name ON private_rooms(name);
             """),
+        // Room policies (docs/DESIGN.md §3.4, *Room policies*): `policy_events` lists a room's
+        // policy ops (a view, like `membership_events`: they are few, and the policy is resolved
+        // from all of them); `room_policies` is the policy in force and its owner. `joined_at`
+        // is when this node's user joined a room (Unix ms; NULL: before this migration), which
+        // hides older messages when the room's policy gives new joiners no history.
+        Migration(
+            "011-room-policies",
+            """
+            CREATE TABLE policy_events(
+                oid INTEGER PRIMARY KEY,
+                pid INTEGER NOT NULL
+            ) STRICT;
+            CREATE INDEX policy_events_by_partition ON policy_events(pid);
+            CREATE TABLE room_policies(
+                pid INTEGER PRIMARY KEY,
+                owner BLOB NOT NULL,
+                topic TEXT NOT NULL,
+                retention TEXT NOT NULL,
+                history INTEGER NOT NULL
+            ) STRICT;
+            ALTER TABLE partitions ADD COLUMN joined_at INTEGER;
+            """),
         // Readable views for `parley sql` (docs/SCHEMA.md; `ReadableViews`); 011 and 012 are
         // the room policies' and the store at rest's.
         Migration("013-readable-views", ReadableViews.migrationSQL),
@@ -282,6 +304,6 @@ enum Schema {
     /// View tables, emptied before a rebuild from the log.
     static let viewTables = [
         "messages", "attachment_hashes", "reactions", "profiles", "conversations", "membership_events", "members", "tasks", "read_markers", "grants",
-        "read_receipts",
+        "read_receipts", "policy_events", "room_policies",
     ]
 }

@@ -96,17 +96,26 @@ extension Views {
             else { throw StoreError.notFound("no message \(before.text) in this \(record.descriptor.kind == .room ? "room" : "conversation")") }
             end = found
         }
+        // A room whose policy gives new joiners no history shows this node's user only what was
+        // written after they joined. Hidden, not secret: the ops are
+        // stored, and anyone may fetch them (docs/ARCHITECTURE.md, *Room policies*).
+        var start: Int64 = 0
+        if case .room = record.descriptor, let policy = try roomPolicy(pid: record.pid), !policy.policy.historyForNewJoiners,
+            let joinedAt = try log.joinedAt(partition)
+        {
+            start = Int64(bitPattern: HLC(wallMillis: joinedAt, counter: 0).raw)
+        }
         let statement = try database.prepare(
             """
             SELECT * FROM (
                 SELECT \(Self.messageColumns)
                 FROM messages m JOIN authors a ON a.aid = m.aid LEFT JOIN profiles p ON p.aid = m.aid
-                WHERE m.pid = ? AND m.hlc <= ? AND (m.hlc, a.key, m.seq) < (?, ?, ?)
+                WHERE m.pid = ? AND m.hlc <= ? AND m.hlc >= ? AND (m.hlc, a.key, m.seq) < (?, ?, ?)
                 ORDER BY m.hlc DESC, a.key DESC, m.seq DESC LIMIT ?
             ) ORDER BY hlc, key, seq
             """)
         var messages = try statement.rows(
-            .integer(record.pid), .integer(end.hlc), .integer(end.hlc), .blob(end.key), .integer(end.seq),
+            .integer(record.pid), .integer(end.hlc), .integer(start), .integer(end.hlc), .blob(end.key), .integer(end.seq),
             .integer(Int64(limit ?? Int(Int64.max))),
             map: Self.messageView)
         if messages.count <= Self.reactionsReadPerMessage {

@@ -21,6 +21,18 @@ public final class Views {
     /// Partitions whose views must be rebuilt before the transaction ends: a key arrived that
     /// opens ops already stored.
     var pendingRebuilds: Set<Int64> = []
+    /// Each room's retention, read once (`retention(pid:)`); forgotten when a policy changes,
+    /// on rollback and after another process wrote.
+    var retentionCache: [Int64: Retention] = [:]
+    /// Rooms written in this transaction whose retention is enforced before it ends, with the
+    /// clock of the write (`noteRoomWrite`).
+    var retentionDue: [Int64: UInt64] = [:]
+    /// Posts of authentic runs that brought an op still inside its room's window here, by room
+    /// (at most `maxSeenPosts` in all): they count as held when the other chains' ops that
+    /// arrived without their bodies are checked, which breaks the wait of two chains whose
+    /// old ops each need the other's newer posts. Never stored: a restart asks again.
+    var seenPosts: [Int64: Set<ClockKey>] = [:]
+    static let maxSeenPosts = 4_096
 
     init(database: Database, log: OpLog, keys: KeyRing, isReadOnly: Bool) {
         (self.database, self.log, self.keys, self.isReadOnly) = (database, log, keys, isReadOnly)
@@ -30,7 +42,11 @@ public final class Views {
     func rebuildAtEnd(pid: Int64) { pendingRebuilds.insert(pid) }
 
     /// After a rollback: nothing of the rolled-back transaction is left to rebuild.
-    func rolledBack() { pendingRebuilds.removeAll() }
+    func rolledBack() {
+        pendingRebuilds.removeAll()
+        retentionDue.removeAll()
+        retentionCache.removeAll()
+    }
 }
 
 /// The materialized views: each op's effect, and rebuilding them from the log.
@@ -61,6 +77,8 @@ extension Views {
             break  // invites: their owner reads them with `processInbox`
         case .erased(let erasure):
             try applyErasedViews(op, erasure: erasure, oid: oid, pid: record.pid, aid: aid)
+        case .expired:
+            break  // outside the room's retention: no words, no effect
         }
     }
 
@@ -128,6 +146,9 @@ extension Views {
             try database.cachedStatement("INSERT INTO messages(oid, pid, aid, seq, hlc, op_id, text) VALUES (?, ?, ?, ?, ?, ?, ?)").run(
                 .integer(oid), .integer(pid), .integer(aid), .integer(Int64(op.seq)), .integer(Int64(bitPattern: op.hlc.raw)),
                 .blob(op.id.bytes), .text(Self.passphraseChangedText))
+        case .roomPolicy:
+            try database.cachedStatement("INSERT INTO policy_events(oid, pid) VALUES (?, ?)").run(.integer(oid), .integer(pid))
+            try resolveRoomPolicy(pid: pid)
         case .taskCreate, .taskUpdate(_, _, _, _), .taskDelete:
             let taskID: OpID
             switch body {
@@ -246,6 +267,7 @@ extension Views {
     /// Rebuilds the partitions for which a key arrived that opens ops already stored. Runs at the
     /// end of every transaction that applies ops, so a batch with many grants rebuilds once.
     func flushPendingRebuilds() throws {
+        try flushRetention()
         while let pid = pendingRebuilds.first {
             pendingRebuilds.remove(pid)
             guard !isReadOnly, let descriptor = try log.descriptor(pid: pid), let record = try log.partition(descriptor.id) else { continue }
@@ -256,7 +278,10 @@ extension Views {
     /// Rebuilds one partition's views from its ops.
     func rebuildViews(_ record: PartitionRecord) throws {
         let pid = SQLValue.integer(record.pid)
-        for table in ["messages", "attachment_hashes", "reactions", "conversations", "membership_events", "members", "tasks", "grants", "read_receipts"] {
+        for table in [
+            "messages", "attachment_hashes", "reactions", "conversations", "membership_events", "members", "tasks", "grants", "read_receipts",
+            "policy_events", "room_policies",
+        ] {
             try database.execute("DELETE FROM \(table) WHERE pid = ?", pid)
         }
         keys.forgetPartition(pid: record.pid)
@@ -283,6 +308,7 @@ extension Views {
                 try applyViews(op, checked: .erased(erasure), oid: oid, record: record, aid: aid, rebuilding: true)
                 return
             }
+            if op.isExpired { return }
             guard case .success(let checked) = PartitionRules.check(op, in: record.descriptor) else {
                 throw StoreError.damaged("stored op \(op.id) no longer passes its partition's rules")
             }

@@ -58,6 +58,9 @@ public enum ChatLayout {
         var row = Row()
         let title = state.currentEntry.map { ScreenText.line($0.label) } ?? "(no room open: /join lobby)"
         row.append(" " + title, .barBold, within: width)
+        if let topic = state.currentEntry?.topic, !topic.isEmpty {
+            row.append(" — " + ScreenText.line(topic), .bar, within: width)
+        }
         if !state.online.isEmpty {
             let names = state.online.map(ScreenText.line).joined(separator: ", ")
             row.append(" — \(state.online.count) online: \(names)", .bar, within: width)

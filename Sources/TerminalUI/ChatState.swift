@@ -58,9 +58,11 @@ public struct SidebarEntry: Sendable, Equatable {
     public var label: String
     public var kind: Kind
     public var unread: Int
+    /// A room's topic (its policy), shown in the header; empty for none.
+    public var topic: String
 
-    public init(key: String, label: String, kind: Kind, unread: Int) {
-        (self.key, self.label, self.kind, self.unread) = (key, label, kind, unread)
+    public init(key: String, label: String, kind: Kind, unread: Int, topic: String = "") {
+        (self.key, self.label, self.kind, self.unread, self.topic) = (key, label, kind, unread, topic)
     }
 }
 

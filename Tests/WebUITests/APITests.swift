@@ -101,6 +101,9 @@ final class APIClient: Sendable {
         #expect(dev["name"] as? String == "dev")
         try api.call("POST", "/api/rooms", json: ["name": "no spaces allowed"], expect: 400)
         try api.call("POST", "/api/rooms", json: ["title": "dev"], expect: 400)
+        // The room directory: this node alone lists the rooms it joined, with their policy fields.
+        let roomDirectory = try api.call("GET", "/api/directory", expect: 200).array ?? []
+        #expect(roomDirectory.contains { $0["name"] as? String == "dev" && $0["joined"] as? Bool == true }, "\(roomDirectory)")
         try api.call("DELETE", "/api/rooms/{room}", ["room": "dev"], expect: 204)
         try api.call("DELETE", "/api/rooms/{room}", ["room": "dev"], expect: 404)
         try api.call("DELETE", "/api/rooms/{room}", ["room": "a%23b"], expect: 400)

@@ -24,6 +24,19 @@ extension Node {
         case .watch: ControlResponse(watch: true)
         case .author: author(request.author)
         case .faults: applyFaults(request.faults)
+        case .rooms: roomsRequested()
+        }
+    }
+
+    private func roomsRequested() -> ControlResponse {
+        guard isRunning, store != nil else { return .failure("the node is not running") }
+        do {
+            return ControlResponse(
+                rooms: try roomDirectory().map {
+                    RoomReport(name: $0.name.value, topic: $0.topic, people: $0.people, joined: $0.joined, listedBy: $0.listedBy)
+                })
+        } catch {
+            return .failure("cannot read the rooms: \(error)")
         }
     }
 

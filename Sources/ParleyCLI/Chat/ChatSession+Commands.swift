@@ -11,6 +11,8 @@ extension ChatSession {
     static let help: [(String, String)] = [
         ("/join ROOM", "join a room (or switch to it)"),
         ("/join ROOM --private", "join a private room: asks for its passphrase (not shown, not kept)"),
+        ("/list", "the room directory: rooms you and your peers joined, with topic and people"),
+        ("/topic [TEXT]", "show the open room's policy, or set its topic (the room's owner)"),
         ("/leave", "leave the open room or conversation"),
         ("/msg NICK [TEXT]", "open (or start) a private conversation with someone"),
         ("/conv new NAME NICK...", "start a private conversation with several people"),
@@ -53,6 +55,8 @@ extension ChatSession {
         case "help", "h": showHelp()
         case "join", "j": join(arguments)
         case "leave", "part": leave()
+        case "list": execute(RoomsCommand(), ["--all"])
+        case "topic": topic(rest)
         case "msg", "query": message(arguments, rest: rest)
         case "conv", "conversation": conversation(arguments, rest: rest)
         case "nick": nick(arguments)
@@ -103,9 +107,11 @@ extension ChatSession {
         guard arguments.count == 1 || (arguments.count == 3 && arguments[1] == "--room-passphrase-file") else {
             return usage("/join ROOM [--private]")
         }
-        guard execute(JoinCommand(), arguments, show: false) != nil, let room = RoomName(arguments[0]) else { return }
+        guard let lines = execute(JoinCommand(), arguments, show: false), let room = RoomName(arguments[0]) else { return }
         reload()
         open(roomID(room).text)
+        // The room's policy (topic, retention, history), shown to everyone who joins.
+        for line in lines.dropFirst() { state.notice(line, millis: now) }
     }
 
     /// The passphrase typed after `/join NAME --private`: derives the room's keys and joins it.
@@ -129,6 +135,20 @@ extension ChatSession {
     /// public room.
     func roomID(_ room: RoomName) -> PartitionID {
         ((try? context.store().privateRoom(named: room)) ?? nil)?.id ?? PartitionDescriptor.room(room).id
+    }
+
+    /// `/topic`: the open room's policy; `/topic TEXT` sets the topic (`parley room set`).
+    func topic(_ text: String) {
+        guard let target = requireTarget() else { return }
+        guard case .room(let name, let id) = target else {
+            return state.notice("/topic is for rooms; a conversation has a name (/conv rename)", kind: .error, millis: now)
+        }
+        guard text.isEmpty else {
+            execute(RoomSetCommand(), [name.value, "--topic", text])
+            return
+        }
+        let policy = (try? context.store().views.roomPolicy(id)) ?? nil
+        for line in RoomPolicyOptions.describe(policy?.policy ?? .default) { state.notice(line, millis: now) }
     }
 
     func leave() {

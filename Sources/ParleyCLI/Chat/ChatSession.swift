@@ -163,7 +163,10 @@ final class ChatSession {
             }.sorted { $0.0.value < $1.0.value }
             for (room, id) in rooms {
                 targets[id.text] = .room(room, id)
-                entries.append(SidebarEntry(key: id.text, label: room.description, kind: .room, unread: try store.views.unreadCount(id, reader: me)))
+                entries.append(
+                    SidebarEntry(
+                        key: id.text, label: room.description, kind: .room, unread: try store.views.unreadCount(id, reader: me),
+                        topic: try store.views.roomPolicy(id)?.policy.topic ?? ""))
             }
             // Private rooms by the name they were joined under (the newest epoch of each).
             for room in try store.privateRooms() where room.writable && room.successor == nil {

@@ -12,16 +12,22 @@ extension API {
     static func rooms(_ call: Call) async throws -> HTTPReply {
         let me = call.access.identity.id
         let rooms = try await call.access.read { store in
-            let publicRooms = try store.log.partitions().compactMap { record -> (RoomName, PartitionID, Int, Bool)? in
+            let publicRooms = try store.log.partitions().compactMap { record -> (RoomName, PartitionID, Int, Bool, RoomPolicyView?)? in
                 guard record.joined, case .room(let name) = record.descriptor else { return nil }
-                return (name, record.id, try store.views.unreadCount(record.id, reader: me), false)
+                return (name, record.id, try store.views.unreadCount(record.id, reader: me), false, try store.views.roomPolicy(record.id))
             }
             let privateRooms = try store.privateRooms().filter { $0.writable && $0.successor == nil }.map { room in
-                (room.name, room.id, try store.views.unreadCount(room.id, reader: me), true)
+                (room.name, room.id, try store.views.unreadCount(room.id, reader: me), true, RoomPolicyView?.none)
             }
             return (publicRooms + privateRooms).sorted { ($0.0.value, $0.3 ? 1 : 0) < ($1.0.value, $1.3 ? 1 : 0) }
         }
-        return json(.array(rooms.map { ViewJSON.room(name: $0.0, id: $0.1, unread: $0.2, isPrivate: $0.3) }))
+        return json(.array(rooms.map { ViewJSON.room(name: $0.0, id: $0.1, unread: $0.2, isPrivate: $0.3, policy: $0.4) }))
+    }
+
+    /// The room directory (`parley rooms --all`): the node's joined rooms and its linked peers' lists.
+    static func directory(_ call: Call) async throws -> HTTPReply {
+        let rooms = try await call.access.node.roomDirectory()
+        return json(.array(rooms.map { ViewJSON.directoryRoom(name: $0.name, topic: $0.topic, people: $0.people, joined: $0.joined) }))
     }
 
     static func join(_ call: Call) async throws -> HTTPReply {
@@ -43,13 +49,13 @@ extension API {
             call.access.hub.publish(.partitions)
             return json(ViewJSON.room(name: room, id: id, unread: unread, isPrivate: true), status: 201)
         }
-        let (id, unread) = try await call.access.write { store in
+        let (id, unread, policy) = try await call.access.write { store in
             let record = try store.log.ensurePartition(.room(room), joined: true)
             if !record.joined { try store.log.setJoined(record.id, true) }
-            return (record.id, try store.views.unreadCount(record.id, reader: me))
+            return (record.id, try store.views.unreadCount(record.id, reader: me), try store.views.roomPolicy(record.id))
         }
         call.access.hub.publish(.partitions)
-        return json(ViewJSON.room(name: room, id: id, unread: unread), status: 201)
+        return json(ViewJSON.room(name: room, id: id, unread: unread, policy: policy), status: 201)
     }
 
     static func leave(_ call: Call) async throws -> HTTPReply {

@@ -35,7 +35,11 @@ enum Schema {
         "edited": .boolean, "deleted": .boolean, "reactions": .object(["type": .string("object")]), "attachments": .list(attachment),
         "location": .object(["type": .array([.string("object"), .string("null")])]), "reply_to": .nullableString,
     ])
-    static let room = object(["name": .string, "partition": .string, "unread": .integer, "private": .boolean])
+    static let room = object([
+        "name": .string, "partition": .string, "unread": .integer, "private": .boolean, "topic": .string, "retention": .string,
+        "history": .boolean, "owner": .nullableString,
+    ])
+    static let directoryRoom = object(["name": .string, "topic": .string, "people": .integer, "joined": .boolean])
     static let conversation = object([
         "id": .string, "name": .string, "members": .list(.string), "unread": .integer, "creator": .string, "member": .boolean,
     ])

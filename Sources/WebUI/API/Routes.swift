@@ -17,6 +17,10 @@ extension Route {
             requestBody: Schema.body(["name": .string, "passphrase": .string], required: ["name"]),
             success: 201, response: Schema.room, errors: [400], handle: API.join),
         Route(method: "DELETE", path: "/api/rooms/{room}", summary: "Leave a room", success: 204, errors: [400, 404], handle: API.leave),
+        Route(
+            method: "GET", path: "/api/directory",
+            summary: "The room directory: public rooms you and your linked peers joined, with topic and people (peers' word)", success: 200,
+            response: .list(Schema.directoryRoom), handle: API.directory),
 
         Route(
             method: "GET", path: "/api/conversations", summary: "Your conversations with members and unread counts", success: 200,

@@ -140,7 +140,7 @@ async function loadSidebar() {
 
 function chats() {
   return [
-    ...state.rooms.map((r) => ({ id: r.partition, kind: "room", name: r.private ? `#${r.name} (private)` : `#${r.name}`, room: r.name, unread: r.unread })),
+    ...state.rooms.map((r) => ({ id: r.partition, kind: "room", name: r.private ? `#${r.name} (private)` : `#${r.name}`, room: r.name, unread: r.unread, topic: r.topic || "", retention: r.retention, history: r.history })),
     ...state.conversations.map((c) => ({ id: c.id, kind: "conversation", name: c.name || "(name not received yet)", unread: c.unread, members: c.members, creator: c.creator })),
   ];
 }
@@ -178,7 +178,7 @@ function renderSidebar() {
 
   if (state.current) {
     const chat = all.find((c) => c.id === state.current.id);
-    if (chat) { state.current = chat; $("chat-title").textContent = chat.name; }
+    if (chat) { state.current = chat; $("chat-title").textContent = chat.name; showTopic(chat); }
   }
   restoreFocus(focused);
 }
@@ -192,6 +192,7 @@ async function openChat(id) {
   state.typing.clear();
   localStorage.setItem("parley.chat", id);
   $("chat-title").textContent = chat.name;
+  showTopic(chat);
   $("leave-chat").textContent = chat.kind === "room" ? "Leave room" : "Leave conversation";
   $("members-button").hidden = chat.kind !== "conversation";
   closeSidebar();
@@ -671,6 +672,62 @@ function currentConversation() {
   return state.current && state.current.kind === "conversation" ? state.conversations.find((c) => c.id === state.current.id) : null;
 }
 
+// A room's policy under its title: topic, and what it keeps when that is not everything.
+function showTopic(chat) {
+  const parts = [];
+  if (chat.kind === "room") {
+    if (chat.topic) parts.push(chat.topic);
+    if (chat.retention && chat.retention !== "all") parts.push(`keeps ${retentionPhrase(chat.retention)}`);
+    if (chat.history === false) parts.push("new joiners see only what is written after they join");
+  }
+  $("chat-topic").textContent = parts.join(" · ");
+  $("chat-topic").hidden = parts.length === 0;
+}
+
+function retentionPhrase(text) {
+  const n = parseInt(text, 10);
+  if (text.endsWith("d")) return n === 1 ? "1 day" : `${n} days`;
+  if (text.endsWith("m")) return n === 1 ? "the last message" : `the last ${n} messages`;
+  return "everything";
+}
+
+// The room directory ("Browse rooms"): GET /api/directory, each room with a join action.
+async function openBrowse() {
+  $("browse-error").textContent = "";
+  await renderBrowse();
+  openDialog($("browse-dialog"), $("browse-refresh"));
+}
+
+async function renderBrowse() {
+  const rooms = await api("GET", "/api/directory");
+  if (rooms.length === 0) {
+    $("browse-list").replaceChildren(el("li", { class: "muted", text: "No room is listed yet: neither you nor your linked peers joined one." }));
+    return;
+  }
+  $("browse-list").replaceChildren(...rooms.map((room) => {
+    const item = el("li", { "data-room": room.name },
+      el("span", { class: "chat-name", text: `#${room.name}` }),
+      el("span", { class: "muted", text: ` ${room.people} ${room.people === 1 ? "person" : "people"}` }));
+    if (room.topic) item.append(el("span", { class: "muted", text: ` — ${room.topic}` }));
+    if (room.joined) {
+      item.append(el("span", { class: "muted", text: " (joined)" }));
+    } else {
+      item.append(el("button", {
+        type: "button", text: "Join", "aria-label": `Join #${room.name}`,
+        onclick: async () => {
+          try {
+            const joined = await api("POST", "/api/rooms", { name: room.name });
+            $("browse-dialog").close();
+            await loadSidebar();
+            await openChat(joined.partition);
+          } catch (error) { $("browse-error").textContent = error.message; }
+        },
+      }));
+    }
+    return item;
+  }));
+}
+
 async function openMembers() {
   $("add-member-search").value = "";
   $("add-member-results").replaceChildren();
@@ -874,6 +931,8 @@ function wire() {
     } catch (error) { showError(error); }
   });
   $("new-conversation").addEventListener("click", () => openNewConversation().catch(showError));
+  $("browse-rooms").addEventListener("click", () => openBrowse().catch(showError));
+  $("browse-refresh").addEventListener("click", () => renderBrowse().catch((error) => { $("browse-error").textContent = error.message; }));
   $("members-button").addEventListener("click", () => openMembers().catch(showError));
   let addTimer = null;
   $("add-member-search").addEventListener("input", () => {
