@@ -25,7 +25,9 @@ let package = Package(
 
         // Swift faces of the C libraries.
         .target(name: "Sodium", dependencies: ["CSodium"]),
-        .target(name: "SQLite", dependencies: ["CSQLite"]),
+        // Page-level encryption of the store through an SQLite VFS (libsodium's XChaCha20-Poly1305).
+        .target(name: "CStoreCipher", dependencies: ["CSQLite", "CSodium"]),
+        .target(name: "SQLite", dependencies: ["CSQLite", "CStoreCipher"]),
 
         // Pure codecs and the replicated data model (no I/O).
         .target(name: "Wire"),
