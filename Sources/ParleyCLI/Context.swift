@@ -2,6 +2,7 @@ import Foundation
 import Identity
 import NodeRuntime
 import Replica
+import Sodium
 import Store
 
 /// What a command works with: the data directory, the identity, the store, the output and the
@@ -129,13 +130,25 @@ public final class Context {
         let identity = try identity()
         let directory = try dataDirectory()
         do {
-            let store = try ReplicaStore(path: directory.databasePath)
+            let store = try ReplicaStore(path: directory.databasePath, key: try storeKey())
             try store.useIdentity(identity)
             try store.processInbox(me: identity)
             openedStore = store
             return store
         } catch {
             throw ErrorReport.cliError(for: error, databasePath: directory.databasePath, command: nil)
+        }
+    }
+
+    /// The key the store is encrypted under (`store.key`, sealed by the identity), created with
+    /// the store: every command that opens `parley.db` opens it with this key.
+    func storeKey() throws(CLIError) -> SecureBytes {
+        let identity = try identity()
+        let directory = try dataDirectory()
+        do {
+            return try StoreKeyFile.loadOrCreate(at: directory.storeKeyPath, identity: identity)
+        } catch {
+            throw ErrorReport.keyFileError(error)
         }
     }
 

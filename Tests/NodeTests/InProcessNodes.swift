@@ -60,7 +60,7 @@ final class InProcessNodes: @unchecked Sendable {
     /// Runs `body` with a store connection of its own on node `name`'s file (as a command does).
     @discardableResult
     func withStore<T>(_ name: String, _ body: (ReplicaStore) throws -> T) throws -> T {
-        let store = try ReplicaStore(path: directory(name) + "/parley.db")
+        let store = try NodeStore.open(directory(name))
         defer { store.database.close() }
         return try body(store)
     }

@@ -116,6 +116,8 @@ public struct ControlRequest: Codable, Sendable, Equatable {
         case author
         /// Set (or, without `faults`, report) the faults the node injects.
         case faults
+        /// Destroy the keys, remove the data directory's files and stop (`Node.wipe`).
+        case wipe
     }
 
     public var request: Kind
@@ -197,12 +199,15 @@ public struct ControlResponse: Codable, Sendable {
     public var watch: Bool?
     public var author: AuthorReport?
     public var faults: FaultReport?
+    /// `wipe` answers `true`, then wipes and stops.
+    public var wipe: Bool?
 
     public init(
         ok: Bool = true, error: String? = nil, peers: [PeerReport]? = nil, status: StatusReport? = nil,
         doctor: DoctorReport? = nil, pong: PongReport? = nil, poke: PokeReport? = nil, presence: [PresenceReport]? = nil,
-        typing: Bool? = nil, watch: Bool? = nil, author: AuthorReport? = nil, faults: FaultReport? = nil
+        typing: Bool? = nil, watch: Bool? = nil, author: AuthorReport? = nil, faults: FaultReport? = nil, wipe: Bool? = nil
     ) {
+        self.wipe = wipe
         self.presence = presence
         self.typing = typing
         self.watch = watch

@@ -24,6 +24,11 @@ extension Node {
         case .watch: ControlResponse(watch: true)
         case .author: author(request.author)
         case .faults: applyFaults(request.faults)
+        case .wipe:
+            // The keys go before the answer, so a caller that hears it knows the data is gone.
+            wipeKeys()
+            Task { await self.wipe() }
+            ControlResponse(wipe: true)
         }
     }
 
