@@ -26,12 +26,18 @@ public enum DataWipe {
         return keyFiles.filter { StoreKeyFile.destroy(at: directory + "/" + $0) }
     }
 
+    /// The names of Parley's files in `directory` (what a wipe removes).
+    public static func parleyFiles(in directory: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { name in
+            otherFiles.contains(name) || prefixes.contains { name.hasPrefix($0) }
+        }.sorted()
+    }
+
     /// Removes Parley's other files in `directory` (the store, its WAL, the lock, the control
     /// socket, leftovers) and the directory itself once empty; returns the names removed.
     public static func removeFiles(in directory: String) -> [String] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         var removed: [String] = []
-        for name in names.sorted() where otherFiles.contains(name) || prefixes.contains(where: { name.hasPrefix($0) }) {
+        for name in parleyFiles(in: directory) {
             if prefixes.contains(where: { name.hasPrefix($0) }) && keyFiles.contains(where: { name.hasPrefix($0) }) {
                 _ = StoreKeyFile.destroy(at: directory + "/" + name)  // a temporary copy of a key
                 removed.append(name)

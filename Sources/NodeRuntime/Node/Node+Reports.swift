@@ -24,12 +24,16 @@ extension Node {
         case .watch: ControlResponse(watch: true)
         case .author: author(request.author)
         case .faults: applyFaults(request.faults)
-        case .wipe:
-            // The keys go before the answer, so a caller that hears it knows the data is gone.
-            wipeKeys()
-            Task { await self.wipe() }
-            ControlResponse(wipe: true)
+        case .wipe: wipeRequested()
         }
+    }
+
+    /// The keys go before the answer, so a caller that hears it knows the data cannot be read;
+    /// the files and the node follow.
+    private func wipeRequested() -> ControlResponse {
+        wipeKeys()
+        Task { await self.wipe() }
+        return ControlResponse(wipe: true)
     }
 
     private func typingRequested(_ partition: String?) -> ControlResponse {

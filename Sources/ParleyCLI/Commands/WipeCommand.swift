@@ -37,11 +37,14 @@ struct WipeCommand: Command {
                 return 1
             }
         }
+        let present = DataWipe.parleyFiles(in: directory.path)
         let started = Date()
-        var removed = DataWipe.destroyKeys(in: directory.path)
+        _ = DataWipe.destroyKeys(in: directory.path)
         let keysMillis = Int(Date().timeIntervalSince(started) * 1000)
         let stoppedNode = try stopNode(context, directory: directory.path)
-        removed += DataWipe.removeFiles(in: directory.path)
+        _ = DataWipe.removeFiles(in: directory.path)
+        // The node removes files too; say what is gone, whoever removed it.
+        let removed = present.filter { !FileManager.default.fileExists(atPath: directory.path + "/" + $0) }
         let totalMillis = Int(Date().timeIntervalSince(started) * 1000)
         if let pid = stoppedNode { context.output.line("stopped the running node (pid \(pid))") }
         context.output.line(
