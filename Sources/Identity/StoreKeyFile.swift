@@ -7,7 +7,7 @@ import Sodium
 import Wire
 
 /// The key the store (`parley.db`) is encrypted under, on disk beside it as `store.key`
-/// (docs/DESIGN.md §5.6): 32 random bytes, sealed under a key derived from the identity's seed,
+/// (docs/DESIGN.md §5.1): 32 random bytes, sealed under a key derived from the identity's seed,
 /// so whoever can open `identity.key` can open the store and nobody else. A protected identity
 /// (passphrase) therefore protects the store with the same Argon2id unlock; an unprotected one
 /// leaves the store key as readable as its seed. Created once with mode 0600 (like the key file,

@@ -2,7 +2,7 @@ import CSQLite
 import CStoreCipher
 import Glibc
 
-/// Page-level encryption of a database file (`CStoreCipher`, docs/DESIGN.md §5.6): a file
+/// Page-level encryption of a database file (`CStoreCipher`, docs/DESIGN.md §5.1): a file
 /// opened with a `cipherKey` is read and written through a VFS that encrypts every page of the
 /// file and of its WAL, so nothing in either file is readable without the key but SQLite's
 /// 100-byte header (sizes and counters).

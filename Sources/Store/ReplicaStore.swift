@@ -61,7 +61,7 @@ public final class ReplicaStore {
     /// nil is the default.
     ///
     /// `key` (the store key, `StoreKeyFile`): the file is encrypted page by page under it
-    /// (docs/DESIGN.md §5.6); a store still in the plain format of earlier versions is converted
+    /// (docs/DESIGN.md §5.1); a store still in the plain format of earlier versions is converted
     /// first, with nothing lost (`Database.encryptPlainFile`). Nil keeps a plain file (tests,
     /// benchmarks of the plain format).
     public convenience init(path: String, vfs: String? = nil, key: SecureBytes? = nil) throws {

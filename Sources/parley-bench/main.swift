@@ -40,7 +40,7 @@ if wantsNodes, !FileManager.default.isExecutableFile(atPath: parleyBinary) {
 
 var results: [BenchResult?] = []
 
-// The store figures run on encrypted stores, as nodes keep them (docs/DESIGN.md §5.6);
+// The store figures run on encrypted stores, as nodes keep them (docs/DESIGN.md §5.1);
 // PARLEY_BENCH_PLAIN_STORE=1 runs them on plain files, for the cost of the encryption.
 let benchStoreKey: SecureBytes? = ProcessInfo.processInfo.environment["PARLEY_BENCH_PLAIN_STORE"] == "1" ? nil : SecureBytes.random(32)
 

@@ -5,7 +5,7 @@ import Store
 import TestSupport
 import Testing
 
-/// The store at rest and panic wipe (issue 40 item 5, docs/DESIGN.md §5.6), with real `parley
+/// The store at rest and panic wipe (issue 40 item 5, docs/DESIGN.md §5.1), with real `parley
 /// run` processes: what a copy of a stopped node's data directory gives away, and what a wipe
 /// leaves.
 @Suite struct AtRestProcessTests {

@@ -2,7 +2,7 @@ import Foundation
 import SQLite
 import Testing
 
-/// Page-level encryption of a database file (`Database+Cipher.swift`, docs/DESIGN.md §5.6):
+/// Page-level encryption of a database file (`Database+Cipher.swift`, docs/DESIGN.md §5.1):
 /// nothing written through the key can be found in the files without it; a plain file converts
 /// with nothing lost; a damaged page reads as damage, so salvage still steps over it.
 @Suite struct CipherTests {

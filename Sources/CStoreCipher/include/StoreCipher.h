@@ -1,7 +1,7 @@
 #ifndef PARLEY_STORE_CIPHER_H
 #define PARLEY_STORE_CIPHER_H
 
-/* Page-level encryption of an SQLite database through a VFS (docs/DESIGN.md §5.6).
+/* Page-level encryption of an SQLite database through a VFS (docs/DESIGN.md §5.1).
 
    The VFS wraps another one (the default, or a named one such as a test's fault layer) and
    encrypts every page of the main database file and of its WAL with XChaCha20-Poly1305 under one

@@ -2,7 +2,7 @@ import Foundation
 import Identity
 import SQLite
 
-/// Panic wipe (docs/DESIGN.md §5.6, `parley wipe`, `/wipe`, the page's Wipe action): makes a data
+/// Panic wipe (docs/DESIGN.md §5.1, `parley wipe`, `/wipe`, the page's Wipe action): makes a data
 /// directory's content unrecoverable at once, whatever the store's size, then removes its files.
 ///
 /// Everything of value in `parley.db` is encrypted under the store key, and the store key is

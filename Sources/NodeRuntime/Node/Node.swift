@@ -150,7 +150,7 @@ public actor Node {
 
     private func openStore() throws(NodeError) {
         do {
-            // The store is encrypted under a key sealed by the identity (docs/DESIGN.md §5.6).
+            // The store is encrypted under a key sealed by the identity (docs/DESIGN.md §5.1).
             let key = try StoreKeyFile.loadOrCreate(at: configuration.storeKeyPath, identity: identity)
             let store = try ReplicaStore(path: configuration.databasePath, key: key)
             // The identity opens the conversation keys granted to it; the inbox may hold
@@ -265,7 +265,7 @@ public actor Node {
         log.info("wipe: destroyed \(destroyed.joined(separator: ", "))")
     }
 
-    /// Panic wipe (docs/DESIGN.md §5.6): destroys the keys, removes the data directory's files
+    /// Panic wipe (docs/DESIGN.md §5.1): destroys the keys, removes the data directory's files
     /// and stops the node; returns the names of the files removed.
     @discardableResult
     public func wipe() async -> [String] {

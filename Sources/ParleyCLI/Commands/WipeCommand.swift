@@ -1,7 +1,7 @@
 import Foundation
 import NodeRuntime
 
-/// `parley wipe`: panic wipe of the data directory (docs/DESIGN.md §5.6).
+/// `parley wipe`: panic wipe of the data directory (docs/DESIGN.md §5.1).
 struct WipeCommand: Command {
     let name = "wipe"
     let summary = "destroy this node's keys and data for good, and stop its running node"
