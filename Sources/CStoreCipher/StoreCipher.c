@@ -79,8 +79,19 @@ static int sealPage(CipherVfs *owner, int kind, sqlite3_int64 offset, const unsi
 }
 
 /* Decrypts `page` in place; nonzero when it does not verify. */
+static int openPageWithKey(const unsigned char *key, int kind, sqlite3_int64 offset, unsigned char *page, int size);
+
 static int openPage(CipherVfs *owner, int kind, sqlite3_int64 offset, unsigned char *page, int size) {
     if (owner->forgotten) return 1;
+    return openPageWithKey(owner->key, kind, offset, page, size);
+}
+
+int parley_cipher_open_database_page(const unsigned char *key, long long offset, unsigned char *page, int size) {
+    if (sodium_init() < 0) return 1;
+    return openPageWithKey(key, DATABASE, offset, page, size);
+}
+
+static int openPageWithKey(const unsigned char *key, int kind, sqlite3_int64 offset, unsigned char *page, int size) {
     int first = kind == DATABASE && offset == 0;
     int start = first ? HEADER_BYTES : 0;
     int end = size - RESERVED;
@@ -90,7 +101,7 @@ static int openPage(CipherVfs *owner, int kind, sqlite3_int64 offset, unsigned c
     memcpy(nonce, page + end, NONCE_BYTES);
     memcpy(tag, page + end + NONCE_BYTES, TAG_BYTES);
     if (crypto_aead_xchacha20poly1305_ietf_decrypt_detached(
-            page + start, NULL, page + start, (unsigned long long)(end - start), tag, ad, adLength, nonce, owner->key) != 0) {
+            page + start, NULL, page + start, (unsigned long long)(end - start), tag, ad, adLength, nonce, key) != 0) {
         return 1;
     }
     memset(page + end, 0, RESERVED);

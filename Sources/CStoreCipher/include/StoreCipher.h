@@ -26,6 +26,10 @@
    `parley_cipher_forget_keys`. Returns an SQLite result code. */
 int parley_cipher_vfs(const unsigned char *key, const char *base, char *name, int nameSize);
 
+/* Decrypts in place one page of an encrypted database file read at `offset` (the page's byte
+   offset; `size` the page size); 0 when it verifies. For tests that look inside the pages. */
+int parley_cipher_open_database_page(const unsigned char *key, long long offset, unsigned char *page, int size);
+
 /* Zeroes every key the registered VFSs hold (a wipe): later reads and writes through them fail. */
 void parley_cipher_forget_keys(void);
 
