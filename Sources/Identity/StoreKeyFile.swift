@@ -1,10 +1,11 @@
+import Sodium
+import Wire
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import Sodium
-import Wire
 
 /// The key the store (`parley.db`) is encrypted under, on disk beside it as `store.key`
 /// (docs/DESIGN.md §5.1): 32 random bytes, sealed under a key derived from the identity's seed,

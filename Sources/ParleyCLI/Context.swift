@@ -2,6 +2,7 @@ import Foundation
 import Identity
 import NodeRuntime
 import Replica
+import SQLite
 import Sodium
 import Store
 
@@ -129,6 +130,14 @@ public final class Context {
         if let openedStore { return openedStore }
         let identity = try identity()
         let directory = try dataDirectory()
+        // A plain store is converted by renaming an encrypted copy over it: a node that has the
+        // plain file open (an earlier version's, since this one converts at start) would go on
+        // writing to the old file, so the conversion waits for it.
+        if SQLite.Database.fileFormat(at: directory.databasePath) == .plain, (try? NodeConnection.ask(ControlRequest(.ping), self)) ?? nil != nil {
+            throw .failure(
+                "the store \(directory.databasePath) is in the plain format of an earlier version, and a node of that version runs; "
+                    + "stop it and start it again with this version, which encrypts the store")
+        }
         do {
             let store = try ReplicaStore(path: directory.databasePath, key: try storeKey())
             try store.useIdentity(identity)

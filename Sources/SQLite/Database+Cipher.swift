@@ -43,7 +43,11 @@ extension Database {
         }
         var name = [CChar](repeating: 0, count: 64)
         let resultCode = key.withUnsafeBufferPointer { k in
-            if let base { parley_cipher_vfs(k.baseAddress, base, &name, Int32(name.count)) } else { parley_cipher_vfs(k.baseAddress, nil, &name, Int32(name.count)) }
+            if let base {
+                parley_cipher_vfs(k.baseAddress, base, &name, Int32(name.count))
+            } else {
+                parley_cipher_vfs(k.baseAddress, nil, &name, Int32(name.count))
+            }
         }
         guard resultCode == SQLITE_OK else {
             throw SQLiteError(extendedCode: resultCode, message: "cannot set up the store's encryption (VFS \(base ?? "default"))")
@@ -115,14 +119,20 @@ extension Database {
             defer { target.close() }
             let check: String? = try target.scalar("PRAGMA quick_check")
             guard check == "ok", try rowCounts(target) == counts else {
-                throw SQLiteError(extendedCode: SQLITE_CORRUPT, message: "the encrypted copy \(copy) does not match \(path) (\(check ?? "no answer")); the plain store is kept")
+                throw SQLiteError(
+                    extendedCode: SQLITE_CORRUPT,
+                    message: "the encrypted copy \(copy) does not match \(path) (\(check ?? "no answer")); the plain store is kept")
             }
             try target.checkpoint()
         }
         syncFile(copy)
         // Keep a second name on the plain file until the encrypted one holds `path`.
-        guard link(path, old) == 0 else { throw SQLiteError(extendedCode: SQLITE_IOERR, message: "cannot link \(path) to \(old): \(String(cString: strerror(errno)))") }
-        guard rename(copy, path) == 0 else { throw SQLiteError(extendedCode: SQLITE_IOERR, message: "cannot rename \(copy) to \(path): \(String(cString: strerror(errno)))") }
+        guard link(path, old) == 0 else {
+            throw SQLiteError(extendedCode: SQLITE_IOERR, message: "cannot link \(path) to \(old): \(String(cString: strerror(errno)))")
+        }
+        guard rename(copy, path) == 0 else {
+            throw SQLiteError(extendedCode: SQLITE_IOERR, message: "cannot rename \(copy) to \(path): \(String(cString: strerror(errno)))")
+        }
         syncDirectory(of: path)
         scrub(old)
     }

@@ -40,12 +40,15 @@ import Testing
                 let lobby = PartitionDescriptor.room(RoomName("lobby")!)
                 try store.log.ensurePartition(lobby, joined: true)
                 for index in 0..<150 {
-                    try store.author(post("plain words \(tag) \(index) " + String(repeating: "x", count: index * 10)), in: lobby.id, by: me, nowMillis: Fixtures.now(UInt64(index)))
+                    try store.author(
+                        post("plain words \(tag) \(index) " + String(repeating: "x", count: index * 10)), in: lobby.id, by: me,
+                        nowMillis: Fixtures.now(UInt64(index)))
                     #expect(try store.apply(factory.make(post("peer words \(index)"), in: lobby.id, by: peer), nowMillis: Fixtures.now()) == .applied)
                 }
                 let blob = try store.blobs.storeBlob(Array("blob bytes \(tag)".utf8) + [UInt8](repeating: 1, count: 2000), nowMillis: Fixtures.now())
                 let attached = Attachment(name: "a.bin", size: 2013, mime: "application/octet-stream", hash: blob)
-                try store.author(.post(text: "with a file \(tag)", attachments: [attached], location: nil, replyTo: nil), in: lobby.id, by: me, nowMillis: Fixtures.now(500))
+                try store.author(
+                    .post(text: "with a file \(tag)", attachments: [attached], location: nil, replyTo: nil), in: lobby.id, by: me, nowMillis: Fixtures.now(500))
                 _ = try store.createConversation(name: "secret plans \(tag)", members: [peer.id], by: me, nowMillis: Fixtures.now(600))
                 store.database.close()
             }

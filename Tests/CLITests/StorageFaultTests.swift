@@ -2,8 +2,8 @@ import Foundation
 import Identity
 import Replica
 import Store
-import Testing
 import TestSupport
+import Testing
 
 /// Storage faults (issue 10): a damaged database, a torn WAL, a data directory of the wrong
 /// mode or owner, a full disk. Each gives one clear line naming the file and the fix, never a

@@ -2,8 +2,8 @@ import Foundation
 import Identity
 import Replica
 import Store
-import Testing
 import TestSupport
+import Testing
 
 /// The chat's screen in tmux: small terminals, resizes, wrapping, and hostile text from peers.
 @Suite(.serialized) struct TmuxChatScreenTests {
