@@ -58,7 +58,8 @@ import Testing
     }
 
     private func cutThePower(
-        checkpointing: Bool, deferringSyncs: Bool = false, key: SecureBytes? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws -> Outcome {
+        checkpointing: Bool, deferringSyncs: Bool = false, key: SecureBytes? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> Outcome {
         #expect(parley_power_cut_register(Self.vfs) == 0, sourceLocation: sourceLocation)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-power-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
