@@ -154,6 +154,12 @@ public final class Context {
     func storeKey() throws(CLIError) -> SecureBytes {
         let identity = try identity()
         let directory = try dataDirectory()
+        // A new key for a store already encrypted would open nothing: say what is missing.
+        if !FileManager.default.fileExists(atPath: directory.storeKeyPath), SQLite.Database.fileFormat(at: directory.databasePath) == .encrypted {
+            throw .failure(
+                "the store \(directory.databasePath) is encrypted, and its key file \(directory.storeKeyPath) is missing; "
+                    + "put store.key back (without it the store cannot be read), or move parley.db away to start a fresh store")
+        }
         do {
             return try StoreKeyFile.loadOrCreate(at: directory.storeKeyPath, identity: identity)
         } catch {

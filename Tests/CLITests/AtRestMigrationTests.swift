@@ -82,6 +82,20 @@ import Testing
         }
     }
 
+    /// An encrypted store whose `store.key` is gone: one line naming the missing file, and no new
+    /// key made in its place (which would open nothing).
+    @Test func encryptedStore_withoutItsKeyFile_saysSo() throws {
+        try withSandbox { sandbox in
+            sandbox.initialize()
+            expectSuccess(sandbox.parley("send", "--room", "lobby", "kept under the key"))
+            try FileManager.default.removeItem(atPath: sandbox.dataDir + "/store.key")
+            let run = sandbox.parley("history", "--room", "lobby")
+            expectError(run, exitCode: 1, "its key file \(sandbox.dataDir)/store.key is missing")
+            #expect(run.stderrLines.count == 1, "\(run)")
+            #expect(!FileManager.default.fileExists(atPath: sandbox.dataDir + "/store.key"))
+        }
+    }
+
     static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
         guard !needle.isEmpty, haystack.count >= needle.count else { return false }
         var index = 0

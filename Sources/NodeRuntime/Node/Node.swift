@@ -3,6 +3,7 @@ import Foundation
 import Identity
 import LinkProtocol
 import Replica
+import SQLite
 import SecureLink
 import Store
 import Transport
@@ -149,8 +150,14 @@ public actor Node {
     }
 
     private func openStore() throws(NodeError) {
+        // The store is encrypted under a key sealed by the identity (docs/DESIGN.md §5.1); a new
+        // key for a store already encrypted would open nothing.
+        if !FileManager.default.fileExists(atPath: configuration.storeKeyPath), Database.fileFormat(at: configuration.databasePath) == .encrypted {
+            throw .store(
+                "the store \(configuration.databasePath) is encrypted, and its key file \(configuration.storeKeyPath) is missing; "
+                    + "put store.key back, or move parley.db away to start a fresh store")
+        }
         do {
-            // The store is encrypted under a key sealed by the identity (docs/DESIGN.md §5.1).
             let key = try StoreKeyFile.loadOrCreate(at: configuration.storeKeyPath, identity: identity)
             let store = try ReplicaStore(path: configuration.databasePath, key: key)
             // The identity opens the conversation keys granted to it; the inbox may hold
