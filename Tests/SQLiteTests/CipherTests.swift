@@ -97,6 +97,27 @@ import Testing
         }
     }
 
+    /// A store made with 4 KiB pages (before 1 KiB pages were the default) converts and keeps its
+    /// page size.
+    @Test func plainFileWith4KiBPages_convertsWithNothingLost() throws {
+        try withTemporaryDirectory { directory in
+            let source = directory.appendingPathComponent("s.db").path
+            let path = directory.appendingPathComponent("p4.db").path
+            let plain = try Database(path: source)
+            try Self.fill(plain, rows: 200)
+            try plain.execute("PRAGMA page_size = 4096")
+            try plain.execute("VACUUM INTO '\(path)'")
+            plain.close()
+            let before = try Self.rows(try Database(path: path, mode: .readOnly))
+            #expect(try Database(path: path, mode: .readOnly).scalar("PRAGMA page_size") == 4096)
+            try Database.encryptPlainFile(at: path, key: Self.key)
+            let reopened = try Database(path: path, cipherKey: Self.key)
+            #expect(try reopened.scalar("PRAGMA page_size") == 4096)
+            #expect(try Self.rows(reopened) == before)
+            #expect(try reopened.scalar("PRAGMA integrity_check") == "ok")
+        }
+    }
+
     /// One page's bytes changed on disk: a query over it fails as damage, and `salvageRows`
     /// reads every row on the other pages.
     @Test func damagedPage_readsAsDamage_andSalvageStepsOverIt() throws {
