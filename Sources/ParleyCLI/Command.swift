@@ -71,7 +71,7 @@ public enum CommandRegistry {
         ConversationCreateCommand(), ConversationAddCommand(), ConversationRemoveCommand(), ConversationLeaveCommand(),
         ConversationRenameCommand(), ConversationsCommand(), PeopleCommand(), AttachmentCommand(),
         ProfileCommand(), DigestCommand(), SQLCommand(), ExportCommand(), ImportCommand(), SalvageCommand(),
-        RunCommand(), ChatCommand(), PeersCommand(), StatusCommand(), DoctorCommand(), LabRunCommand(), HelpCommand(),
+        RunCommand(), ChatCommand(), PeersCommand(), StatusCommand(), DoctorCommand(), WipeCommand(), LabRunCommand(), HelpCommand(),
         CompletionCommand(), ManCommand(),
     ]
 

@@ -2,6 +2,8 @@ import Foundation
 import Identity
 import NodeRuntime
 import Replica
+import SQLite
+import Sodium
 import Store
 
 /// What a command works with: the data directory, the identity, the store, the output and the
@@ -147,14 +149,40 @@ public final class Context {
         if let openedStore { return openedStore }
         let identity = try identity()
         let directory = try dataDirectory()
+        // A plain store is converted by renaming an encrypted copy over it: a node that has the
+        // plain file open (an earlier version's, since this one converts at start) would go on
+        // writing to the old file, so the conversion waits for it.
+        if SQLite.Database.fileFormat(at: directory.databasePath) == .plain, (try? NodeConnection.ask(ControlRequest(.ping), self)) ?? nil != nil {
+            throw .failure(
+                "the store \(directory.databasePath) is in the plain format of an earlier version, and a node of that version runs; "
+                    + "stop it and start it again with this version, which encrypts the store")
+        }
         do {
-            let store = try ReplicaStore(path: directory.databasePath)
+            let store = try ReplicaStore(path: directory.databasePath, key: try storeKey())
             try store.useIdentity(identity)
             try store.processInbox(me: identity)
             openedStore = store
             return store
         } catch {
             throw ErrorReport.cliError(for: error, databasePath: directory.databasePath, command: nil)
+        }
+    }
+
+    /// The key the store is encrypted under (`store.key`, sealed by the identity), created with
+    /// the store: every command that opens `parley.db` opens it with this key.
+    func storeKey() throws(CLIError) -> SecureBytes {
+        let identity = try identity()
+        let directory = try dataDirectory()
+        // A new key for a store already encrypted would open nothing: say what is missing.
+        if !FileManager.default.fileExists(atPath: directory.storeKeyPath), SQLite.Database.fileFormat(at: directory.databasePath) == .encrypted {
+            throw .failure(
+                "the store \(directory.databasePath) is encrypted, and its key file \(directory.storeKeyPath) is missing; "
+                    + "put store.key back (without it the store cannot be read), or move parley.db away to start a fresh store")
+        }
+        do {
+            return try StoreKeyFile.loadOrCreate(at: directory.storeKeyPath, identity: identity)
+        } catch {
+            throw ErrorReport.keyFileError(error)
         }
     }
 

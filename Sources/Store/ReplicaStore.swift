@@ -63,8 +63,17 @@ public final class ReplicaStore {
     /// `":memory:"` gives a private in-memory store (tests). `vfs`: the SQLite VFS to open the
     /// file through, by its registered name (tests put a file layer that cuts the power there);
     /// nil is the default.
-    public convenience init(path: String, vfs: String? = nil) throws {
-        let database = try Database(path: path, vfs: vfs)
+    ///
+    /// `key` (the store key, `StoreKeyFile`): the file is encrypted page by page under it
+    /// (docs/DESIGN.md §5.1); a store still in the plain format of earlier versions is converted
+    /// first, with nothing lost (`Database.encryptPlainFile`). Nil keeps a plain file (tests,
+    /// benchmarks of the plain format).
+    public convenience init(path: String, vfs: String? = nil, key: SecureBytes? = nil) throws {
+        let keyBytes = key?.bytes
+        if let keyBytes, Database.fileFormat(at: path) == .plain {
+            try Database.encryptPlainFile(at: path, key: keyBytes, vfs: vfs)
+        }
+        let database = try Database(path: path, vfs: vfs, cipherKey: keyBytes)
         // Checkpoint on a thread of its own (in the commit, its 75–100 ms stalled every apply
         // behind it) every 3,072–5,120 frames of WAL (3–5 MiB with `Database.newFilePageSize`,
         // 12–20 MiB in a store made with 4 KiB pages; drawn anew each time: nodes on one host that hold
@@ -78,8 +87,9 @@ public final class ReplicaStore {
     }
 
     /// Opens an existing store read-only (commands that only read, while a node may be writing).
-    public convenience init(readOnlyPath path: String) throws {
-        try self.init(database: try Database(path: path, mode: .readOnly), isReadOnly: true)
+    /// `key`: the store key, for an encrypted store (ignored for a plain one).
+    public convenience init(readOnlyPath path: String, key: SecureBytes? = nil) throws {
+        try self.init(database: try Database(path: path, mode: .readOnly, cipherKey: key?.bytes), isReadOnly: true)
     }
 
     /// The clock older versions kept in a setting (rewritten by every own write; 0 when none). Now

@@ -297,6 +297,11 @@ final class APIClient: Sendable {
         try api.call(
             "POST", "/api/import", json: ["archive": ["name": "big.parley", "data": Data(count: (8 << 20) + 1).base64EncodedString()]], expect: 413)
 
+        // Last, since it ends the node: the wipe, refused without its confirmation, then done
+        // (WipeAPITests checks what it leaves).
+        try api.call("POST", "/api/wipe", json: ["confirm": "no"], expect: 400)
+        try api.call("POST", "/api/wipe", json: ["confirm": "wipe"], expect: 200)
+
         // The event stream is an endpoint too (checked in its own test); count it here.
         let missingSuccess = api.checker.operations.subtracting(api.checker.succeeded).subtracting(["GET /api/events"])
         #expect(missingSuccess.isEmpty, "documented operations never exercised with success: \(missingSuccess.sorted())")

@@ -118,6 +118,8 @@ public struct ControlRequest: Codable, Sendable, Equatable {
         case faults
         /// The room directory (`parley rooms --all`): joined rooms and those linked peers list.
         case rooms
+        /// Destroy the keys, remove the data directory's files and stop (`Node.wipe`).
+        case wipe
     }
 
     public var request: Kind
@@ -200,13 +202,17 @@ public struct ControlResponse: Codable, Sendable {
     public var author: AuthorReport?
     public var faults: FaultReport?
     public var rooms: [RoomReport]?
+    /// `wipe` answers `true`, then wipes and stops.
+    public var wipe: Bool?
 
     public init(
         ok: Bool = true, error: String? = nil, peers: [PeerReport]? = nil, status: StatusReport? = nil,
         doctor: DoctorReport? = nil, pong: PongReport? = nil, poke: PokeReport? = nil, presence: [PresenceReport]? = nil,
-        typing: Bool? = nil, watch: Bool? = nil, author: AuthorReport? = nil, faults: FaultReport? = nil, rooms: [RoomReport]? = nil
+        typing: Bool? = nil, watch: Bool? = nil, author: AuthorReport? = nil, faults: FaultReport? = nil, rooms: [RoomReport]? = nil,
+        wipe: Bool? = nil
     ) {
         self.rooms = rooms
+        self.wipe = wipe
         self.presence = presence
         self.typing = typing
         self.watch = watch

@@ -25,6 +25,7 @@ extension Node {
         case .author: author(request.author)
         case .faults: applyFaults(request.faults)
         case .rooms: roomsRequested()
+        case .wipe: wipeRequested()
         }
     }
 
@@ -38,6 +39,14 @@ extension Node {
         } catch {
             return .failure("cannot read the rooms: \(error)")
         }
+    }
+
+    /// The keys go before the answer, so a caller that hears it knows the data cannot be read;
+    /// the files and the node follow.
+    private func wipeRequested() -> ControlResponse {
+        wipeKeys()
+        Task { await self.wipe() }
+        return ControlResponse(wipe: true)
     }
 
     private func typingRequested(_ partition: String?) -> ControlResponse {

@@ -31,6 +31,7 @@ extension ChatSession {
         ("/attach FILE [TEXT]", "send a file (at most 8 MiB)"),
         ("/ids", "show or hide message ids"),
         ("/help", "this list; PgUp/PgDn scroll, Ctrl-N/Ctrl-P switch, Up/Down recall"),
+        ("/wipe", "destroy your identity and every message on this device for good (asks first)"),
         ("/quit", "leave the chat"),
     ]
 
@@ -78,10 +79,23 @@ extension ChatSession {
             execute(SendCommand(), target.options + ["--attach", file] + (text.isEmpty ? [] : ["--", text]), show: false)
         case "ids": state.showIDs.toggle()
         case "clear": state.notices[state.current ?? ""] = []
+        case "wipe": wipe(arguments)
         default:
             state.notice("unknown command /\(name); /help lists the commands", kind: .error, millis: now)
         }
         reload()
+    }
+
+    /// `/wipe` warns and asks for `/wipe yes`, which runs `parley wipe --yes` (the keys destroyed,
+    /// the node stopped, the files removed) and leaves the chat.
+    func wipe(_ arguments: [String]) {
+        guard arguments == ["yes"] else {
+            return state.notice(
+                "/wipe destroys your identity and every message on this device for good and stops the node; type /wipe yes to do it",
+                kind: .error, millis: now)
+        }
+        guard execute(WipeCommand(), ["--yes"], show: false) != nil else { return }
+        quit = true
     }
 
     func usage(_ synopsis: String) {

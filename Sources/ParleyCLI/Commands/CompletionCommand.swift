@@ -54,7 +54,8 @@ struct CompletionCommand: Command {
     static func candidates(_ kind: String, context: Context) -> [String] {
         guard kind == "rooms" || kind == "conversations", let directory = try? context.dataDirectory(),
             FileManager.default.fileExists(atPath: directory.databasePath),
-            let store = try? ReplicaStore(readOnlyPath: directory.databasePath),
+            let key = try? context.storeKey(),
+            let store = try? ReplicaStore(readOnlyPath: directory.databasePath, key: key),
             let records = try? store.log.partitions()
         else { return [] }
         // Private rooms by the name they were joined under (kept locally, never sent).

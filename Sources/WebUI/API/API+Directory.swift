@@ -323,4 +323,15 @@ extension API {
     static func events(_ call: Call) async throws -> HTTPReply {
         .stream(call.access.hub.subscribe())
     }
+
+    /// `POST /api/wipe` with `{"confirm": "wipe"}`: the keys are destroyed before the answer;
+    /// the files go and the node stops right after it.
+    static func wipe(_ call: Call) async throws -> HTTPReply {
+        let body = try RequestBody(call.request)
+        guard try body.string("confirm") == "wipe" else {
+            throw WebError.badRequest("a wipe destroys this node's identity and data for good; confirm with {\"confirm\": \"wipe\"}")
+        }
+        await call.access.wipe()
+        return json(.object(["wiped": .bool(true)]))
+    }
 }

@@ -119,5 +119,10 @@ extension Route {
             method: "POST", path: "/api/import", summary: "Apply a `parley export` archive (base64, at most 8 MiB), verified like ops from a peer",
             requestBody: Schema.body(["archive": Schema.file], required: ["archive"]), success: 200, response: Schema.importSummary,
             errors: [400, 413], bodyLimit: Route.uploadBody, handle: API.importArchive),
+        Route(
+            method: "POST", path: "/api/wipe",
+            summary: "Panic wipe: destroy the keys (the store cannot be read from then on), remove the data and stop the node",
+            requestBody: Schema.body(["confirm": .string], required: ["confirm"]), success: 200, response: Schema.object(["wiped": .boolean]),
+            errors: [400], handle: API.wipe),
     ]
 }

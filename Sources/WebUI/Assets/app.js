@@ -44,6 +44,19 @@ async function api(method, path, body) {
   return data;
 }
 
+// Panic wipe (POST /api/wipe): asked twice in plain words; the keys are gone when the answer
+// comes, and the node stops right after, so the page says so and stops talking to it.
+async function wipeNode() {
+  const question = "Wipe this node? Its identity and every message and file on this device are destroyed for good, and the node stops. Type wipe to confirm.";
+  if ((window.prompt(question) || "").trim() !== "wipe") return;
+  try {
+    await api("POST", "/api/wipe", { confirm: "wipe" });
+  } catch (error) {
+    if (error instanceof ApiError) { showError(error); return; }
+  }
+  document.body.textContent = "This node was wiped: its keys and data are gone, and it has stopped.";
+}
+
 function showError(error) {
   const toast = $("toast");
   toast.textContent = error instanceof Error ? error.message : String(error);
@@ -949,6 +962,7 @@ function wire() {
   $("profile-button").addEventListener("click", () => openProfile().catch(showError));
   $("profile-form").addEventListener("submit", saveProfile);
   $("profile-cancel").addEventListener("click", () => $("profile-dialog").close());
+  $("wipe-button").addEventListener("click", wipeNode);
   $("avatar-input").addEventListener("change", uploadAvatar);
   $("nick-form").addEventListener("submit", submitNick);
   $("nick-dialog").addEventListener("cancel", (event) => event.preventDefault());
