@@ -91,6 +91,11 @@ int parley_cipher_open_database_page(const unsigned char *key, long long offset,
     return openPageWithKey(key, DATABASE, offset, page, size);
 }
 
+int parley_cipher_open_wal_page(const unsigned char *key, long long offset, unsigned char *page, int size) {
+    if (sodium_init() < 0) return 1;
+    return openPageWithKey(key, WAL, offset, page, size);
+}
+
 static int openPageWithKey(const unsigned char *key, int kind, sqlite3_int64 offset, unsigned char *page, int size) {
     int first = kind == DATABASE && offset == 0;
     int start = first ? HEADER_BYTES : 0;

@@ -62,10 +62,37 @@ extension Database {
         _ = sqlite3_file_control(connection, "main", SQLITE_FCNTL_RESERVE_BYTES, &reserved)
     }
 
-    /// Every page of the encrypted database file at `path` (its WAL checkpointed away), decrypted
-    /// with `key`, free pages included; pages that do not verify are left out. What tests look
-    /// through for words a delete must have erased.
+    /// Every page of the encrypted database file at `path` and of the frames of its WAL
+    /// (`path-wal`, when there is one), decrypted with `key`, free pages included; pages that do
+    /// not verify are left out. What tests look through for words a delete or a room's retention
+    /// must have erased.
     public static func decryptedPages(of path: String, key: [UInt8]) throws -> [UInt8] {
+        try decryptedDatabasePages(of: path, key: key) + decryptedWALPages(of: path + "-wal", key: key)
+    }
+
+    /// The page content of every frame of the WAL at `path` that verifies (none without a WAL).
+    static func decryptedWALPages(of path: String, key: [UInt8]) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return [] }
+        defer { _ = Glibc.close(fd) }
+        var header = [UInt8](repeating: 0, count: 32)
+        guard header.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, 32, 0) }) == 32 else { return [] }
+        let pageSize = Int(header[8]) << 24 | Int(header[9]) << 16 | Int(header[10]) << 8 | Int(header[11])
+        guard pageSize >= 512, pageSize <= 65536, pageSize & (pageSize - 1) == 0 else { return [] }
+        var all: [UInt8] = []
+        var page = [UInt8](repeating: 0, count: pageSize)
+        var offset = 32 + 24
+        while page.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, pageSize, off_t(offset)) }) == pageSize {
+            let opened = key.withUnsafeBufferPointer { k in
+                page.withUnsafeMutableBufferPointer { parley_cipher_open_wal_page(k.baseAddress, Int64(offset), $0.baseAddress, Int32(pageSize)) }
+            }
+            if opened == 0 { all += page }
+            offset += pageSize + 24
+        }
+        return all
+    }
+
+    static func decryptedDatabasePages(of path: String, key: [UInt8]) throws -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw SQLiteError(extendedCode: SQLITE_CANTOPEN, message: "cannot open \(path)") }
         defer { _ = Glibc.close(fd) }

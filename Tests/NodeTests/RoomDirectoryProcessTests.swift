@@ -1,6 +1,7 @@
 import Foundation
 import Identity
 import Replica
+import SQLite
 import Store
 import TestSupport
 import Testing
@@ -78,8 +79,14 @@ extension NodeProcessTests {
 
 extension NodeProcessTests.RoomDirectory {
     /// Which of `words` the node's database files hold, as raw bytes (the node still running).
+    /// The words found in the node's store: in its files as they are, or in any page of the
+    /// store and its WAL read through the store key (the files are encrypted at rest, so the
+    /// second is where a word a replica still holds shows).
     static func wordsOnDisk(_ words: [String], in node: TestNode) -> [String] {
-        let files = ["parley.db", "parley.db-wal"].compactMap { FileManager.default.contents(atPath: node.dataDir + "/" + $0) }
+        var files = ["parley.db", "parley.db-wal"].compactMap { FileManager.default.contents(atPath: node.dataDir + "/" + $0) }
+        if let key = try? NodeStore.key(node.dataDir), let pages = try? Database.decryptedPages(of: node.dataDir + "/parley.db", key: key.bytes) {
+            files.append(Data(pages))
+        }
         return words.filter { word in files.contains { $0.range(of: Data(word.utf8)) != nil } }
     }
 

@@ -29,6 +29,8 @@ int parley_cipher_vfs(const unsigned char *key, const char *base, char *name, in
 /* Decrypts in place one page of an encrypted database file read at `offset` (the page's byte
    offset; `size` the page size); 0 when it verifies. For tests that look inside the pages. */
 int parley_cipher_open_database_page(const unsigned char *key, long long offset, unsigned char *page, int size);
+/* The same for the page content of a WAL frame at byte `offset` of the WAL file (tests). */
+int parley_cipher_open_wal_page(const unsigned char *key, long long offset, unsigned char *page, int size);
 
 /* Zeroes every key the registered VFSs hold (a wipe): later reads and writes through them fail. */
 void parley_cipher_forget_keys(void);
