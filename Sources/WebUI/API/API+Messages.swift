@@ -45,8 +45,8 @@ extension API {
             }
             location = Location(latitude: latitude.doubleValue, longitude: longitude.doubleValue)
         }
-        guard !Text.trimmed(text).isEmpty || !files.isEmpty || location != nil else {
-            throw WebError.badRequest("a message needs text, an attachment or a location")
+        guard !Text.trimmed(text).isEmpty || !files.isEmpty else {
+            throw WebError.badRequest("a message needs text or an attachment (a location comes with one of them)")
         }
         try checkBytes(text, BodyLimits.textBytes, field: "text")
         let identity = call.access.identity

@@ -132,7 +132,8 @@ enum RequestSchema {
                 "lat": .object(["type": .string("number"), "minimum": .integer(-90), "maximum": .integer(90)]),
                 "lon": .object(["type": .string("number"), "minimum": .integer(-180), "maximum": .integer(180)]),
             ], required: ["lat", "lon"])
-        // A message needs something in it: text that is not only white space, a file or a place.
+        // A message needs something to read: text that is not only white space, or a file (a
+        // place comes with one of them; an op without text or files is refused everywhere).
         let needs: [JSON] = [
             .object([
                 "description": .string("text that is not only white space"), "required": .array([.string("text")]),
@@ -142,7 +143,6 @@ enum RequestSchema {
                 "description": .string("an attachment"), "required": .array([.string("attachments")]),
                 "properties": .object(["attachments": .object(["minItems": .integer(1)])]),
             ]),
-            .object(["description": .string("a location"), "required": .array([.string("location")])]),
         ]
         return object(["text": text, "attachments": attachments, "location": location], anyOf: needs)
     }()
