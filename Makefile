@@ -18,7 +18,8 @@ deps:
 	@scripts/install-deps.sh
 
 ## test-deps: what the UI tests need: tmux (terminal chat), man-db and groff (the manual page), zsh
-## and fish (completion scripts), chromium, an emoji font and python3 (web UI).
+## and fish (completion scripts), chromium, an emoji font and python3 (web UI), and schemathesis
+## (pinned, from PyPI, in a virtual environment at .build/schemathesis: the API contract test).
 test-deps: deps
 	@scripts/install-deps.sh --test
 
