@@ -28,7 +28,7 @@ install_schemathesis() {
     [ "${1:-}" = "--test" ] || return 0
     local venv
     venv="$(cd "$(dirname "$0")/.." && pwd)/.build/schemathesis"
-    if [ -x "$venv/bin/st" ] && "$venv/bin/pip" show schemathesis 2>/dev/null | grep -qx "Version: $SCHEMATHESIS_VERSION"; then
+    if [ -x "$venv/bin/st" ] && [ "$("$venv/bin/st" --version 2>/dev/null)" = "st, version $SCHEMATHESIS_VERSION" ]; then
         return 0
     fi
     if ! python3 -c "import venv, ensurepip" 2>/dev/null; then
