@@ -7,7 +7,9 @@ import Testing
 enum Schemathesis {
     static let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let executable: String? = {
-        let candidates: [String?] = [ProcessInfo.processInfo.environment["PARLEY_SCHEMATHESIS"], package.appendingPathComponent(".build/schemathesis/bin/st").path]
+        let candidates: [String?] = [
+            ProcessInfo.processInfo.environment["PARLEY_SCHEMATHESIS"], package.appendingPathComponent(".build/schemathesis/bin/st").path,
+        ]
         return candidates.compactMap { $0 }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }()
     static let config = package.appendingPathComponent("schemathesis.toml").path

@@ -38,7 +38,9 @@ extension API {
 
     static func leave(_ call: Call) async throws -> HTTPReply {
         let text = call.parameter("room")
-        guard let room = RoomName(text) else { throw WebError.notFound("no room \(text.prefix(80)) here: \(RoomName.problem(with: text) ?? "not a room name")") }
+        guard let room = RoomName(text) else {
+            throw WebError.notFound("no room \(text.prefix(80)) here: \(RoomName.problem(with: text) ?? "not a room name")")
+        }
         let id = PartitionDescriptor.room(room).id
         guard try await call.access.read({ try $0.log.partition(id)?.joined ?? false }) else { throw WebError.notFound("you are not in \(room)") }
         try await call.access.write { try $0.log.setJoined(id, false) }

@@ -148,7 +148,8 @@ enum RequestSchema {
     }()
     static let addTask = object(["title": taskTitle, "owner": nullable(user("who owns it (null: no one)"))], required: ["title"])
     static let edit = object(["text": text("the new text", maxBytes: BodyLimits.textBytes)], required: ["text"])
-    static let react = object(["emoji": emoji, "on": .object(["type": .string("boolean"), "description": .string("false takes it back")])], required: ["emoji"])
+    static let react = object(
+        ["emoji": emoji, "on": .object(["type": .string("boolean"), "description": .string("false takes it back")])], required: ["emoji"])
     static let updateTask = object(
         ["status": taskStatus, "title": taskTitle, "owner": nullable(user("who owns it (null clears it)"))], minProperties: 1)
     static let updateProfile = object(

@@ -87,7 +87,8 @@ extension Route {
         Route(method: "DELETE", path: "/api/tasks/{task}", summary: "Delete a task", success: 204, errors: [409], handle: API.deleteTask),
 
         Route(
-            method: "GET", path: "/api/people", summary: "The directory with presence", query: [QueryParameter(name: "search", description: "nick, name, status or id prefix", schema: RequestSchema.string("what to look for"))],
+            method: "GET", path: "/api/people", summary: "The directory with presence",
+            query: [QueryParameter(name: "search", description: "nick, name, status or id prefix", schema: RequestSchema.string("what to look for"))],
             success: 200, response: .list(Schema.person), handle: API.people),
         Route(
             method: "GET", path: "/api/people/{user}/avatar", summary: "Someone's avatar picture", success: 200, contentTypes: Route.fileTypes,
