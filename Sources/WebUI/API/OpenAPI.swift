@@ -14,15 +14,46 @@ enum Schema {
     static let taskStatus = JSON.object(["type": .string("string"), "enum": .array(["open", "in-progress", "complete"].map { .string($0) })])
     static let presenceMode = JSON.object(["type": .string("string"), "enum": .array(["online", "away", "hidden"].map { .string($0) })])
     static let attachment = object(["name": .string, "size": .integer, "mime": .string, "hash": .string])
-    static let file = object(["name": .string, "mime": .string, "data": .string], required: ["name", "data"])
-    /// `parley doctor`'s report (NodeRuntime's `DoctorReport`, keys in snake case).
+    /// `parley doctor`'s report (NodeRuntime's `DoctorReport`, keys in snake case; an optional
+    /// field that is nil is left out, so optional fields are not required, never null).
     static let doctor = object(
         [
-            "interfaces": .list(.object([:])), "broadcast_targets": .list(.string), "sockets": .object(["type": .string("object")]),
-            "beacons": .object(["type": .string("object")]), "sources": .list(.object([:])), "rejections": .list(.object([:])),
-            "peers_file": .nullableString, "static_peers": .list(.object([:])), "links": .integer, "unlinked": .list(.object([:])),
-            "admission": .object(["type": .string("object")]),
-        ], required: ["interfaces", "broadcast_targets", "sockets", "beacons", "links", "unlinked", "admission"])
+            "interfaces": .list(
+                object(
+                    [
+                        "name": .string, "address": .string, "netmask": .string, "broadcast": .string, "is_up": .boolean,
+                        "is_loopback": .boolean,
+                    ], required: ["name", "address", "netmask", "is_up", "is_loopback"])),
+            "broadcast_targets": .list(.string),
+            "sockets": object(
+                ["listen": .string, "discovery_port": .integer, "control_socket": .string], required: ["listen", "control_socket"]),
+            "beacons": object(
+                [
+                    "sent": .integer, "send_failures": .integer, "last_send_error": .string, "own_heard": .integer, "accepted": .integer,
+                    "replayed": .integer, "rate_limited": .integer, "oversized": .integer, "duplicate_identity": .integer,
+                    "duplicate_identity_source": .string, "dials_deferred": .integer,
+                ],
+                required: ["sent", "send_failures", "own_heard", "accepted", "replayed", "rate_limited", "oversized", "duplicate_identity"]),
+            "sources": .list(object(["host": .string, "heard": .integer, "rejected": .integer, "rate_limited": .integer, "last_heard": .integer])),
+            "rejections": .list(object(["reason": .string, "explanation": .string, "count": .integer, "last_source": .string])),
+            "peers_file": .string,
+            "static_peers": .list(object(["endpoint": .string, "key": .string, "state": .string], required: ["endpoint", "state"])),
+            "links": .integer,
+            "unlinked": .list(
+                object(
+                    ["id": .string, "nick": .string, "state": .string, "addresses": .list(.string), "why": .string],
+                    required: ["id", "state", "addresses", "why"])),
+            "admission": object(
+                [
+                    "unauthenticated": .integer, "refused": .integer, "links_refused": .integer, "violations": .integer,
+                    "banned_hosts": .list(.string), "banned_peers": .list(.string),
+                ], required: ["unauthenticated", "refused", "violations", "banned_hosts", "banned_peers"]),
+            "clocks": .list(
+                object(["id": .string, "nick": .string, "ahead_millis": .integer, "source": .string], required: ["id", "ahead_millis", "source"])),
+        ],
+        required: [
+            "interfaces", "broadcast_targets", "sockets", "beacons", "sources", "rejections", "static_peers", "links", "unlinked", "admission",
+        ])
     /// What `parley import --json` prints.
     static let importSummary = object(
         [
@@ -32,14 +63,16 @@ enum Schema {
         ])
     static let message = object([
         "id": .string, "author": .string, "nick": .nullableString, "time": .string, "hlc": .integer, "seq": .integer, "text": .string,
-        "edited": .boolean, "deleted": .boolean, "reactions": .object(["type": .string("object")]), "attachments": .list(attachment),
-        "location": .object(["type": .array([.string("object"), .string("null")])]), "reply_to": .nullableString,
+        "edited": .boolean, "deleted": .boolean,
+        "reactions": .object(["type": .string("object"), "additionalProperties": .list(.string), "description": .string("emoji: who reacted")]),
+        "attachments": .list(attachment), "location": nullable(object(["lat": .number, "lon": .number])), "reply_to": .nullableString,
+        "read_by": .list(.string),
     ])
     static let room = object(["name": .string, "partition": .string, "unread": .integer])
     static let conversation = object([
         "id": .string, "name": .string, "members": .list(.string), "unread": .integer, "creator": .string, "member": .boolean,
     ])
-    static let avatar = JSON.object(["type": .array([.string("object"), .string("null")])])
+    static let avatar = nullable(attachment)
     static let person = object([
         "id": .string, "nick": .nullableString, "display_name": .nullableString, "status": .nullableString, "presence": .string,
         "last_seen": .nullableString, "me": .boolean, "avatar": avatar,
@@ -60,12 +93,32 @@ enum Schema {
     static let status = object(
         [
             "pid": .integer, "started_at": .string, "id": .string, "nick": .nullableString, "data_dir": .string, "listen": .string,
-            "links": .integer, "peers": .integer, "store_ops": .integer, "sync": .object(["type": .string("object")]), "web": .string,
+            "discovery_port": .object(["type": .array([.string("integer"), .string("null")])]), "broadcast_targets": .list(.string),
+            "links": .integer, "peers": .integer, "store_ops": .integer,
+            "sync": object([
+                "fetched": .integer, "wanted": .integer, "ops_received": .integer, "ops_sent": .integer,
+                "peers": .list(
+                    object([
+                        "id": .string, "nick": .nullableString, "fetched": .integer, "wanted": .integer, "ops_received": .integer,
+                        "ops_sent": .integer, "bytes_received": .integer, "bytes_sent": .integer, "frames_received": .integer,
+                        "frames_sent": .integer, "since": .string,
+                    ])),
+            ]),
+            "web": .string,
         ])
     static let digest = object([
         "partition": .string, "kind": .string, "name": .string, "ops": .integer, "authors": .integer, "digest": .string, "joined": .boolean,
     ])
     static let error = object(["error": .string])
+    /// This document: an OpenAPI 3.1 object.
+    static let document = object(["openapi": .string, "info": .object(["type": .string("object")]), "paths": .object(["type": .string("object")])])
+
+    /// `schema` (an object) that may also be null.
+    static func nullable(_ schema: JSON) -> JSON {
+        guard case .object(var fields) = schema else { return schema }
+        fields["type"] = .array([.string("object"), .string("null")])
+        return .object(fields)
+    }
 }
 
 extension JSON {
