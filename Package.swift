@@ -25,7 +25,9 @@ let package = Package(
 
         // Swift faces of the C libraries.
         .target(name: "Sodium", dependencies: ["CSodium"]),
-        .target(name: "SQLite", dependencies: ["CSQLite"]),
+        // Page-level encryption of the store through an SQLite VFS (libsodium's XChaCha20-Poly1305).
+        .target(name: "CStoreCipher", dependencies: ["CSQLite", "CSodium"]),
+        .target(name: "SQLite", dependencies: ["CSQLite", "CStoreCipher"]),
 
         // Pure codecs and the replicated data model (no I/O).
         .target(name: "Wire"),
@@ -58,7 +60,7 @@ let package = Package(
         // directives of the pure protocol instances; plus the control socket and its client.
         .target(
             name: "NodeRuntime",
-            dependencies: ["Transport", "LinkProtocol", "SecureLink", "Discovery", "Gossip", "Store", "Replica", "Identity", "Sodium", "Wire"]),
+            dependencies: ["Transport", "LinkProtocol", "SecureLink", "Discovery", "Gossip", "Store", "SQLite", "Replica", "Identity", "Sodium", "Wire"]),
 
         // What every interface shows: the JSON value, text formatting that is safe for terminals and
         // the rules for what a person types. Shared by the CLI, the terminal chat and the web UI;

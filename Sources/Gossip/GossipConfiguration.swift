@@ -5,8 +5,10 @@ import Replica
 public struct GossipConfiguration: Hashable, Sendable {
     /// The protocol version this build speaks, and the oldest it links with. 2: OPS carries
     /// erased ops with their proofs (`SyncMessage`), and a delete body may name edits to erase
-    /// (`OperationBody.delete`); a version 1 node would refuse both as malformed.
-    public static let protocolVersion: UInt16 = 2
+    /// (`OperationBody.delete`); a version 1 node would refuse both as malformed. 3: rooms hold
+    /// policy ops (0x14) and OPS carries expired ops as headers alone (bit 30); a version 2 node
+    /// would count both as invalid and close the link, so a version 3 node does not link with it.
+    public static let protocolVersion: UInt16 = 3
     /// The smallest frame a peer may announce: one OPS message must hold one largest op.
     public static let minimumFrameBytes = SyncMessage.opsPrefixBytes + SyncMessage.opLengthBytes + SyncMessage.maxOpBytes
 
@@ -51,12 +53,18 @@ public struct GossipConfiguration: Hashable, Sendable {
     /// Store and forward: offer conversations and inboxes to every peer and carry those offered
     /// (`SyncPolicy.carriesForOthers`). Not part of a session's behaviour; the shell's policy reads it.
     public var carriesForOthers = true
+    /// The room directory: list the public rooms this node joined to its peers (ROOMS), and
+    /// keep theirs. Off (`parley run --unlisted`), the node still keeps what peers list but
+    /// lists nothing itself. Not part of a session's behaviour; the shell reads it.
+    public var listsRooms = true
 
     public init() {}
 
     /// What this node announces in the sync fields of its link HELLO.
     public var hello: SyncHello {
-        SyncHello(protocolVersion: Self.protocolVersion, maxFrame: UInt32(maxFrameBytes), features: pushControl ? SyncHello.pushControl : 0)
+        SyncHello(
+            protocolVersion: Self.protocolVersion, maxFrame: UInt32(maxFrameBytes),
+            features: (pushControl ? SyncHello.pushControl : 0) | SyncHello.roomDirectory)
     }
 
     func validate() {
@@ -77,12 +85,14 @@ public struct GossipConfiguration: Hashable, Sendable {
 /// |---:|---|
 /// | 2 | protocol version (≥ 1) |
 /// | 4 | the largest frame the sender accepts |
-/// | 4 | feature bits: bit0 push control (SKIP, RESUME); others 0, ignored when read |
+/// | 4 | feature bits: bit0 push control (SKIP, RESUME), bit1 room directory (ROOMS); others 0, ignored when read |
 public struct SyncHello: Hashable, Sendable {
     /// Bytes of the fields on the wire.
     public static let encodedBytes = 10
     /// Feature bit: the sender speaks SKIP and RESUME (`SyncMessage.skip`, `.resume`).
     public static let pushControl: UInt32 = 1 << 0
+    /// Feature bit: the sender reads ROOMS (`RoomListMessage`).
+    public static let roomDirectory: UInt32 = 1 << 1
 
     public var protocolVersion: UInt16
     public var maxFrame: UInt32

@@ -41,7 +41,7 @@ extension GossipSession {
             let baseline = shared.values[partition].baseline
             if Self.wantsPush(op.seq, of: current, baseline: baseline) {
                 // An erased op travels with its proof, in OPS only: a round lets the peer fetch it.
-                if op.isErased {
+                if op.isErased || op.isExpired {
                     chain.heldBack = true
                     paced(key.partition)
                 } else if pushesSent.take(op.author, now: self.now) {

@@ -73,7 +73,7 @@ extension SyncMessage {
             return .skip(try chains(&reader, "skip chains"))
         case .resume:
             return .resume(try chains(&reader, "resume chains"))
-        case .presence, .typing, .blobWant, .blob:
+        case .presence, .typing, .blobWant, .blob, .rooms:
             throw SyncDecodingError.reservedType(type)
         }
     }
@@ -136,14 +136,21 @@ extension SyncMessage {
         for _ in 0..<count {
             let field = try reader.u32("op length")
             let erased = field & erasedOpBit != 0
-            let length = Int(field & ~erasedOpBit)
-            let (minimum, maximum) = erased ? (2 * Operation.headerBytes, Operation.maxErasedCarriedBytes) : (minOpBytes, maxOpBytes)
+            let expired = field & expiredOpBit != 0
+            guard !(erased && expired) else { throw SyncDecodingError.invalidValue(field: "op length flags") }
+            let length = Int(field & ~(erasedOpBit | expiredOpBit))
+            let (minimum, maximum) =
+                erased
+                ? (2 * Operation.headerBytes, Operation.maxErasedCarriedBytes)
+                : expired ? (Operation.headerBytes, Operation.headerBytes) : (minOpBytes, maxOpBytes)
             guard length <= maximum else { throw SyncDecodingError.overLimit(field: "op length", value: length, limit: maximum) }
             guard length >= minimum else { throw SyncDecodingError.invalidValue(field: "op length") }
             let bytes = try reader.raw(length, "op")
             let op: Operation
             do {
-                op = erased ? try Operation(erasedEncoding: bytes) : try Operation(encoded: bytes)
+                op =
+                    erased
+                    ? try Operation(erasedEncoding: bytes) : expired ? try Operation(expiredHeader: bytes) : try Operation(encoded: bytes)
             } catch {
                 throw SyncDecodingError.invalidOperation(error)
             }

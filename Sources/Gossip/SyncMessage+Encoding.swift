@@ -50,11 +50,11 @@ extension SyncMessage {
             for op in batch.ops {
                 precondition(op.partition == batch.partition && op.author == batch.author, "an op outside the batch's chain")
                 let bytes = op.carriedBytes
-                writer.u32(UInt32(bytes.count) | (op.isErased ? Self.erasedOpBit : 0))
+                writer.u32(UInt32(bytes.count) | (op.isErased ? Self.erasedOpBit : 0) | (op.isExpired ? Self.expiredOpBit : 0))
                 writer.raw(bytes)
             }
         case .newOp(let op):
-            precondition(!op.isErased, "an erased op travels in OPS only, with its proof")
+            precondition(!op.isErased && !op.isExpired, "an erased or expired op travels in OPS only")
             writer.raw(op.header)
             writer.raw(op.body)
         case .fork(let proof):

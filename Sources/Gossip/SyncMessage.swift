@@ -23,6 +23,7 @@ import Wire
 /// | 0x0E | BLOB | `BlobMessage` |
 /// | 0x0F | SKIP | `count u16` (1…1,024) ‖ count × chain (`partition [32]` ‖ `author [32]`) |
 /// | 0x10 | RESUME | as SKIP |
+/// | 0x13 | ROOMS | `RoomListMessage` (the shell's; sent only when both HELLOs announce `SyncHello.roomDirectory`) |
 ///
 /// SKIP and RESUME (push control, after Scuttlebutt's Epidemic Broadcast Trees) are sent only
 /// to a peer whose `SyncHello` announced `SyncHello.pushControl`, and only when this node
@@ -41,6 +42,9 @@ import Wire
 /// it, and the sender holds no body): `header [216]` ‖ the erasure proof, the author's delete
 /// as `header [216]` ‖ body, `length` (bits 0–30) between 432 and 432 + 64 KiB. The receiver
 /// checks the proof itself (`Operation.erasureProblem`) and refuses an op it does not prove.
+/// Bit 30 marks an *expired* op (outside its room's retention, docs/ARCHITECTURE.md,
+/// *Retention*): `header [216]` alone, `length` exactly 216; bits 31 and 30 are never both set.
+/// The receiver takes it only if the op is outside the retention by its own view.
 /// Flag bits not named here MUST be 0 when sent and are ignored when read.
 ///
 /// Reserved types are for later features (negotiated through `SyncHello.features`): a decoder
@@ -84,6 +88,8 @@ public enum SyncMessage: Hashable, Sendable {
 
     /// Bit 31 of an OPS entry's length: the entry is an erased op with its proof.
     static let erasedOpBit: UInt32 = 1 << 31
+    /// Bit 30 of an OPS entry's length: the entry is an expired op, its header alone.
+    static let expiredOpBit: UInt32 = 1 << 30
 
     /// Bytes of the fixed parts, for sizing pages.
     static let summaryPrefixBytes = 1 + 1 + 2
@@ -123,12 +129,15 @@ public enum SyncMessageType: UInt8, Sendable, CaseIterable {
     case blob = 0x0E
     case skip = 0x0F
     case resume = 0x10
+    /// The room directory (`RoomListMessage`). Not 0x11: the link layer owns that number.
+    case rooms = 0x13
 
-    /// Types this decoder does not read: presence (no codec yet), and typing and blobs, which
-    /// have codecs of their own (`TypingMessage`, `BlobMessage`) and are handled by the shell.
+    /// Types this decoder does not read: presence (no codec yet), and typing, blobs and the room
+    /// directory, which have codecs of their own (`TypingMessage`, `BlobMessage`,
+    /// `RoomListMessage`) and are handled by the shell.
     public var isReserved: Bool {
         switch self {
-        case .presence, .typing, .blobWant, .blob: true
+        case .presence, .typing, .blobWant, .blob, .rooms: true
         default: false
         }
     }

@@ -12,6 +12,7 @@ import Replica
 /// | conversation | everyone (`.offer`): members, and carriers for store and forward | when this node's user is a member; otherwise as a carrier |
 /// | inbox | everyone (`.offer`): its owner, and carriers | when it is this user's own; otherwise as a carrier |
 /// | self | the owner's own nodes, same user id (`.offer`) | when it is this user's own |
+/// | private room | everyone (`.offer`): holders, and carriers | never offered to a holder that lacks it (it joined); otherwise as a carrier |
 ///
 /// Store and forward (docs/DESIGN.md §3.5): with `carriesForOthers` (the default) a node offers every
 /// conversation and inbox it holds to every linked peer and carries those offered to it, at most
@@ -64,6 +65,10 @@ public struct SyncPolicy: Hashable, Sendable {
             return owner == peer || carriesForOthers ? .offer : .ifPeerHolds
         case .ownData(let owner):
             return owner == peer ? .offer : .never
+        case .privateRoom:
+            // Like a conversation: a holder cannot tell holders from carriers (the session
+            // shows neither), so everyone is offered it and carries ciphertext.
+            return carriesForOthers ? .offer : .ifPeerHolds
         }
     }
 
@@ -81,6 +86,9 @@ public struct SyncPolicy: Hashable, Sendable {
             return owner == localUser || (carriesForOthers && carriedCount < Self.maxCarried)
         case .ownData(let owner):
             return owner == localUser
+        case .privateRoom:
+            // A node that holds the passphrase joined the room already; any other carries it.
+            return carriesForOthers && carriedCount < Self.maxCarried
         }
     }
 
@@ -88,10 +96,12 @@ public struct SyncPolicy: Hashable, Sendable {
     /// this node joined (`joined`; the peer asking knows its name), the directory, or a
     /// conversation `members` (its ever-members) include the peer in — a removed member still
     /// reads what came before. Never an inbox or `self`, and never a carrier: it cannot open a
-    /// conversation's blobs and has no need.
+    /// conversation's blobs and has no need. A private room's blobs go from a node that joined
+    /// it to whoever names one: the hash is only ever written inside an encrypted body, so a peer
+    /// that names it has read the room, and what it gets is ciphertext under the content key.
     public static func servesBlobs(of descriptor: PartitionDescriptor, to peer: UserID, joined: Bool, members: Set<UserID>) -> Bool {
         switch descriptor {
-        case .room: joined
+        case .room, .privateRoom: joined
         case .directory: true
         case .conversation(let creator, _): creator == peer || members.contains(peer)
         case .inbox, .ownData: false
@@ -107,6 +117,8 @@ public struct SyncPolicy: Hashable, Sendable {
             return creator != localUser && conversationMembers[descriptor.id]?.contains(localUser) != true
         case .inbox(let owner):
             return owner != localUser
+        case .privateRoom:
+            return true
         case .room, .directory, .ownData:
             return false
         }

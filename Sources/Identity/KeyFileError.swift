@@ -20,6 +20,8 @@ public enum KeyFileError: Error, Equatable, Sendable, CustomStringConvertible {
     case cannotCreate(path: String, reason: String)
     /// `create` found something at the path; an existing key file is never replaced.
     case alreadyExists(path: String)
+    /// The store key file was sealed for another identity than the one in the data directory.
+    case otherIdentity(path: String)
 
     public var description: String {
         switch self {
@@ -46,6 +48,9 @@ public enum KeyFileError: Error, Equatable, Sendable, CustomStringConvertible {
         case .alreadyExists(let path):
             "something already exists at \(path) and Parley never overwrites a key file; "
                 + "load it, or move it away first to make a new identity"
+        case .otherIdentity(let path):
+            "the store key \(path) belongs to another identity than this data directory's identity.key; "
+                + "put back the identity.key it came with"
         }
     }
 }

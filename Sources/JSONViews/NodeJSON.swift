@@ -85,6 +85,8 @@ extension ViewJSON {
             switch record.descriptor {
             case .room(let room): name = room.value
             case .conversation: name = try store.views.conversation(record.id)?.name ?? ""
+            // The name this node joined it under; a carrier knows none.
+            case .privateRoom: name = try store.privateRoomName(record.id)?.value ?? ""
             case .directory, .inbox, .ownData: name = record.descriptor.kind.description
             }
             return DigestRow(

@@ -39,9 +39,30 @@ public enum ViewJSON {
         ])
     }
 
-    /// One joined room of `rooms`: `name` (without `#`), `partition`, `unread`.
-    public static func room(name: RoomName, id: PartitionID, unread: Int) -> JSON {
-        .object(["name": .string(name.value), "partition": .string(id.text), "unread": .integer(Int64(unread))])
+    /// One room of `rooms`: `private` is true for a room protected by a passphrase; the policy
+    /// fields (`roomPolicy`) for a public room.
+    public static func room(name: RoomName, id: PartitionID, unread: Int, isPrivate: Bool = false, policy: RoomPolicyView? = nil) -> JSON {
+        var fields: [String: JSON] = [
+            "name": .string(name.value), "partition": .string(id.text), "unread": .integer(Int64(unread)), "private": .bool(isPrivate),
+        ]
+        fields.merge(roomPolicy(policy)) { $1 }
+        return .object(fields)
+    }
+
+    /// A room's policy fields: `topic` (empty when none), `retention` (`all`, `30d`, `500m`),
+    /// `history` (whether new joiners see older messages), `owner` (null when nobody set a policy).
+    public static func roomPolicy(_ view: RoomPolicyView?) -> [String: JSON] {
+        let policy = view?.policy ?? .default
+        return [
+            "topic": .string(policy.topic), "retention": .string(policy.retention.description), "history": .bool(policy.historyForNewJoiners),
+            "owner": view.map { .string($0.owner.text) } ?? .null,
+        ]
+    }
+
+    /// One room of `rooms --all`: the directory's `name`, `topic`, `people` and whether this
+    /// node's user `joined` it.
+    public static func directoryRoom(name: RoomName, topic: String, people: Int, joined: Bool) -> JSON {
+        .object(["name": .string(name.value), "topic": .string(topic), "people": .integer(Int64(people)), "joined": .bool(joined)])
     }
 
     /// One conversation of `conversations`.

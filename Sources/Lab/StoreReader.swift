@@ -1,3 +1,4 @@
+import Identity
 import Replica
 import SQLite
 import Sodium
@@ -9,7 +10,7 @@ import Store
 public enum StoreReader {
     /// The digest (text) of each partition in `partitions` that the store at `path` holds.
     public static func digests(path: String, partitions: Set<String>) -> [String: String] {
-        guard let store = try? ReplicaStore(readOnlyPath: path) else { return [:] }
+        guard let store = try? ReplicaStore(readOnlyPath: path, key: storeKey(path)) else { return [:] }
         defer { store.database.close() }
         var result: [String: String] = [:]
         for record in (try? store.log.partitions()) ?? [] where partitions.contains(record.id.text) {
@@ -18,9 +19,16 @@ public enum StoreReader {
         return result
     }
 
+    /// The store key of the node whose store is at `path` (its identity is unprotected), if the
+    /// store is encrypted.
+    static func storeKey(_ path: String) -> SecureBytes? {
+        let directory = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
+        return (try? StoreKeyFile.load(dataDirectory: directory)) ?? nil
+    }
+
     /// Every op the store holds: op id (text) → `received_at` (the node's clock).
     public static func receivedTimes(path: String) -> [String: UInt64] {
-        guard let database = try? Database(path: path, mode: .readOnly) else { return [:] }
+        guard let database = try? Database(path: path, mode: .readOnly, cipherKey: storeKey(path)?.bytes) else { return [:] }
         defer { database.close() }
         let rows =
             (try? database.prepare("SELECT header, received_at FROM ops").rows { row -> (String, UInt64) in

@@ -77,6 +77,9 @@ public struct ParsedArguments: Sendable, Equatable {
         return flags.contains(flag.spec.name)
     }
 
+    /// Whether `flag` is one of the options these were parsed with (for code two commands share).
+    func knows(_ flag: Flag) -> Bool { known.contains(flag.spec.name) }
+
     /// Whether `option` was given (with any value).
     public func has<Value>(_ option: Option<Value>) -> Bool { !texts(option.spec).isEmpty }
 

@@ -65,13 +65,13 @@ enum GlobalOptions {
 /// Every command, in the order `parley --help` lists them.
 public enum CommandRegistry {
     public static let commands: [any Command] = [
-        InitCommand(), WhoamiCommand(), JoinCommand(), LeaveCommand(), RoomsCommand(),
+        InitCommand(), WhoamiCommand(), JoinCommand(), LeaveCommand(), RoomsCommand(), RoomSetCommand(), RoomPassphraseCommand(),
         SendCommand(), HistoryCommand(), EditCommand(), DeleteCommand(), ReactCommand(), ReadCommand(),
         TasksCommand(), TaskAddCommand(), TaskSetCommand(), TaskDeleteCommand(),
         ConversationCreateCommand(), ConversationAddCommand(), ConversationRemoveCommand(), ConversationLeaveCommand(),
         ConversationRenameCommand(), ConversationsCommand(), PeopleCommand(), AttachmentCommand(),
         ProfileCommand(), DigestCommand(), SQLCommand(), ExportCommand(), ImportCommand(), SalvageCommand(),
-        RunCommand(), ChatCommand(), PeersCommand(), StatusCommand(), DoctorCommand(), LabRunCommand(), HelpCommand(),
+        RunCommand(), ChatCommand(), PeersCommand(), StatusCommand(), DoctorCommand(), WipeCommand(), LabRunCommand(), HelpCommand(),
         CompletionCommand(), ManCommand(),
     ]
 

@@ -2,6 +2,8 @@ import Foundation
 import Identity
 import NodeRuntime
 import Replica
+import SQLite
+import Sodium
 import Store
 
 /// What a command works with: the data directory, the identity, the store, the output and the
@@ -38,6 +40,7 @@ public final class Context {
         let context = Context(
             output: output, environment: environment, dataDirectory: dataDirectoryOption, passphraseFile: passphraseFileOption, clock: clock)
         context.resolvedDirectory = resolvedDirectory
+        context.isChat = true
         context.loadedIdentity = loadedIdentity
         context.clockSkewMillis = clockSkewMillis
         return context
@@ -74,6 +77,24 @@ public final class Context {
         let directory = try DataDirectory.resolve(option: dataDirectoryOption, environment: environment)
         resolvedDirectory = directory
         return directory
+    }
+
+    /// Whether the global `--passphrase-file` (the identity key's) was given on a command line
+    /// (not in the chat, whose `/join ROOM --private` asks for a room's passphrase itself).
+    var passphraseFileGiven: Bool { passphraseFileOption != nil && !isChat }
+    /// Set on the chat's context (`redirected(to:)`).
+    private(set) var isChat = false
+
+    /// The passphrase of a private room, read from `path` (`--room-passphrase-file`) without its
+    /// final line break; a failure naming the fix when it cannot protect a room.
+    func roomPassphrase(_ path: String) throws(CLIError) -> [UInt8] {
+        var bytes = try readSmallFile(path, what: "room passphrase file")
+        if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
+        if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+        if let problem = PrivateRoomKeys.problem(withPassphrase: bytes) {
+            throw .failure("the room passphrase file \(path) does not hold a usable passphrase: \(problem); write a longer one in it")
+        }
+        return bytes
     }
 
     /// The passphrase for the key file: the contents of `--passphrase-file` without its final
@@ -128,14 +149,40 @@ public final class Context {
         if let openedStore { return openedStore }
         let identity = try identity()
         let directory = try dataDirectory()
+        // A plain store is converted by renaming an encrypted copy over it: a node that has the
+        // plain file open (an earlier version's, since this one converts at start) would go on
+        // writing to the old file, so the conversion waits for it.
+        if SQLite.Database.fileFormat(at: directory.databasePath) == .plain, (try? NodeConnection.ask(ControlRequest(.ping), self)) ?? nil != nil {
+            throw .failure(
+                "the store \(directory.databasePath) is in the plain format of an earlier version, and a node of that version runs; "
+                    + "stop it and start it again with this version, which encrypts the store")
+        }
         do {
-            let store = try ReplicaStore(path: directory.databasePath)
+            let store = try ReplicaStore(path: directory.databasePath, key: try storeKey())
             try store.useIdentity(identity)
             try store.processInbox(me: identity)
             openedStore = store
             return store
         } catch {
             throw ErrorReport.cliError(for: error, databasePath: directory.databasePath, command: nil)
+        }
+    }
+
+    /// The key the store is encrypted under (`store.key`, sealed by the identity), created with
+    /// the store: every command that opens `parley.db` opens it with this key.
+    func storeKey() throws(CLIError) -> SecureBytes {
+        let identity = try identity()
+        let directory = try dataDirectory()
+        // A new key for a store already encrypted would open nothing: say what is missing.
+        if !FileManager.default.fileExists(atPath: directory.storeKeyPath), SQLite.Database.fileFormat(at: directory.databasePath) == .encrypted {
+            throw .failure(
+                "the store \(directory.databasePath) is encrypted, and its key file \(directory.storeKeyPath) is missing; "
+                    + "put store.key back (without it the store cannot be read), or move parley.db away to start a fresh store")
+        }
+        do {
+            return try StoreKeyFile.loadOrCreate(at: directory.storeKeyPath, identity: identity)
+        } catch {
+            throw ErrorReport.keyFileError(error)
         }
     }
 
@@ -169,8 +216,12 @@ public final class Context {
 
     /// The joined room `text` names; fails with "you have not joined #x" otherwise, as IRC
     /// would: writing to or reading a room you are not in is a mistake worth pointing out.
+    ///
+    /// A joined private room of that name comes first (the newest epoch of its chain): scripts
+    /// name a private room by its name alone, as they do a public one.
     func joinedRoom(_ text: String, command: String) throws(CLIError) -> (name: RoomName, id: PartitionID) {
         let name = try roomName(text, command: command)
+        if let found = try storeCall({ try store().privateRoom(named: name) }) { return (name, found.id) }
         let id = PartitionDescriptor.room(name).id
         let record = try storeCall { try store().log.partition(id) }
         guard let record, record.joined else {

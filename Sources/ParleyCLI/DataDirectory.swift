@@ -16,6 +16,8 @@ struct DataDirectory: Sendable, Equatable {
 
     var keyPath: String { path + "/identity.key" }
     var databasePath: String { path + "/parley.db" }
+    /// The key `parley.db` is encrypted under (`StoreKeyFile`).
+    var storeKeyPath: String { path + "/store.key" }
     /// Where the running node's web UI listens (`http://HOST:PORT/`, never the token), for
     /// `parley status`; written by `parley run`, removed when it stops.
     var webAddressPath: String { path + "/web.address" }

@@ -53,6 +53,9 @@ enum ErrorReport {
         if diskFamily.contains(error.code), let free = freeBytes(near: path), free < nearlyFullBytes {
             return .failure("the disk holding \(path) is full (\(free >> 10) KiB free); free some space and try again")
         }
+        // A page of an encrypted store that fails its authentication check is damage, not a
+        // passing disk error.
+        if error.extendedCode == SQLiteError.pageFailedCheck { return damaged(databasePath) }
         switch error.code {
         case SQLiteError.corrupt, SQLiteError.notADatabase:
             return damaged(databasePath)

@@ -54,13 +54,14 @@ extension Operation {
     /// The bytes of this op as sync and export carry it: `header ‖ body` for a whole op,
     /// `header ‖ proof header ‖ proof body` for an erased one (the carrier says which).
     public var carriedBytes: [UInt8] {
+        if isExpired { return header }
         guard let proof = erasure?.proof else { return header + body }
         return header + proof.header + proof.body
     }
 
     /// `carriedBytes.count`, without building them.
     public var carriedByteCount: Int {
-        header.count + (erasure.map { $0.proof.header.count + $0.proof.body.count } ?? body.count)
+        isExpired ? header.count : header.count + (erasure.map { $0.proof.header.count + $0.proof.body.count } ?? body.count)
     }
 
     /// The largest erased op as carried: its header and one whole op.

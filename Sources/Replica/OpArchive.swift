@@ -9,15 +9,17 @@ import Wire
 /// | part | bytes | content |
 /// |---|---|---|
 /// | magic | 8 | `PRLYOPS3` (written); `PRLYOPS2` and `PRLYOPS1` files are still read |
-/// | record | 1 + 4 + n | kind (1 descriptor, 2 op, 3 fork proof, 4 erased op, 5 blob), u32 length, payload |
+/// | record | 1 + 4 + n | kind (1 descriptor, 2 op, 3 fork proof, 4 erased op, 5 blob, 6 expired op), u32 length, payload |
 /// | trailer | 1 + 4 + 32 | kind 0xFF, length 32, BLAKE2b-256 of every byte before the trailer |
 ///
 /// Records of one partition come after its descriptor; ops come in chain order per author. An
 /// op is `header ‖ body`; an erased op (kind 4, `PRLYOPS2` only) is `header [216]` ‖ its
 /// erasure proof as `header ‖ body` (`Operation.carriedBytes`): the importer checks the proof
-/// as a peer would, so an export carries a deleted message's header but never its words.
-/// A blob (kind 5, `PRLYOPS3` only) is an attachment's or avatar's bytes, after the ops of the
-/// partition whose views name it; its hash is computed on import, never read from the file.
+/// as a peer would, so an export carries a deleted message's header but never its words. An
+/// expired op (kind 6, `PRLYOPS3` only) is its header alone: the importer takes it only if its
+/// room's retention puts it outside by the importer's own view. A blob (kind 5, `PRLYOPS3` only)
+/// is an attachment's or avatar's bytes, after the ops of the partition whose views name it; its
+/// hash is computed on import, never read from the file.
 public enum OpArchive {
     public static let magic = Array("PRLYOPS3".utf8)
     /// The magic of files written before blobs (no kind 5 records).
@@ -72,7 +74,7 @@ public enum OpArchive {
             let (kind, payload): (UInt8, [UInt8])
             switch record {
             case .partition(let descriptor): (kind, payload) = (1, descriptor.encoded)
-            case .operation(let op): (kind, payload) = (op.isErased ? 4 : 2, op.carriedBytes)
+            case .operation(let op): (kind, payload) = (op.isErased ? 4 : op.isExpired ? 6 : 2, op.carriedBytes)
             case .forkProof(let proof): (kind, payload) = (3, proof.encoded)
             case .blob(let data): (kind, payload) = (5, data)
             }
@@ -156,6 +158,7 @@ public enum OpArchive {
                 case 3: return .forkProof(try ForkProof(encoded: payload))
                 case 4 where version >= 2: return .operation(try Operation(erasedEncoding: payload))
                 case 5 where version >= 3: return .blob(payload)
+                case 6 where version >= 3: return .operation(try Operation(expiredHeader: payload))
                 default: throw ArchiveError.damaged("unknown record kind \(kind)")
                 }
             } catch let error as ArchiveError {

@@ -49,6 +49,8 @@ public struct Operation: Hashable, Sendable {
     public let id: OpID
     /// The author's delete that erased this op's body (nil: the body is here).
     public let erasure: Erasure?
+    /// The body was dropped because the op fell outside its room's retention (`init(expiredHeader:)`).
+    public let isExpired: Bool
 
     public let type: UInt8
     public let flags: Flags
@@ -104,7 +106,7 @@ public struct Operation: Hashable, Sendable {
         public func signed(by identity: Identity) -> Operation {
             precondition(identity.id == author, "an op is signed by its own author")
             let signature = identity.sign(signatureDomain + signedBytes)
-            return try! Operation(header: signedBytes + signature, body: body, bodyAbsent: false, id: id, erasure: nil)
+            return try! Operation(header: signedBytes + signature, body: body, bodyAbsent: false, id: id, erasure: nil, expired: false)
         }
     }
 
@@ -112,18 +114,25 @@ public struct Operation: Hashable, Sendable {
     /// body length); `verify` checks hash and signature. `bodyAbsent` parses a header alone
     /// (fork proofs), whose body is then empty.
     public init(header: [UInt8], body: [UInt8], bodyAbsent: Bool = false) throws(OperationError) {
-        try self.init(header: header, body: body, bodyAbsent: bodyAbsent, id: nil, erasure: nil)
+        try self.init(header: header, body: body, bodyAbsent: bodyAbsent, id: nil, erasure: nil, expired: false)
+    }
+
+    /// An op whose body its replicas dropped because it fell outside its room's retention
+    /// (docs/ARCHITECTURE.md, *Retention*): the signed header alone. Nothing proves the drop;
+    /// a receiver takes it only if the op is outside the retention by its own view.
+    public init(expiredHeader header: [UInt8]) throws(OperationError) {
+        try self.init(header: header, body: [], bodyAbsent: true, id: nil, erasure: nil, expired: true)
     }
 
     /// An op whose body its author's delete `proof` erased: the header alone, and the proof.
     /// Checks only the layouts; `erasureProblem` checks that the proof proves the erasure.
     public init(erasedHeader header: [UInt8], proof: Operation) throws(OperationError) {
         guard proof.erasure == nil else { throw .malformed("an erasure proof must be whole") }
-        try self.init(header: header, body: [], bodyAbsent: true, id: nil, erasure: Erasure(proof: proof))
+        try self.init(header: header, body: [], bodyAbsent: true, id: nil, erasure: Erasure(proof: proof), expired: false)
     }
 
     /// `id`: the op id when the caller computed it already (`Unsigned.signed(by:)`), else nil.
-    private init(header: [UInt8], body: [UInt8], bodyAbsent: Bool, id: OpID?, erasure: Erasure?) throws(OperationError) {
+    private init(header: [UInt8], body: [UInt8], bodyAbsent: Bool, id: OpID?, erasure: Erasure?, expired: Bool) throws(OperationError) {
         guard header.count == Operation.headerBytes else { throw .malformed("header is \(header.count) bytes, expected \(Operation.headerBytes)") }
         var r = ByteReader(header)
         do {
@@ -153,6 +162,7 @@ public struct Operation: Hashable, Sendable {
         self.header = header
         self.body = body
         self.erasure = erasure
+        self.isExpired = expired
         self.id = id ?? header.withUnsafeBytes { OpID(Bytes32.blake2b(UnsafeRawBufferPointer(rebasing: $0[0..<Operation.signedBytes]))) }
     }
 
@@ -176,7 +186,7 @@ public struct Operation: Hashable, Sendable {
     /// matches by definition; so does an erased one, whose `erasure` stands for it and must be
     /// checked instead (`erasureProblem`).
     public var hasValidBodyHash: Bool {
-        flags.contains(.bodyErased) || erasure != nil || body.withUnsafeBytes { Bytes32.blake2b($0) } == bodyHash
+        flags.contains(.bodyErased) || erasure != nil || isExpired || body.withUnsafeBytes { Bytes32.blake2b($0) } == bodyHash
     }
 
     /// Whether the body was erased after its author deleted the op (see `erasure`).
@@ -220,7 +230,7 @@ public struct Operation: Hashable, Sendable {
     }
 
     public static func == (a: Operation, b: Operation) -> Bool {
-        a.id == b.id && a.header == b.header && a.body == b.body && a.erasure == b.erasure
+        a.id == b.id && a.header == b.header && a.body == b.body && a.erasure == b.erasure && a.isExpired == b.isExpired
     }
     public func hash(into hasher: inout Hasher) { hasher.combine(id) }
 }

@@ -7,6 +7,10 @@ public enum OperationType: UInt8, Sendable, CaseIterable {
     case edit = 0x11
     case delete = 0x12
     case react = 0x13
+    /// A room's policy: topic, retention, history for new joiners (`RoomPolicy`).
+    case roomPolicy = 0x14
+    case roomLink = 0x15
+    case roomNotice = 0x16
     case profile = 0x20
     case conversationCreate = 0x30
     case memberAdd = 0x31
@@ -130,6 +134,15 @@ public enum OperationBody: Hashable, Sendable {
     case readMarker(partition: PartitionID, position: HLC)
     /// "You were added to this conversation", sealed to an inbox's owner (see `Invite`).
     case invite(conversation: PartitionDescriptor)
+    /// The first op of a private room's new epoch (a passphrase change, docs/DESIGN.md §3.7):
+    /// names the epoch it replaces by its room key and hands on that epoch's content key, so
+    /// holders of the new passphrase read the earlier history. Encrypted under the new key.
+    case roomLink(predecessor: Bytes32, contentKey: Bytes32)
+    /// "This room's passphrase was changed": written into the old epoch, encrypted under the old
+    /// key, so holders of the old passphrase see why nothing more arrives there.
+    case roomNotice
+    /// A room's whole policy; only the room's owner's take effect (`RoomPolicyState`).
+    case roomPolicy(RoomPolicy)
 
     public var type: OperationType {
         switch self {
@@ -149,6 +162,9 @@ public enum OperationBody: Hashable, Sendable {
         case .taskDelete: .taskDelete
         case .readMarker: .readMarker
         case .invite: .invite
+        case .roomLink: .roomLink
+        case .roomNotice: .roomNotice
+        case .roomPolicy: .roomPolicy
         }
     }
 }
@@ -215,6 +231,12 @@ extension OperationBody {
             w.partitionID(partition); w.u64(position.raw)
         case .invite(let descriptor):
             w.raw(descriptor.encoded)
+        case .roomLink(let predecessor, let contentKey):
+            w.bytes32(predecessor); w.bytes32(contentKey)
+        case .roomNotice:
+            break
+        case .roomPolicy(let policy):
+            policy.encode(to: &w)
         }
         return w.bytes
     }
@@ -259,7 +281,9 @@ extension OperationBody {
             return descriptor.kind == .conversation ? nil : "an invite must name a conversation"
         case .delete(_, _, let erasing):
             return erasing.count > Operation.maxErasedEdits ? "a delete erases at most \(Operation.maxErasedEdits) edits" : nil
-        case .taskDelete, .memberAdd, .memberRemove, .memberLeave, .readMarker:
+        case .roomPolicy(let policy):
+            return policy.problem
+        case .taskDelete, .memberAdd, .memberRemove, .memberLeave, .readMarker, .roomLink, .roomNotice:
             return nil
         }
     }
@@ -366,6 +390,12 @@ extension OperationBody {
             self = .readMarker(partition: try r.partitionID("partition"), position: HLC(raw: try r.u64("position")))
         case .invite:
             self = .invite(conversation: try PartitionDescriptor(decoding: r.raw(r.remaining, "conversation")))
+        case .roomLink:
+            self = .roomLink(predecessor: try r.bytes32("predecessor"), contentKey: try r.bytes32("content key"))
+        case .roomNotice:
+            self = .roomNotice
+        case .roomPolicy:
+            self = .roomPolicy(try RoomPolicy(reading: &r))
         }
         try r.expectEnd()
         if let problem = validate() { throw .invalidValue(field: problem) }

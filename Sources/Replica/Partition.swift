@@ -10,6 +10,7 @@ public enum PartitionKind: UInt8, Sendable, CaseIterable, CustomStringConvertibl
     case directory = 3
     case inbox = 4
     case ownData = 5
+    case privateRoom = 6
 
     /// The name used in JSON and on the command line.
     public var description: String {
@@ -19,6 +20,7 @@ public enum PartitionKind: UInt8, Sendable, CaseIterable, CustomStringConvertibl
         case .directory: "directory"
         case .inbox: "inbox"
         case .ownData: "self"
+        case .privateRoom: "private-room"
         }
     }
 }
@@ -33,12 +35,17 @@ public enum PartitionKind: UInt8, Sendable, CaseIterable, CustomStringConvertibl
 /// | directory | BLAKE2b("parley/directory/v1") |
 /// | inbox | BLAKE2b("parley/inbox/v1" ‖ owner key) |
 /// | self | BLAKE2b("parley/self/v1" ‖ owner key) |
+/// | private room | BLAKE2b("parley/private-room/v1" ‖ room public key) |
 public enum PartitionDescriptor: Hashable, Sendable {
     case room(RoomName)
     case conversation(creator: UserID, nonce: Bytes32)
     case directory
     case inbox(owner: UserID)
     case ownData(owner: UserID)
+    /// A room protected by a passphrase: its Ed25519 room key is derived from the name and the
+    /// passphrase (`PrivateRoomKeys`), so neither the name nor the passphrase can be read from
+    /// it, and every op in it must carry the room key's signature (`RoomSignature`).
+    case privateRoom(roomKey: Bytes32)
 
     public var kind: PartitionKind {
         switch self {
@@ -47,6 +54,7 @@ public enum PartitionDescriptor: Hashable, Sendable {
         case .directory: .directory
         case .inbox: .inbox
         case .ownData: .ownData
+        case .privateRoom: .privateRoom
         }
     }
 
@@ -58,6 +66,7 @@ public enum PartitionDescriptor: Hashable, Sendable {
         case .directory: hash = GenericHash.hash(domain: "parley/directory/v1", [])
         case .inbox(let owner): hash = GenericHash.hash(domain: "parley/inbox/v1", [owner.publicKey])
         case .ownData(let owner): hash = GenericHash.hash(domain: "parley/self/v1", [owner.publicKey])
+        case .privateRoom(let roomKey): hash = GenericHash.hash(domain: "parley/private-room/v1", [roomKey.bytes])
         }
         return PartitionID(bytes: hash)!
     }
@@ -70,6 +79,7 @@ public enum PartitionDescriptor: Hashable, Sendable {
         case .directory: "directory"
         case .inbox(let owner): "inbox of \(owner.short)"
         case .ownData(let owner): "self of \(owner.short)"
+        case .privateRoom: "private room \(id.text.prefix(12))"
         }
     }
 
@@ -82,6 +92,7 @@ public enum PartitionDescriptor: Hashable, Sendable {
         case .conversation(let creator, let nonce): w.user(creator); w.bytes32(nonce)
         case .directory: break
         case .inbox(let owner), .ownData(let owner): w.user(owner)
+        case .privateRoom(let roomKey): w.bytes32(roomKey)
         }
         return w.bytes
     }
@@ -99,6 +110,7 @@ public enum PartitionDescriptor: Hashable, Sendable {
         case .directory: self = .directory
         case .inbox: self = .inbox(owner: try r.user("owner"))
         case .ownData: self = .ownData(owner: try r.user("owner"))
+        case .privateRoom: self = .privateRoom(roomKey: try r.bytes32("room key"))
         }
         try r.expectEnd()
     }

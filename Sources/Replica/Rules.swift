@@ -35,6 +35,13 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
     /// held (refused for now) until the replica's clock is that close to it, so that no stamp
     /// can put a message below every later one, hide unread messages or pull a clock forward.
     case stampedAhead
+    /// An op in a private room without a valid signature by the room's key (`RoomSignature`):
+    /// its author does not hold the room's passphrase.
+    case roomSignature
+    /// The op arrived without its body as if outside its room's retention, but by this
+    /// replica's view it is inside: refused for now (it may fall outside later, or the whole op
+    /// may come from another peer), so a peer cannot drop a body by pretending.
+    case insideRetention
 
     public var description: String {
         switch self {
@@ -50,14 +57,16 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
         case .mustBePlaintext: "membership ops and key grants must stay readable (not encrypted)"
         case .nameInPlaintext: "a conversation's name must not be sent in plaintext"
         case .quotaExceeded: "this node's quota for partitions it carries for others is full"
+        case .roomSignature: "no valid signature by the private room's key: only holders of the room's passphrase write there"
         case .stampedAhead: "stamped more than \(HybridClock.maxLeadMillis / 60_000) minutes ahead of this node's clock; held until then"
+        case .insideRetention: "arrived without its body, but is inside the room's retention here; held until it falls outside"
         }
     }
 
     /// Whether the same op may be accepted later, once other ops have arrived (or, for the
     /// quota, once this node becomes a member or is given more room; for a stamp ahead, once
     /// the clock is near it).
-    public var mayResolveLater: Bool { self == .notMember || self == .quotaExceeded || self == .stampedAhead }
+    public var mayResolveLater: Bool { self == .notMember || self == .quotaExceeded || self == .stampedAhead || self == .insideRetention }
 }
 
 /// An op's body as far as the rules can read it.
@@ -72,6 +81,9 @@ public enum CheckedBody: Hashable, Sendable {
     /// A room's post or edit whose body its author's delete erased (`Operation.erasure`, checked
     /// by the store): only the header is left, and the proof.
     case erased(Erasure)
+    /// A room's post, edit or reaction whose body was dropped outside the room's retention:
+    /// only the header is left (`Operation.isExpired`); it has no effect on the views.
+    case expired
 }
 
 /// The rules that depend only on the op itself and its partition's descriptor.
@@ -84,7 +96,7 @@ public enum PartitionRules {
     /// Which op types each kind of partition accepts.
     public static func allows(_ type: OperationType, in kind: PartitionKind) -> Bool {
         switch (kind, type) {
-        case (.room, .post), (.room, .edit), (.room, .delete), (.room, .react),
+        case (.room, .post), (.room, .edit), (.room, .delete), (.room, .react), (.room, .roomPolicy),
             (.room, .taskCreate), (.room, .taskUpdate), (.room, .taskDelete):
             return true
         case (.conversation, .post), (.conversation, .edit), (.conversation, .delete), (.conversation, .react),
@@ -93,6 +105,10 @@ public enum PartitionRules {
             (.conversation, .memberLeave), (.conversation, .conversationRename), (.conversation, .readMarker):
             return true
         case (.conversation, .keyGrant):
+            return true
+        case (.privateRoom, .post), (.privateRoom, .edit), (.privateRoom, .delete), (.privateRoom, .react),
+            (.privateRoom, .taskCreate), (.privateRoom, .taskUpdate), (.privateRoom, .taskDelete), (.privateRoom, .roomLink),
+            (.privateRoom, .roomNotice):
             return true
         case (.directory, .profile):
             return true
@@ -127,6 +143,12 @@ public enum PartitionRules {
                 return .failure(.invalidBody("a sealed invite must be \(SealedBox.overheadBytes + 1)...\(Invite.maxBodyBytes) bytes"))
             }
             return .success(.sealed)
+        case .privateRoom(let roomKey):
+            // Everything in a private room is content: encrypted, and signed by the room key,
+            // which every replica checks from the descriptor alone.
+            guard encrypted else { return .failure(.mustBeEncrypted) }
+            guard let sealed = RoomSignature.check(op, roomKey: roomKey) else { return .failure(.roomSignature) }
+            return .success(.encrypted(sealed))
         default:
             break
         }

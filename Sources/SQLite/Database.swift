@@ -22,6 +22,11 @@ public final class Database {
     public let mode: OpenMode
     /// The SQLite VFS the file is opened through, by its registered name; nil for the default.
     public let vfs: String?
+    /// Whether the file is encrypted (opened with its key).
+    public let isEncrypted: Bool
+    /// The VFS the connection uses: `vfs`, or the cipher VFS over it (a second connection to
+    /// the file, such as the checkpointer's, opens through the same one).
+    let connectionVFS: String?
     private var connection: OpaquePointer?
     private var statementCache: [String: Statement] = [:]
     /// The cached statements of SQL literals, by the literal's address: looking one up costs a
@@ -56,11 +61,19 @@ public final class Database {
     /// database (`SQLiteError.notADatabase`) or is damaged (`SQLiteError.corrupt`) fails here,
     /// not at the first query. `vfs` names a registered SQLite VFS to open the file through
     /// (tests put a fault-injecting file layer there); nil is the default one.
-    public init(path: String, mode: OpenMode = .readWrite, vfs: String? = nil) throws {
-        self.connection = try Self.open(path: path, mode: mode, vfs: vfs)
+    ///
+    /// `cipherKey` (32 bytes) opens the file encrypted page by page (`Database+Cipher.swift`): a
+    /// new file is created so, an encrypted one is read with it. A plain file given a key
+    /// opens read-only as it is, and `.readWrite` refuses it (`encryptPlainFile` converts it);
+    /// an encrypted file opened without a key throws `SQLiteError.notADatabase` saying so.
+    public init(path: String, mode: OpenMode = .readWrite, vfs: String? = nil, cipherKey: [UInt8]? = nil) throws {
+        let (connection, connectionVFS) = try Self.open(path: path, mode: mode, vfs: vfs, cipherKey: cipherKey)
+        self.connection = connection
         self.path = path
         self.mode = mode
         self.vfs = vfs
+        self.connectionVFS = connectionVFS
+        self.isEncrypted = connectionVFS != vfs
     }
 
     deinit {
@@ -309,8 +322,24 @@ public final class Database {
         _ = parley_sqlite_memory_statistics_off()
     }()
 
-    private static func open(path: String, mode: OpenMode, vfs: String?) throws -> OpaquePointer {
+    private static func open(path: String, mode: OpenMode, vfs requestedVFS: String?, cipherKey: [UInt8]?) throws -> (OpaquePointer, String?) {
         _ = Self.processSettings
+        var vfs = requestedVFS
+        var encrypt = false
+        if path != ":memory:", !path.isEmpty {
+            switch (fileFormat(at: path), cipherKey) {
+            case (.encrypted, nil):
+                throw SQLiteError(
+                    extendedCode: SQLITE_NOTADB, message: "the database is encrypted; open it with its store key (the data directory's store.key) (\(path))")
+            case (.plain, .some) where mode == .readWrite:
+                throw SQLiteError.misuse("the database is not encrypted yet; convert it with encryptPlainFile first (\(path))")
+            case (.encrypted, .some(let key)), (.empty, .some(let key)):
+                vfs = try cipherVFS(key: key, over: requestedVFS)
+                encrypt = true
+            default:
+                break
+            }
+        }
         // NOMUTEX: the single owner serializes calls, SQLite's own mutex would be pure overhead.
         var flags = SQLITE_OPEN_NOMUTEX
         switch mode {
@@ -335,13 +364,19 @@ public final class Database {
                 throw SQLiteError(resultCode: timeoutCode, connection: connection, sql: nil)
             }
             try exec("PRAGMA foreign_keys = ON", on: connection)
+            if encrypt {
+                // Before the first page is written; temporary tables and sort spills in memory,
+                // not in clear in a temporary file.
+                reserveCipherBytes(connection)
+                try exec("PRAGMA temp_store = MEMORY", on: connection)
+            }
             // Opening is lazy: read the schema now so a garbage or corrupt file fails here.
             try exec("SELECT count(*) FROM sqlite_master", on: connection)
             let file = sqlite3_db_filename(connection, "main").map { String(cString: $0) } ?? ""
             if mode == .readWrite, !file.isEmpty {
                 try prepareFileForWriting(connection)
             }
-            return connection
+            return (connection, vfs)
         } catch {
             sqlite3_close_v2(connection)
             guard let error = error as? SQLiteError else { throw error }

@@ -29,6 +29,9 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     public static let busy: Int32 = SQLITE_BUSY
     /// A `UNIQUE`, `NOT NULL`, `CHECK`, foreign-key or `STRICT` type constraint failed.
     public static let constraint: Int32 = SQLITE_CONSTRAINT
+    /// A page of an encrypted file failed its authentication check (`SQLITE_IOERR_DATA`): changed
+    /// on disk, or read with another key.
+    public static let pageFailedCheck: Int32 = SQLITE_IOERR | (32 << 8)
     /// The database file is damaged; restore it from a copy or peers.
     public static let corrupt: Int32 = SQLITE_CORRUPT
     /// The file exists but is not an SQLite database (wrong path, or overwritten).

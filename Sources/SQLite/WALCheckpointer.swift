@@ -186,7 +186,7 @@ extension Database {
         let connection = try openConnection()
         guard mode == .readWrite, let file = sqlite3_db_filename(connection, "main"), file.pointee != 0 else { return }
         self.checkpointer?.stop()
-        let checkpointer = WALCheckpointer(path: String(cString: file), vfs: vfs, pages: pages, jitter: jitter, backstopPages: backstopPages)
+        let checkpointer = WALCheckpointer(path: String(cString: file), vfs: connectionVFS, pages: pages, jitter: jitter, backstopPages: backstopPages)
         self.checkpointer = checkpointer
         // The database keeps the checkpointer alive for as long as the hook is set.
         sqlite3_wal_hook(connection, walCommitHook, Unmanaged.passUnretained(checkpointer).toOpaque())

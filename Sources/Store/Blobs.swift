@@ -53,7 +53,9 @@ extension Blobs {
     /// The content of an attachment of a message in `partition`.
     public func attachmentContent(_ attachment: Attachment, in partition: PartitionID) throws -> AttachmentContent {
         guard let stored = try blob(attachment.hash) else { return .notFetched }
-        guard let record = try log.partition(partition), record.descriptor.kind == .conversation else { return .content(stored) }
+        guard let record = try log.partition(partition), record.descriptor.kind == .conversation || record.descriptor.kind == .privateRoom else {
+            return .content(stored)
+        }
         guard let epoch = EncryptedBlob.epoch(of: stored) else { return .cannotOpen }
         for key in try keys.epochKeys(pid: record.pid) where key.epoch == epoch {
             if let content = EncryptedBlob.open(stored, with: key) { return .content(content) }

@@ -42,7 +42,8 @@ public final class Carrier {
 /// among members the op set, and therefore every view, stays the same.
 extension Carrier {
     /// Whether this node only carries the partition: a conversation not joined and of which no
-    /// local identity is (ever) a member, or an inbox that is not a local identity's.
+    /// local identity is (ever) a member, an inbox that is not a local identity's, or a private
+    /// room whose passphrase this node was never given (not joined).
     public func isCarried(_ partition: PartitionID) throws -> Bool {
         guard let record = try log.partition(partition) else { return false }
         return try isCarried(record)
@@ -56,6 +57,8 @@ extension Carrier {
             return true
         case .inbox(let owner):
             return !record.joined && keys.localIdentity(owner) == nil
+        case .privateRoom:
+            return !record.joined
         case .room, .directory, .ownData:
             return false
         }
@@ -76,7 +79,9 @@ extension Carrier {
 
     /// Whether storing `op` would take a carried partition over the quota.
     func exceedsCarrierQuota(_ op: Operation, record: PartitionRecord) throws -> Bool {
-        guard record.descriptor.kind == .conversation || record.descriptor.kind == .inbox, try isCarried(record) else { return false }
+        guard record.descriptor.kind == .conversation || record.descriptor.kind == .inbox || record.descriptor.kind == .privateRoom,
+            try isCarried(record)
+        else { return false }
         return try storedBytes(pid: record.pid) + op.header.count + op.body.count > carrierQuotaBytes
     }
 

@@ -114,6 +114,15 @@ extension KeyRing {
     func epochKeys(pid: Int64) throws -> [EpochKey] {
         if let cached = epochKeyCache[pid] { return cached }
         guard let descriptor = try log.descriptor(pid: pid) else { return [] }
+        if case .privateRoom = descriptor {
+            // A private room's one key is its content key, derived from its passphrase when it
+            // was joined (or learned from its successor): no grants.
+            let keys = try database.cachedStatement("SELECT content_key FROM private_rooms WHERE pid = ?").rows(.integer(pid)) {
+                EpochKey(partition: descriptor.id, epoch: 0, key: SecureBytes($0.blob(0)))
+            }.compactMap { $0 }
+            epochKeyCache[pid] = keys
+            return keys
+        }
         let keys = try database.cachedStatement(
             """
             SELECT k.epoch, k.key FROM epoch_keys k

@@ -158,7 +158,9 @@ public struct OpArchiver {
                 switch descriptor {
                 case .room, .directory: joined = true
                 case .ownData(let owner), .inbox(let owner): joined = owner == me
-                case .conversation: joined = false
+                // A private room is joined with its passphrase (`join --room-passphrase-file`),
+                // which no export file holds: imported, it is carried until then.
+                case .conversation, .privateRoom: joined = false
                 }
                 try store.log.ensurePartition(descriptor, joined: joined)
                 summary.partitions += 1

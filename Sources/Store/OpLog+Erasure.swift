@@ -14,7 +14,16 @@ extension OpLog {
     /// An op from its stored columns.
     static func storedOperation(header: [UInt8], body: [UInt8], erasure: [UInt8]?) throws -> Operation {
         guard let erasure else { return try Operation(header: header, body: body) }
+        // An empty `erasure`: the op expired outside its room's retention (`Views+Retention`).
+        if erasure.isEmpty { return try Operation(expiredHeader: header) }
         return try Operation(erasedHeader: header, proof: Operation(encoded: erasure))
+    }
+
+    /// Ops whose bodies expired in this write: like erased ones, they leave in their stored form
+    /// (`erasedForms`) if they reach the links from memory.
+    func noteExpired(_ ids: [OpID]) {
+        if erasedHere.count + ids.count > Self.maxRememberedErasures { erasedHere.removeAll(keepingCapacity: true) }
+        erasedHere.formUnion(ids.prefix(Self.maxRememberedErasures))
     }
 
     /// An op from a row's `header, body, erasure` columns, starting at column `first`.
@@ -80,9 +89,9 @@ extension OpLog {
     /// `ops` with each op this process erased replaced by its stored, erased form: an op applied
     /// and erased in one write may reach the links whole from memory.
     func erasedForms(of ops: [Operation]) throws -> [Operation] {
-        guard !erasedHere.isEmpty, ops.contains(where: { !$0.isErased && erasedHere.contains($0.id) }) else { return ops }
+        guard !erasedHere.isEmpty, ops.contains(where: { !$0.isErased && !$0.isExpired && erasedHere.contains($0.id) }) else { return ops }
         return try ops.map { op in
-            guard !op.isErased, erasedHere.contains(op.id), let record = try partition(op.partition), let aid = try existingAuthorID(op.author),
+            guard !op.isErased, !op.isExpired, erasedHere.contains(op.id), let record = try partition(op.partition), let aid = try existingAuthorID(op.author),
                 let stored = try storedOp(pid: record.pid, aid: aid, seq: op.seq), stored.id == op.id
             else { return op }
             return try stored.operation()

@@ -83,7 +83,7 @@ public final class OpLog {
     public func ensurePartition(_ descriptor: PartitionDescriptor, joined: Bool) throws -> ReplicaStore.PartitionRecord {
         if var record = try partition(descriptor.id) {
             if joined && !record.joined {
-                try database.execute("UPDATE partitions SET joined = 1 WHERE pid = ?", .integer(record.pid))
+                try database.execute("UPDATE partitions SET joined = 1, joined_at = \(Self.nowMillisSQL) WHERE pid = ?", .integer(record.pid))
                 record.joined = true
                 partitionCache[record.id] = record
                 partitionListCache = nil
@@ -91,7 +91,7 @@ public final class OpLog {
             return record
         }
         try database.execute(
-            "INSERT INTO partitions(id, kind, descriptor, joined) VALUES (?, ?, ?, ?)",
+            "INSERT INTO partitions(id, kind, descriptor, joined, joined_at) VALUES (?, ?, ?, ?, CASE WHEN ?4 THEN \(Self.nowMillisSQL) END)",
             .blob(descriptor.id.bytes), .integer(Int64(descriptor.kind.rawValue)),
             .blob(descriptor.encoded), .integer(joined ? 1 : 0))
         let record = PartitionRecord(pid: database.lastInsertRowID, descriptor: descriptor, joined: joined)
@@ -103,9 +103,20 @@ public final class OpLog {
 
     /// Marks a partition as left (its ops stay; the node stops showing it).
     public func setJoined(_ id: PartitionID, _ joined: Bool) throws {
-        try database.execute("UPDATE partitions SET joined = ? WHERE id = ?", .integer(joined ? 1 : 0), .blob(id.bytes))
+        try database.execute(
+            "UPDATE partitions SET joined = ?1, joined_at = CASE WHEN ?1 AND NOT joined THEN \(Self.nowMillisSQL) ELSE joined_at END WHERE id = ?2",
+            .integer(joined ? 1 : 0), .blob(id.bytes))
         partitionCache[id] = nil
         partitionListCache = nil
+    }
+
+    /// The wall clock in Unix milliseconds, as SQL (when a room was joined).
+    static let nowMillisSQL = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
+
+    /// When this node's user joined the partition (Unix ms); nil if not joined, or joined before
+    /// the store recorded it.
+    public func joinedAt(_ id: PartitionID) throws -> UInt64? {
+        try database.scalar("SELECT joined_at FROM partitions WHERE id = ? AND joined = 1", .blob(id.bytes), as: Int64.self).map { UInt64(max(0, $0)) }
     }
 
     /// The partition with this id, if known.
@@ -212,7 +223,8 @@ public final class OpLog {
         ).run(
             .integer(pid), .integer(aid), .integer(Int64(op.seq)),
             .integer(Int64(op.type)), .integer(Int64(bitPattern: op.hlc.raw)), .blob(op.header), .blob(op.body),
-            .integer(Int64(nowMillis)), .integer(signatureChecked ? 1 : 0), op.erasure.map { .blob($0.proof.header + $0.proof.body) } ?? .null)
+            .integer(Int64(nowMillis)), .integer(signatureChecked ? 1 : 0),
+            op.isExpired ? .blob([]) : op.erasure.map { .blob($0.proof.header + $0.proof.body) } ?? .null)
         if signatureChecked { noteSignatureChecked(op) }
         let oid = database.lastInsertRowID
         if firstOpRowIDSinceMark == nil { firstOpRowIDSinceMark = oid }

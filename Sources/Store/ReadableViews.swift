@@ -44,10 +44,10 @@ enum ReadableViews {
         CREATE VIEW partition_names AS
         SELECT p.pid AS pid, p.id AS id, p.joined AS joined,
             CASE p.kind WHEN 1 THEN 'room' WHEN 2 THEN 'conversation' WHEN 3 THEN 'directory'
-                WHEN 4 THEN 'inbox' WHEN 5 THEN 'self' ELSE 'other' END AS kind,
+                WHEN 4 THEN 'inbox' WHEN 5 THEN 'self' WHEN 6 THEN 'private-room' ELSE 'other' END AS kind,
             CASE p.kind WHEN 1 THEN CAST(substr(p.descriptor, 4) AS TEXT) WHEN 2 THEN c.name
-                WHEN 3 THEN 'directory' WHEN 4 THEN 'inbox' WHEN 5 THEN 'self' ELSE NULL END AS name
-        FROM partitions p LEFT JOIN conversations c ON c.pid = p.pid;
+                WHEN 3 THEN 'directory' WHEN 4 THEN 'inbox' WHEN 5 THEN 'self' WHEN 6 THEN r.name ELSE NULL END AS name
+        FROM partitions p LEFT JOIN conversations c ON c.pid = p.pid LEFT JOIN private_rooms r ON r.pid = p.pid;
 
         CREATE VIEW v_partitions AS
         SELECT parley_id(id) AS partition, kind, name, joined FROM partition_names;

@@ -98,6 +98,12 @@ extension ReplicaStore {
         }
         let chainValid: Bool
         do { try verifyChain(newOps, after: head.headID); chainValid = true } catch { chainValid = false }
+        // The posts of an authentic run count as held when an op of it that arrived without its
+        // body is checked against a keep-the-last-N retention; if one is still inside the window
+        // here, they are remembered for the other chains' turn (`Views.seenPosts`).
+        let hasExpired = newOps.contains(where: \.isExpired)
+        batchPosts = chainValid && hasExpired ? newOps.filter { $0.type == OperationType.post.rawValue }.map(ClockKey.init) : []
+        defer { batchPosts = [] }
         // The run's head is followed here rather than read and written per op: one head write
         // for the whole run (the ops of a run are one author's, in one partition, in seq order).
         var current = head
@@ -112,6 +118,7 @@ extension ReplicaStore {
             }
             outcomes.append(outcome)
         }
+        if !batchPosts.isEmpty, outcomes.contains(.rejected(.rule(.insideRetention))) { views.rememberPosts(batchPosts, pid: record.pid) }
         // Each applied op of the run had its signature checked, alone or as the chain's last.
         if let lastApplied, let aid = try log.existingAuthorID(lastApplied.author) {
             try log.writeHead(of: lastApplied, pid: record.pid, aid: aid, uncheckedFrom: nil)
@@ -134,7 +141,17 @@ extension ReplicaStore {
         // The body hash comes before decoding the body: a changed body is reported as such.
         guard op.hasValidBodyHash else { return .rejected(.invalid(.bodyHashMismatch)) }
         let checked: CheckedBody
-        if let erasure = op.erasure {
+        if op.isExpired {
+            // An op without its body outside its room's retention: taken only if this replica
+            // sees it outside too (docs/ARCHITECTURE.md, *Retention*), whoever sent it.
+            guard record.descriptor.kind == .room, Views.expiringTypes.contains(Int64(op.type)) else {
+                return .rejected(.rule(.invalidBody("only a room's posts, edits and reactions arrive without their body")))
+            }
+            guard try views.isOutsideRetention(op, pid: record.pid, nowMillis: nowMillis, batchPosts: batchPosts) else {
+                return .rejected(.rule(.insideRetention))
+            }
+            checked = .expired
+        } else if let erasure = op.erasure {
             // An erased op stands on its proof instead of its body: checked in full, whoever sent it.
             guard record.descriptor.kind == .room else { return .rejected(.invalid(.unprovenErasure("only a room's ops are erased"))) }
             if let problem = op.erasureProblem() { return .rejected(.invalid(.unprovenErasure(problem))) }
@@ -182,6 +199,7 @@ extension ReplicaStore {
         if writesHead { try log.writeHead(of: op, pid: record.pid, aid: aid, uncheckedFrom: Self.uncheckedFrom(after: op, deferred: deferred, head: head)) }
         carrier.noteStored(op, pid: record.pid)
         try views.applyViews(op, checked: checked, oid: oid, record: record, aid: aid, rebuilding: false)
+        if record.descriptor.kind == .room { try views.noteRoomWrite(pid: record.pid, nowMillis: nowMillis) }
         if case .plain(.delete(let target, let targetSeq, let erasing)) = checked {
             try log.erase(deletedBy: op, target: target, targetSeq: targetSeq, erasing: erasing, pid: record.pid, aid: aid, signatureChecked: signatureChecked)
         }

@@ -38,6 +38,8 @@ extension ReplicaStore {
             switch (record.descriptor, body) {
             case (.conversation, _):
                 op = try authorInConversation(body, record: record, by: local, nowMillis: nowMillis)
+            case (.privateRoom, _):
+                op = try authorInPrivateRoom(body, record: record, by: identity, nowMillis: nowMillis)
             case (.inbox(let owner), .invite(let conversation)):
                 op = try signAndApply(
                     .invite, flags: .bodyEncrypted, body: try Invite.seal(conversation, to: owner), record: record, by: identity, nowMillis: nowMillis)
@@ -53,18 +55,25 @@ extension ReplicaStore {
     /// nothing of it) unless it applies. Must run inside a transaction.
     @discardableResult
     func signAndApply(
-        _ type: OperationType, flags: Operation.Flags, body: [UInt8], record: PartitionRecord, by identity: Identity, nowMillis: UInt64
+        _ type: OperationType, flags: Operation.Flags, body: [UInt8], record: PartitionRecord, by identity: Identity, nowMillis: UInt64,
+        roomKeys: PrivateRoomKeys? = nil
     ) throws -> Operation {
-        guard body.count <= Operation.maxBodyBytes else {
-            throw StoreError.invalidInput("the change is \(body.count) bytes, over the limit of \(Operation.maxBodyBytes)")
+        let bodyBytes = body.count + (roomKeys == nil ? 0 : RoomSignature.bytes)
+        guard bodyBytes <= Operation.maxBodyBytes else {
+            throw StoreError.invalidInput("the change is \(bodyBytes) bytes, over the limit of \(Operation.maxBodyBytes)")
         }
         let aid = try log.authorID(identity.id)
         let head = try log.head(pid: record.pid, aid: aid)
         if let frozen = head.frozenAt { throw StoreError.rejected(.authorForked(at: frozen)) }
         var clock = self.clock
         let hlc = clock.tick(nowMillis: nowMillis)
+        // In a private room the body starts with the room key's signature over the op's place.
+        let signedBody =
+            roomKeys.map {
+                RoomSignature.body(sealed: body, keys: $0, author: identity.id, seq: head.maxSeq + 1, prev: head.headID, hlc: hlc, type: type, flags: flags)
+            } ?? body
         let op = Operation.sign(
-            type: type, flags: flags, partition: record.id, seq: head.maxSeq + 1, prev: head.headID, hlc: hlc, body: body, by: identity)
+            type: type, flags: flags, partition: record.id, seq: head.maxSeq + 1, prev: head.headID, hlc: hlc, body: signedBody, by: identity)
         // The head read above, in this transaction: not read again.
         switch try applyChecked(op, signature: .checked, nowMillis: nowMillis, knownHead: head) {
         case .applied:

@@ -24,6 +24,8 @@ extension ReplicaStore {
             var stored = content
             if record.descriptor.kind == .conversation, let local = keys.localIdentity(identity.id) {
                 stored = try EncryptedBlob.seal(content, with: try prepareWriteKey(record, by: local, nowMillis: nowMillis))
+            } else if record.descriptor.kind == .privateRoom {
+                stored = try EncryptedBlob.seal(content, with: try privateRoomWriteKeys(record).epochKey)
             }
             let hash = try blobs.storeBlob(stored, nowMillis: nowMillis)
             try views.flushPendingRebuilds()

@@ -39,6 +39,9 @@ public final class ReplicaStore {
     public let outbound: OutboundChecks
     /// Opened with `init(readOnlyPath:)`: keys opened from grants stay in memory only.
     let isReadOnly: Bool
+    /// The posts of the batch `apply(_:)` is applying, when it holds an expired op: they count
+    /// as held when that op is checked against its room's retention.
+    var batchPosts: [ClockKey] = []
 
     /// The parts over `database`, each given the parts it reads.
     private init(database: Database, isReadOnly: Bool) throws {
@@ -60,8 +63,17 @@ public final class ReplicaStore {
     /// `":memory:"` gives a private in-memory store (tests). `vfs`: the SQLite VFS to open the
     /// file through, by its registered name (tests put a file layer that cuts the power there);
     /// nil is the default.
-    public convenience init(path: String, vfs: String? = nil) throws {
-        let database = try Database(path: path, vfs: vfs)
+    ///
+    /// `key` (the store key, `StoreKeyFile`): the file is encrypted page by page under it
+    /// (docs/DESIGN.md §5.1); a store still in the plain format of earlier versions is converted
+    /// first, with nothing lost (`Database.encryptPlainFile`). Nil keeps a plain file (tests,
+    /// benchmarks of the plain format).
+    public convenience init(path: String, vfs: String? = nil, key: SecureBytes? = nil) throws {
+        let keyBytes = key?.bytes
+        if let keyBytes, Database.fileFormat(at: path) == .plain {
+            try Database.encryptPlainFile(at: path, key: keyBytes, vfs: vfs)
+        }
+        let database = try Database(path: path, vfs: vfs, cipherKey: keyBytes)
         // Checkpoint on a thread of its own (in the commit, its 75–100 ms stalled every apply
         // behind it) every 3,072–5,120 frames of WAL (3–5 MiB with `Database.newFilePageSize`,
         // 12–20 MiB in a store made with 4 KiB pages; drawn anew each time: nodes on one host that hold
@@ -75,8 +87,9 @@ public final class ReplicaStore {
     }
 
     /// Opens an existing store read-only (commands that only read, while a node may be writing).
-    public convenience init(readOnlyPath path: String) throws {
-        try self.init(database: try Database(path: path, mode: .readOnly), isReadOnly: true)
+    /// `key`: the store key, for an encrypted store (ignored for a plain one).
+    public convenience init(readOnlyPath path: String, key: SecureBytes? = nil) throws {
+        try self.init(database: try Database(path: path, mode: .readOnly, cipherKey: key?.bytes), isReadOnly: true)
     }
 
     /// The clock older versions kept in a setting (rewritten by every own write; 0 when none). Now
@@ -117,6 +130,7 @@ public final class ReplicaStore {
     /// Empties the caches of rows and what was read from them (after a rollback, or another
     /// process's write): each part forgets its own.
     func forgetCachedRows() {
+        views.retentionCache.removeAll()
         log.forgetCachedRows()
         keys.forgetCachedRows()
         carrier.forgetCachedRows()

@@ -1,5 +1,6 @@
 import Replica
 import SQLite
+import Sodium
 
 /// Salvage (`parley salvage`): every op still readable from a damaged store file, verified,
 /// into an export file that `parley import` takes into a fresh store.
@@ -48,8 +49,9 @@ public enum Salvage {
     /// writes them to `writer`: each partition's descriptor, its ops in chain order per author,
     /// its fork proofs, then the checksum trailer. Throws only when the file cannot be opened
     /// at all (the header or schema is damaged) or `writer` fails.
-    public static func salvage(databaseAt path: String, to writer: OpArchive.Writer) throws -> Report {
-        let database = try Database(path: path, mode: .readOnly)
+    /// `key`: the store key of an encrypted store (pages that fail its check read as damaged).
+    public static func salvage(databaseAt path: String, key: SecureBytes? = nil, to writer: OpArchive.Writer) throws -> Report {
+        let database = try Database(path: path, mode: .readOnly, cipherKey: key?.bytes)
         defer { database.close() }
         var report = Report()
 

@@ -244,8 +244,45 @@ enum Schema {
         // recorded each done: a store where a setting is missing has not had that one yet
         // (`finishBackfills`), and the settings go.
         Migration("009-backfills", "", code: { try Schema.finishBackfills($0) }),
-        // Readable views for `parley sql` (docs/SCHEMA.md; `ReadableViews`). Numbered after the
-        // numbers 010–012 that other changes took.
+        // The private rooms this node holds (docs/DESIGN.md §3.7): local only, never replicated.
+        // `room_seed` is NULL for an earlier epoch learned from its successor's link op (read,
+        // not written); `successor` is the pid of the epoch that replaced it.
+        Migration(
+            "010-private-rooms",
+            """
+            CREATE TABLE private_rooms(
+                pid INTEGER PRIMARY KEY REFERENCES partitions(pid),
+                name TEXT NOT NULL,
+                room_seed BLOB,
+                content_key BLOB NOT NULL,
+                successor INTEGER
+            ) STRICT;
+            CREATE INDEX private_rooms_by_name ON private_rooms(name);
+            """),
+        // Room policies (docs/DESIGN.md §3.4, *Room policies*): `policy_events` lists a room's
+        // policy ops (a view, like `membership_events`: they are few, and the policy is resolved
+        // from all of them); `room_policies` is the policy in force and its owner. `joined_at`
+        // is when this node's user joined a room (Unix ms; NULL: before this migration), which
+        // hides older messages when the room's policy gives new joiners no history.
+        Migration(
+            "011-room-policies",
+            """
+            CREATE TABLE policy_events(
+                oid INTEGER PRIMARY KEY,
+                pid INTEGER NOT NULL
+            ) STRICT;
+            CREATE INDEX policy_events_by_partition ON policy_events(pid);
+            CREATE TABLE room_policies(
+                pid INTEGER PRIMARY KEY,
+                owner BLOB NOT NULL,
+                topic TEXT NOT NULL,
+                retention TEXT NOT NULL,
+                history INTEGER NOT NULL
+            ) STRICT;
+            ALTER TABLE partitions ADD COLUMN joined_at INTEGER;
+            """),
+        // Readable views for `parley sql` (docs/SCHEMA.md; `ReadableViews`); 011 and 012 are
+        // the room policies' and the store at rest's.
         Migration("013-readable-views", ReadableViews.migrationSQL),
     ]
 
@@ -267,6 +304,6 @@ enum Schema {
     /// View tables, emptied before a rebuild from the log.
     static let viewTables = [
         "messages", "attachment_hashes", "reactions", "profiles", "conversations", "membership_events", "members", "tasks", "read_markers", "grants",
-        "read_receipts",
+        "read_receipts", "policy_events", "room_policies",
     ]
 }

@@ -47,7 +47,44 @@ extension Views {
     /// and with `before`, only those that come before that message (a page of older history;
     /// `StoreError.notFound` if it is not a message of the partition). In a conversation, only
     /// messages this node can open are there at all, and only those by members (see `isShown`).
+    ///
+    /// A private room's history runs over its epochs (`privateRoomChain`): every readable epoch's
+    /// messages, merged in display order, so a passphrase change does not cut the room short.
     public func history(_ partition: PartitionID, limit: Int? = nil, before: OpID? = nil) throws -> [MessageView] {
+        let chain = try privateRoomChain(partition)
+        guard chain.count < 2 else {
+            var merged = try chain.flatMap { try epochHistory($0, limit: nil, before: nil) }
+            merged.sort { a, b in
+                if a.hlc != b.hlc { return a.hlc < b.hlc }
+                if a.author != b.author { return a.author.publicKey.lexicographicallyPrecedes(b.author.publicKey) }
+                return a.seq < b.seq
+            }
+            if let before {
+                guard let index = merged.firstIndex(where: { $0.id == before }) else { throw StoreError.notFound("no message \(before.text) in this room") }
+                merged = Array(merged[..<index])
+            }
+            return limit.map { Array(merged.suffix($0)) } ?? merged
+        }
+        return try epochHistory(partition, limit: limit, before: before)
+    }
+
+    /// The epochs of a private room up to `partition`, oldest first: each earlier one is the
+    /// epoch whose successor is the next (a passphrase change); at most 64. Any other partition
+    /// is its own chain.
+    public func privateRoomChain(_ partition: PartitionID) throws -> [PartitionID] {
+        guard let record = try log.partition(partition), record.descriptor.kind == .privateRoom else { return [partition] }
+        var chain = [partition]
+        var pid = record.pid
+        let earlier = try database.cachedStatement("SELECT p.pid, p.id FROM private_rooms r JOIN partitions p ON p.pid = r.pid WHERE r.successor = ?")
+        while chain.count < 64, let row = try earlier.firstRow(.integer(pid), map: { ($0.int64(0), $0.blob(1)) }), let id = PartitionID(bytes: row.1) {
+            guard !chain.contains(id) else { break }
+            chain.insert(id, at: 0)
+            pid = row.0
+        }
+        return chain
+    }
+
+    private func epochHistory(_ partition: PartitionID, limit: Int?, before: OpID?) throws -> [MessageView] {
         guard let record = try log.partition(partition) else { throw StoreError.unknownPartition(partition) }
         // The order's key of `before` (or past the end), compared as a row value; its HLC alone
         // lets SQLite start walking `messages_in_order` back from it.
@@ -59,17 +96,26 @@ extension Views {
             else { throw StoreError.notFound("no message \(before.text) in this \(record.descriptor.kind == .room ? "room" : "conversation")") }
             end = found
         }
+        // A room whose policy gives new joiners no history shows this node's user only what was
+        // written after they joined. Hidden, not secret: the ops are
+        // stored, and anyone may fetch them (docs/ARCHITECTURE.md, *Room policies*).
+        var start: Int64 = 0
+        if case .room = record.descriptor, let policy = try roomPolicy(pid: record.pid), !policy.policy.historyForNewJoiners,
+            let joinedAt = try log.joinedAt(partition)
+        {
+            start = Int64(bitPattern: HLC(wallMillis: joinedAt, counter: 0).raw)
+        }
         let statement = try database.prepare(
             """
             SELECT * FROM (
                 SELECT \(Self.messageColumns)
                 FROM messages m JOIN authors a ON a.aid = m.aid LEFT JOIN profiles p ON p.aid = m.aid
-                WHERE m.pid = ? AND m.hlc <= ? AND (m.hlc, a.key, m.seq) < (?, ?, ?)
+                WHERE m.pid = ? AND m.hlc <= ? AND m.hlc >= ? AND (m.hlc, a.key, m.seq) < (?, ?, ?)
                 ORDER BY m.hlc DESC, a.key DESC, m.seq DESC LIMIT ?
             ) ORDER BY hlc, key, seq
             """)
         var messages = try statement.rows(
-            .integer(record.pid), .integer(end.hlc), .integer(end.hlc), .blob(end.key), .integer(end.seq),
+            .integer(record.pid), .integer(end.hlc), .integer(start), .integer(end.hlc), .blob(end.key), .integer(end.seq),
             .integer(Int64(limit ?? Int(Int64.max))),
             map: Self.messageView)
         if messages.count <= Self.reactionsReadPerMessage {

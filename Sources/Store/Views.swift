@@ -21,6 +21,18 @@ public final class Views {
     /// Partitions whose views must be rebuilt before the transaction ends: a key arrived that
     /// opens ops already stored.
     var pendingRebuilds: Set<Int64> = []
+    /// Each room's retention, read once (`retention(pid:)`); forgotten when a policy changes,
+    /// on rollback and after another process wrote.
+    var retentionCache: [Int64: Retention] = [:]
+    /// Rooms written in this transaction whose retention is enforced before it ends, with the
+    /// clock of the write (`noteRoomWrite`).
+    var retentionDue: [Int64: UInt64] = [:]
+    /// Posts of authentic runs that brought an op still inside its room's window here, by room
+    /// (at most `maxSeenPosts` in all): they count as held when the other chains' ops that
+    /// arrived without their bodies are checked, which breaks the wait of two chains whose
+    /// old ops each need the other's newer posts. Never stored: a restart asks again.
+    var seenPosts: [Int64: Set<ClockKey>] = [:]
+    static let maxSeenPosts = 4_096
 
     init(database: Database, log: OpLog, keys: KeyRing, isReadOnly: Bool) {
         (self.database, self.log, self.keys, self.isReadOnly) = (database, log, keys, isReadOnly)
@@ -30,7 +42,11 @@ public final class Views {
     func rebuildAtEnd(pid: Int64) { pendingRebuilds.insert(pid) }
 
     /// After a rollback: nothing of the rolled-back transaction is left to rebuild.
-    func rolledBack() { pendingRebuilds.removeAll() }
+    func rolledBack() {
+        pendingRebuilds.removeAll()
+        retentionDue.removeAll()
+        retentionCache.removeAll()
+    }
 }
 
 /// The materialized views: each op's effect, and rebuilding them from the log.
@@ -51,14 +67,18 @@ extension Views {
             // Nodes without a key for the epoch (carriers, removed members) store it unread. What
             // a former member wrote at or after their removal (with a key they kept) is ignored,
             // as is anything by an author whose add never took effect.
-            guard try Self.isShown(author: op.author, hlc: op.hlc, keys.membershipState(pid: record.pid)),
-                let body = try keys.openBody(op, sealed, pid: record.pid)
-            else { return }
+            // A private room has no membership: whoever holds the passphrase writes there.
+            if record.descriptor.kind == .conversation {
+                guard try Self.isShown(author: op.author, hlc: op.hlc, keys.membershipState(pid: record.pid)) else { return }
+            }
+            guard let body = try keys.openBody(op, sealed, pid: record.pid) else { return }
             try applyViews(op, body: body, oid: oid, record: record, aid: aid, rebuilding: rebuilding)
         case .sealed:
             break  // invites: their owner reads them with `processInbox`
         case .erased(let erasure):
             try applyErasedViews(op, erasure: erasure, oid: oid, pid: record.pid, aid: aid)
+        case .expired:
+            break  // outside the room's retention: no words, no effect
         }
     }
 
@@ -119,6 +139,16 @@ extension Views {
             if try keys.noteGrant(grant, oid: oid, record: record, aid: aid, rebuilding: rebuilding) { pendingRebuilds.insert(record.pid) }
         case .invite:
             break
+        case .roomLink(let predecessor, let contentKey):
+            try notePredecessor(predecessor, contentKey: contentKey, of: record)
+        case .roomNotice:
+            // Shown where it was written (the old epoch) as a line by whoever changed the passphrase.
+            try database.cachedStatement("INSERT INTO messages(oid, pid, aid, seq, hlc, op_id, text) VALUES (?, ?, ?, ?, ?, ?, ?)").run(
+                .integer(oid), .integer(pid), .integer(aid), .integer(Int64(op.seq)), .integer(Int64(bitPattern: op.hlc.raw)),
+                .blob(op.id.bytes), .text(Self.passphraseChangedText))
+        case .roomPolicy:
+            try database.cachedStatement("INSERT INTO policy_events(oid, pid) VALUES (?, ?)").run(.integer(oid), .integer(pid))
+            try resolveRoomPolicy(pid: pid)
         case .taskCreate, .taskUpdate(_, _, _, _), .taskDelete:
             let taskID: OpID
             switch body {
@@ -151,6 +181,33 @@ extension Views {
                 ON CONFLICT(owner, target) DO UPDATE SET position = max(position, excluded.position)
                 """
             ).run(.blob(op.author.publicKey), .blob(target.bytes), .integer(Int64(bitPattern: position.raw)))
+        }
+    }
+
+    /// The text a passphrase change shows in the room's old epoch.
+    public static let passphraseChangedText =
+        "(changed this private room's passphrase: later messages are in a new epoch that the old passphrase cannot open)"
+
+    /// A private room's link to the epoch it replaced: that epoch becomes readable here with the
+    /// content key the link hands on (never writable: its room key stays with the old
+    /// passphrase), under the same name, and the room's views follow the chain to it. Only a
+    /// new row triggers a rebuild of the earlier epoch, so links that point at each other end.
+    private func notePredecessor(_ roomKey: Bytes32, contentKey: Bytes32, of record: PartitionRecord) throws {
+        let descriptor = PartitionDescriptor.privateRoom(roomKey: roomKey)
+        guard descriptor.id != record.id,
+            let name = try database.scalar("SELECT name FROM private_rooms WHERE pid = ?", .integer(record.pid), as: String.self)
+        else { return }
+        let earlier = try log.ensurePartition(descriptor, joined: true)
+        let known: Int = try database.scalar("SELECT count(*) FROM private_rooms WHERE pid = ?", .integer(earlier.pid)) ?? 0
+        try database.cachedStatement(
+            """
+            INSERT INTO private_rooms(pid, name, room_seed, content_key, successor) VALUES (?, ?, NULL, ?, ?)
+            ON CONFLICT(pid) DO UPDATE SET successor = excluded.successor
+            """
+        ).run(.integer(earlier.pid), .text(name), .blob(contentKey.bytes), .integer(record.pid))
+        if known == 0 {
+            keys.forgetEpochKeys(pid: earlier.pid)
+            pendingRebuilds.insert(earlier.pid)
         }
     }
 
@@ -210,6 +267,7 @@ extension Views {
     /// Rebuilds the partitions for which a key arrived that opens ops already stored. Runs at the
     /// end of every transaction that applies ops, so a batch with many grants rebuilds once.
     func flushPendingRebuilds() throws {
+        try flushRetention()
         while let pid = pendingRebuilds.first {
             pendingRebuilds.remove(pid)
             guard !isReadOnly, let descriptor = try log.descriptor(pid: pid), let record = try log.partition(descriptor.id) else { continue }
@@ -220,7 +278,10 @@ extension Views {
     /// Rebuilds one partition's views from its ops.
     func rebuildViews(_ record: PartitionRecord) throws {
         let pid = SQLValue.integer(record.pid)
-        for table in ["messages", "attachment_hashes", "reactions", "conversations", "membership_events", "members", "tasks", "grants", "read_receipts"] {
+        for table in [
+            "messages", "attachment_hashes", "reactions", "conversations", "membership_events", "members", "tasks", "grants", "read_receipts",
+            "policy_events", "room_policies",
+        ] {
             try database.execute("DELETE FROM \(table) WHERE pid = ?", pid)
         }
         keys.forgetPartition(pid: record.pid)
@@ -247,6 +308,7 @@ extension Views {
                 try applyViews(op, checked: .erased(erasure), oid: oid, record: record, aid: aid, rebuilding: true)
                 return
             }
+            if op.isExpired { return }
             guard case .success(let checked) = PartitionRules.check(op, in: record.descriptor) else {
                 throw StoreError.damaged("stored op \(op.id) no longer passes its partition's rules")
             }

@@ -44,7 +44,7 @@ public enum ChatLayout {
             rows.append(row)
         }
         rows.append(statusBar(state, width: width, clock: clock, scrolled: scroll > 0))
-        let prompt = "> "
+        let prompt = state.input.isSecret ? ScreenText.line(state.secretPrompt ?? "passphrase: ") : "> "
         let shown = state.input.visible(width: width - DisplayWidth.of(prompt))
         var input = Row([Span(prompt, .bold)])
         input.append(shown.text, within: width)
@@ -58,6 +58,9 @@ public enum ChatLayout {
         var row = Row()
         let title = state.currentEntry.map { ScreenText.line($0.label) } ?? "(no room open: /join lobby)"
         row.append(" " + title, .barBold, within: width)
+        if let topic = state.currentEntry?.topic, !topic.isEmpty {
+            row.append(" — " + ScreenText.line(topic), .bar, within: width)
+        }
         if !state.online.isEmpty {
             let names = state.online.map(ScreenText.line).joined(separator: ", ")
             row.append(" — \(state.online.count) online: \(names)", .bar, within: width)

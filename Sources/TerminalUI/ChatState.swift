@@ -26,6 +26,9 @@ public struct ChatState: Sendable, Equatable {
     public var showIDs = false
     /// A few words about the node (`2 peers`), shown in the status bar.
     public var nodeSummary = ""
+    /// The prompt of a secret being asked for (`passphrase for #ops: `), shown instead of `> `
+    /// while `input.isSecret`.
+    public var secretPrompt: String?
 
     public init() {}
 
@@ -55,9 +58,11 @@ public struct SidebarEntry: Sendable, Equatable {
     public var label: String
     public var kind: Kind
     public var unread: Int
+    /// A room's topic (its policy), shown in the header; empty for none.
+    public var topic: String
 
-    public init(key: String, label: String, kind: Kind, unread: Int) {
-        (self.key, self.label, self.kind, self.unread) = (key, label, kind, unread)
+    public init(key: String, label: String, kind: Kind, unread: Int, topic: String = "") {
+        (self.key, self.label, self.kind, self.unread, self.topic) = (key, label, kind, unread, topic)
     }
 }
 

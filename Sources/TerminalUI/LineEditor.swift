@@ -15,6 +15,10 @@ public struct LineEditor: Sendable, Equatable {
     /// The longest line accepted, in graphemes (a message body is at most 64 KiB anyway).
     public static let maximumLength = 4000
 
+    /// Set while the line is a secret (a room's passphrase): shown as `*`, never kept in the
+    /// history.
+    public var isSecret = false
+
     public init() {}
 
     public var text: String { String(characters) }
@@ -38,7 +42,7 @@ public struct LineEditor: Sendable, Equatable {
             cursor += 1
         case .enter:
             let line = text
-            if !line.isEmpty, history.last != line {
+            if !isSecret, !line.isEmpty, history.last != line {
                 history.append(line)
                 if history.count > Self.historyLimit { history.removeFirst() }
             }
@@ -104,7 +108,7 @@ public struct LineEditor: Sendable, Equatable {
     /// cursor's column in it.
     public func visible(width: Int) -> (text: String, cursorColumn: Int) {
         let width = max(2, width)
-        let clean = characters.map { ScreenText.line(String($0)) }
+        let clean = isSecret ? characters.map { _ in "*" } : characters.map { ScreenText.line(String($0)) }
         var start = 0
         var columnsBeforeCursor = clean[0..<cursor].reduce(0) { $0 + DisplayWidth.of($1) }
         // Scroll right until the cursor fits, leaving one column for it.

@@ -19,7 +19,9 @@ func nowMillis() -> UInt64 { UInt64(Date().timeIntervalSince1970 * 1000) }
 /// `verified`: the store holds the ops as a node that verified each one's signature (it wrote them, received each alone, or passed it
 /// on already); else as one that took them in runs on their last op's signature, which verifies the rest once before serving them.
 func fillStore(path: String, count: Int, label: String, verified: Bool = true) throws {
-    let store = try ReplicaStore(path: path)
+    // A node's store: encrypted under its data directory's store key (`parley init` made it).
+    let key = try StoreKeyFile.load(dataDirectory: (path as NSString).deletingLastPathComponent)
+    let store = try ReplicaStore(path: path, key: key)
     defer { store.database.close() }
     _ = try store.log.ensurePartition(.room(RoomName("lobby")!), joined: true)
     var factory = OpFactory(startMillis: nowMillis() - UInt64(count) - 120_000)

@@ -7,6 +7,7 @@ import Identity
 import Lab
 import Replica
 import SQLite
+import Sodium
 import Store
 import TestSupport
 
@@ -38,6 +39,10 @@ if wantsNodes, !FileManager.default.isExecutableFile(atPath: parleyBinary) {
 }
 
 var results: [BenchResult?] = []
+
+// The store figures run on encrypted stores, as nodes keep them (docs/DESIGN.md §5.1);
+// PARLEY_BENCH_PLAIN_STORE=1 runs them on plain files, for the cost of the encryption.
+let benchStoreKey: SecureBytes? = ProcessInfo.processInfo.environment["PARLEY_BENCH_PLAIN_STORE"] == "1" ? nil : SecureBytes.random(32)
 
 // 1. Raw SQLite: 200-byte rows, 1,000 per transaction, integer keys (the machine's own limit).
 results.append(
@@ -75,7 +80,7 @@ let author = Fixtures.identity(0)
 let lobby = PartitionDescriptor.room(RoomName("lobby")!)
 results.append(
     try measure("post_single_txn_per_s", unit: "posts/s", count: options.posts, reference: "sqlite_single_row_txn_per_s") { () -> ReplicaStore in
-        let store = try ReplicaStore(path: scratch + "/posts.db")
+        let store = try ReplicaStore(path: scratch + "/posts.db", key: benchStoreKey)
         try store.log.ensurePartition(lobby, joined: true)
         return store
     } _: { store in
@@ -92,7 +97,7 @@ results.append(
 results.append(
     try measure("post_ops_per_s", unit: "posts/s", count: options.posts, reference: "sqlite_insert_rows_per_s", target: .atLeast(20_000)) {
         () -> ReplicaStore in
-        let store = try ReplicaStore(path: scratch + "/posts-grouped.db")
+        let store = try ReplicaStore(path: scratch + "/posts-grouped.db", key: benchStoreKey)
         try store.log.ensurePartition(lobby, joined: true)
         return store
     } _: { store in
@@ -125,7 +130,7 @@ received.sort { ($0.author, $0.seq) < ($1.author, $1.seq) }
 results.append(
     try measure("apply_ops_per_s", unit: "ops/s", count: options.applyOps, reference: "sqlite_insert_rows_per_s", target: .atLeast(50_000)) {
         () -> ReplicaStore in
-        let store = try ReplicaStore(path: scratch + "/apply.db")
+        let store = try ReplicaStore(path: scratch + "/apply.db", key: benchStoreKey)
         try store.log.ensurePartition(lobby, joined: true)
         return store
     } _: { store in

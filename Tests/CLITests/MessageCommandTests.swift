@@ -133,7 +133,7 @@ import Testing
             let lobby = PartitionDescriptor.room(RoomName("lobby")!).id
             var bobsMessage = OpID.zero
             do {
-                let store = try ReplicaStore(path: sandbox.dataDir + "/parley.db")
+                let store = try NodeStore.open(sandbox.dataDir)
                 let now = UInt64(Date().timeIntervalSince1970 * 1000)
                 try store.author(
                     .profile(subject: bob.id, nick: "bob", displayName: nil, status: nil, presence: nil, avatar: nil),

@@ -25,7 +25,7 @@ import Testing
             let filler = String(repeating: "field notes ", count: 12)
             var factory = OpFactory(startMillis: Fixtures.now())
             do {
-                let store = try ReplicaStore(path: database)
+                let store = try NodeStore.open(sandbox.dataDir)
                 for room in Self.rooms { try store.log.ensurePartition(.room(room), joined: true) }
                 for index in 0..<60 {
                     for room in Self.rooms {
@@ -94,7 +94,7 @@ import Testing
     /// order) and two of the messages view (the middle), never page 1. Returns the ops the file
     /// held and how many sat on the overwritten pages.
     static func damage(_ path: String) throws -> (total: Int, lost: Int) {
-        let database = try Database(path: path, mode: .readOnly)
+        let database = try Database(path: path, mode: .readOnly, cipherKey: try NodeStore.key((path as NSString).deletingLastPathComponent)?.bytes)
         let total: Int = try database.scalar("SELECT count(*) FROM ops") ?? 0
         let pageSize: Int = try database.scalar("PRAGMA page_size") ?? 0
         func leaves(_ table: String) throws -> [(page: Int, cells: Int)] {

@@ -2,6 +2,7 @@ import Foundation
 import Identity
 import Replica
 import Store
+import TestSupport
 import Testing
 
 /// Storage faults (issue 10): a damaged database, a torn WAL, a data directory of the wrong
@@ -68,7 +69,7 @@ import Testing
             let identity = try KeyFile.load(at: sandbox.dataDir + "/identity.key")
             let lobby = PartitionDescriptor.room(RoomName("lobby")!).id
             // A second process (a running node) holds the store open: its commits stay in the WAL.
-            let store = try ReplicaStore(path: database)
+            let store = try NodeStore.open(sandbox.dataDir)
             let walTexts = (1...3).map { "wal-\($0) " + String(repeating: "x", count: 3_000) }
             for (index, text) in walTexts.enumerated() {
                 _ = try store.author(
@@ -83,7 +84,7 @@ import Testing
             for cut in [wal.count - 100, wal.count / 2, 40, 0] {
                 let copy = Sandbox(root: sandbox.root + "/cut-\(cut)")
                 try FileManager.default.createDirectory(atPath: copy.dataDir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-                try FileManager.default.copyItem(atPath: sandbox.dataDir + "/identity.key", toPath: copy.dataDir + "/identity.key")
+                for key in ["/identity.key", "/store.key"] { try FileManager.default.copyItem(atPath: sandbox.dataDir + key, toPath: copy.dataDir + key) }
                 try main.write(to: URL(fileURLWithPath: copy.dataDir + "/parley.db"))
                 try Data(wal.prefix(cut)).write(to: URL(fileURLWithPath: copy.dataDir + "/parley.db-wal"))
 

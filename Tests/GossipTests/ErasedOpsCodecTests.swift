@@ -49,3 +49,26 @@ import Wire
         #expect(throws: Never.self) { try SyncMessage.decode(entry(post.header + delete.header + delete.body)) }
     }
 }
+
+/// OPS carries an expired op (outside its room's retention) as its header alone, flagged by bit
+/// 30 of the entry's length; NEW_OP never does.
+@Suite struct ExpiredOpsCodecTests {
+    @Test func anOpsBatchWithAnExpiredOp_roundTrips_andCarriesNoBody() throws {
+        var factory = OpFactory()
+        let alice = Fixtures.identity(0)
+        let old = factory.make(post("expired words"), in: lobby.id, by: alice)
+        let next = factory.make(post("kept"), in: lobby.id, by: alice)
+        let expired = try Operation(expiredHeader: old.header)
+        let batch = OpBatch(partition: lobby.id, author: alice.id, ops: [expired, next], isLast: true)
+        let bytes = SyncMessage.ops(batch).encode()
+        #expect(bytes.count == batch.encodedSize)
+        #expect(try SyncMessage.decode(bytes) == .ops(batch))
+        let prefix = 1 + 32 + 32 + 1 + 2
+        #expect(Array(bytes[prefix..<(prefix + 4)]) == withUnsafeBytes(of: (UInt32(1 << 30) | UInt32(Operation.headerBytes)).bigEndian, Array.init))
+        #expect(bytes.firstRange(of: Array("expired words".utf8)) == nil)
+        // An expired entry longer than a header is malformed.
+        var long = bytes
+        long[prefix + 3] &+= 1
+        #expect(throws: SyncDecodingError.self) { try SyncMessage.decode(Array(long[..<(prefix + 4)]) + old.header + old.body.prefix(1)) }
+    }
+}

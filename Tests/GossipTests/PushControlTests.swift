@@ -32,10 +32,11 @@ import Wire
     }
 
     @Test func hello_announcesPushControl_unlessTurnedOff() {
-        #expect(GossipConfiguration().hello.features == SyncHello.pushControl)
+        // Bit1 is the room directory (ROOMS), announced by every node of this version.
+        #expect(GossipConfiguration().hello.features == SyncHello.pushControl | SyncHello.roomDirectory)
         var off = GossipConfiguration()
         off.pushControl = false
-        #expect(off.hello.features == 0)
+        #expect(off.hello.features == SyncHello.roomDirectory)
     }
 
     @Test func duplicatePush_isReported_andARedundantPusherIsAskedToSkipOnce() {

@@ -119,7 +119,7 @@ import Wire
         for type in SyncMessageType.allCases where type.isReserved {
             #expect(throws: SyncDecodingError.reservedType(type)) { try SyncMessage.decode([type.rawValue, 1, 2, 3]) }
         }
-        #expect(SyncMessageType.allCases.filter(\.isReserved) == [.presence, .typing, .blobWant, .blob])
+        #expect(SyncMessageType.allCases.filter(\.isReserved) == [.presence, .typing, .blobWant, .blob, .rooms])
     }
 
     // MARK: - Limits, checked before allocating
@@ -147,12 +147,19 @@ import Wire
 
     @Test func lengths_overTheirLimits_areRefusedBeforeReading() {
         let opsPrefix: [UInt8] = [0x05] + lobby.id.bytes + alice.id.publicKey + [0x01, 0x00, 0x01]
-        // Bit 31 marks an erased op with its proof, which has a limit of its own.
-        #expect(throws: SyncDecodingError.overLimit(field: "op length", value: Int(UInt32.max >> 1), limit: Operation.maxErasedCarriedBytes)) {
+        // Bit 31 marks an erased op with its proof, which has a limit of its own; bit 30 an
+        // expired op, its header alone; never both.
+        #expect(throws: SyncDecodingError.overLimit(field: "op length", value: Int(UInt32.max >> 2), limit: Operation.maxErasedCarriedBytes)) {
+            try SyncMessage.decode(opsPrefix + [0xBF, 0xFF, 0xFF, 0xFF])
+        }
+        #expect(throws: SyncDecodingError.overLimit(field: "op length", value: Int(UInt32.max >> 2), limit: Operation.headerBytes)) {
+            try SyncMessage.decode(opsPrefix + [0x7F, 0xFF, 0xFF, 0xFF])
+        }
+        #expect(throws: SyncDecodingError.invalidValue(field: "op length flags")) {
             try SyncMessage.decode(opsPrefix + [0xFF, 0xFF, 0xFF, 0xFF])
         }
-        #expect(throws: SyncDecodingError.overLimit(field: "op length", value: Int(UInt32.max >> 1), limit: SyncMessage.maxOpBytes)) {
-            try SyncMessage.decode(opsPrefix + [0x7F, 0xFF, 0xFF, 0xFF])
+        #expect(throws: SyncDecodingError.overLimit(field: "op length", value: Int(UInt32.max >> 2), limit: SyncMessage.maxOpBytes)) {
+            try SyncMessage.decode(opsPrefix + [0x3F, 0xFF, 0xFF, 0xFF])
         }
         #expect(throws: SyncDecodingError.overLimit(field: "op length", value: SyncMessage.maxOpBytes + 1, limit: SyncMessage.maxOpBytes)) {
             try SyncMessage.decode(opsPrefix + bigEndian32(UInt32(SyncMessage.maxOpBytes + 1)))

@@ -156,12 +156,14 @@ import Wire
         #expect(node.closedWith == nil)
     }
 
-    /// Version 1 peers cannot read erased ops (OPS) nor deletes that name edits to erase.
-    @Test func aPeerWithTooSmallFrames_orAVersionBefore2_isClosedAtStart_withoutAViolation() {
+    /// Version 1 peers cannot read erased ops (OPS) nor deletes that name edits to erase; version
+    /// 2 peers neither room policy ops nor expired ops.
+    @Test func aPeerWithTooSmallFrames_orAVersionBefore3_isClosedAtStart_withoutAViolation() {
         let summary = PartitionSummary(descriptor: lobby, digest: .empty, sharing: .ifPeerHolds)
         let hellos = [
             SyncHello(protocolVersion: GossipConfiguration.protocolVersion, maxFrame: 4_096, features: 0),
             SyncHello(protocolVersion: 0, maxFrame: 1 << 20, features: 0), SyncHello(protocolVersion: 1, maxFrame: 1 << 20, features: 0),
+            SyncHello(protocolVersion: 2, maxFrame: 1 << 20, features: 0),
         ]
         for hello in hellos {
             var session = GossipSession()

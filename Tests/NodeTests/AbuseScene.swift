@@ -81,7 +81,7 @@ final class AbuseScene: Sendable {
     func honestLatencies(until done: Flag, minimum: Int = 8, deadline: Duration = .seconds(20)) async throws -> Latencies {
         let client = try ControlClient.connect(dataDirectory: honest.dataDir)
         defer { client.close() }
-        let store = try ReplicaStore(path: victim.dataDir + "/parley.db")
+        let store = try NodeStore.open(victim.dataDir)
         defer { store.database.close() }
         var result = Latencies()
         var index = 0
@@ -142,7 +142,7 @@ final class AbuseScene: Sendable {
 
     /// The ops of `author` in the lobby that the victim stores (its chain's length).
     func victimLobbySeq(of author: UserID) -> UInt64 {
-        guard let store = try? ReplicaStore(path: victim.dataDir + "/parley.db") else { return 0 }
+        guard let store = try? NodeStore.open(victim.dataDir) else { return 0 }
         defer { store.database.close() }
         return (try? store.log.heads(lobby.id))?.first { $0.author == author }?.maxSeq ?? 0
     }

@@ -60,7 +60,9 @@ final class InProcessNodes: @unchecked Sendable {
     /// Runs `body` with a store connection of its own on node `name`'s file (as a command does).
     @discardableResult
     func withStore<T>(_ name: String, _ body: (ReplicaStore) throws -> T) throws -> T {
-        let store = try ReplicaStore(path: directory(name) + "/parley.db")
+        // A started node's identity seals its store key (these identities are not on disk).
+        let identity = nodes.first { $0.configuration.dataDirectory == directory(name) }?.identity
+        let store = try NodeStore.open(directory(name), identity: identity)
         defer { store.database.close() }
         return try body(store)
     }

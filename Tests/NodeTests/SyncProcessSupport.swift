@@ -112,7 +112,7 @@ extension TestNode {
     /// Runs `body` on this node's store through a connection of the test's own, as a command does.
     @discardableResult
     func withStore<T>(_ body: (ReplicaStore) throws -> T) throws -> T {
-        let store = try ReplicaStore(path: dataDir + "/parley.db")
+        let store = try NodeStore.open(dataDir)
         defer { store.database.close() }
         return try body(store)
     }

@@ -2,6 +2,7 @@ import Foundation
 import Identity
 import Replica
 import Store
+import TestSupport
 import Testing
 
 /// The chat's screen in tmux: small terminals, resizes, wrapping, and hostile text from peers.
@@ -104,7 +105,7 @@ import Testing
 
         // alice's node turns hostile: escape sequences in a message, her nickname and a
         // conversation name (written straight into her store, as a modified node would).
-        let store = try ReplicaStore(path: aliceDirectory + "/parley.db")
+        let store = try NodeStore.open(aliceDirectory)
         let alice = try KeyFile.load(at: aliceDirectory + "/identity.key", passphrase: nil)
         try store.useIdentity(alice)
         let now = UInt64(Date().timeIntervalSince1970 * 1000)

@@ -101,6 +101,9 @@ final class APIClient: Sendable {
         #expect(dev["name"] as? String == "dev")
         try api.call("POST", "/api/rooms", json: ["name": "no spaces allowed"], expect: 400)
         try api.call("POST", "/api/rooms", json: ["title": "dev"], expect: 400)
+        // The room directory: this node alone lists the rooms it joined, with their policy fields.
+        let roomDirectory = try api.call("GET", "/api/directory", expect: 200).array ?? []
+        #expect(roomDirectory.contains { $0["name"] as? String == "dev" && $0["joined"] as? Bool == true }, "\(roomDirectory)")
         try api.call("DELETE", "/api/rooms/{room}", ["room": "dev"], expect: 204)
         try api.call("DELETE", "/api/rooms/{room}", ["room": "dev"], expect: 404)
         try api.call("DELETE", "/api/rooms/{room}", ["room": "a%23b"], expect: 400)
@@ -311,6 +314,11 @@ final class APIClient: Sendable {
         try api.call("POST", "/api/import", json: ["archive": "x"], expect: 400)
         try api.call(
             "POST", "/api/import", json: ["archive": ["name": "big.parley", "data": Data(count: (8 << 20) + 1).base64EncodedString()]], expect: 413)
+
+        // Last, since it ends the node: the wipe, refused without its confirmation, then done
+        // (WipeAPITests checks what it leaves).
+        try api.call("POST", "/api/wipe", json: ["confirm": "no"], expect: 400)
+        try api.call("POST", "/api/wipe", json: ["confirm": "wipe"], expect: 200)
 
         // The event stream is an endpoint too (checked in its own test); count it here.
         let missingSuccess = api.checker.operations.subtracting(api.checker.succeeded).subtracting(["GET /api/events"])

@@ -52,6 +52,9 @@ enum WebTestPorts {
             return peers.contains(nodes[1].id) && peers.contains("\"linked\"")
         }
         try #require(linked, "the two nodes did not link:\n\(nodes.map(\.log).joined(separator: "\n"))")
+        // A room of alice's with a topic, for bob's "Browse rooms".
+        #expect(await nodes[0].parley(["join", "ops", "--topic", "night shift"]).exitCode == 0)
+        #expect(await nodes[0].parley(["send", "--room", "ops", "ops is open"]).exitCode == 0)
 
         try? FileManager.default.removeItem(atPath: BrowserTools.screenshots)
         try FileManager.default.createDirectory(atPath: BrowserTools.screenshots, withIntermediateDirectories: true)
@@ -67,6 +70,6 @@ enum WebTestPorts {
             Issue.record(Comment(rawValue: "the browser test failed (screenshots in \(BrowserTools.screenshots))\n\(report)"))
         }
         let shots = (try? FileManager.default.contentsOfDirectory(atPath: BrowserTools.screenshots)) ?? []
-        #expect(shots.filter { $0.hasSuffix(".png") }.count >= 12, "screenshots: \(shots.sorted())")
+        #expect(shots.filter { $0.hasSuffix(".png") }.count >= 14, "screenshots: \(shots.sorted())")
     }
 }

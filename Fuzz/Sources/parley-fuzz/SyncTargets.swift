@@ -1,9 +1,13 @@
 import Gossip
 import LinkProtocol
 
-/// `sync`: every sync message type. What decodes re-encodes to a message that decodes to the
+/// `sync`: every sync message type, and the room directory's ROOMS. What decodes re-encodes to a message that decodes to the
 /// same value (an OPS batch of the size `encodedSize` says), within the frame limit.
 func fuzzSyncMessage(_ bytes: [UInt8]) {
+    if bytes.first == RoomListMessage.type, let rooms = try? RoomListMessage.rooms(fromBody: Array(bytes.dropFirst())) {
+        check(rooms.count <= RoomListMessage.maxRooms, "a ROOMS message of \(rooms.count) rooms decoded")
+        check((try? RoomListMessage.rooms(fromBody: RoomListMessage.body(rooms))) == rooms, "a ROOMS message did not decode to itself after encoding")
+    }
     guard let message = try? SyncMessage.decode(bytes) else { return }
     check(bytes.count <= SyncMessage.maxBytes, "a sync message of \(bytes.count) bytes decoded")
     let encoded = message.encode()

@@ -7,7 +7,7 @@ import Replica
 /// on `control.sock` in the data directory (mode 0600). Keys are snake_case.
 ///
 /// Requests: `{"request": "peers"}`, `"status"`, `"doctor"`, `"ping"`, `"poke"`, `"presence"`,
-/// `{"request": "typing", "partition": ID}`, `"watch"`, `"author"` and `"faults"`. A client may
+/// `{"request": "typing", "partition": ID}`, `"watch"`, `"author"`, `"faults"` and `"rooms"`. A client may
 /// send several requests on one connection; the node answers each in order. Responses carry
 /// `"ok": true` and the field named after the request (`peers`, `status`, `doctor`, `pong`,
 /// `poke`), or `"ok": false` and `error`. Lines are at most `maxLineBytes`; a longer line gets
@@ -116,6 +116,10 @@ public struct ControlRequest: Codable, Sendable, Equatable {
         case author
         /// Set (or, without `faults`, report) the faults the node injects.
         case faults
+        /// The room directory (`parley rooms --all`): joined rooms and those linked peers list.
+        case rooms
+        /// Destroy the keys, remove the data directory's files and stop (`Node.wipe`).
+        case wipe
     }
 
     public var request: Kind
@@ -197,12 +201,18 @@ public struct ControlResponse: Codable, Sendable {
     public var watch: Bool?
     public var author: AuthorReport?
     public var faults: FaultReport?
+    public var rooms: [RoomReport]?
+    /// `wipe` answers `true`, then wipes and stops.
+    public var wipe: Bool?
 
     public init(
         ok: Bool = true, error: String? = nil, peers: [PeerReport]? = nil, status: StatusReport? = nil,
         doctor: DoctorReport? = nil, pong: PongReport? = nil, poke: PokeReport? = nil, presence: [PresenceReport]? = nil,
-        typing: Bool? = nil, watch: Bool? = nil, author: AuthorReport? = nil, faults: FaultReport? = nil
+        typing: Bool? = nil, watch: Bool? = nil, author: AuthorReport? = nil, faults: FaultReport? = nil, rooms: [RoomReport]? = nil,
+        wipe: Bool? = nil
     ) {
+        self.rooms = rooms
+        self.wipe = wipe
         self.presence = presence
         self.typing = typing
         self.watch = watch
@@ -223,8 +233,17 @@ public struct ControlResponse: Codable, Sendable {
     /// Whether every key this response has is one lowercase word, as snake_case writes it:
     /// only the reports listed here qualify (a test checks each against the snake_case line).
     var keysAreWords: Bool {
-        peers == nil && status == nil && doctor == nil && poke == nil && presence == nil && faults == nil
+        peers == nil && status == nil && doctor == nil && poke == nil && presence == nil && faults == nil && rooms == nil
     }
+}
+
+/// One room of `rooms` (`DirectoryRoom`).
+public struct RoomReport: Codable, Sendable, Equatable {
+    public var name: String
+    public var topic: String
+    public var people: Int
+    public var joined: Bool
+    public var listedBy: Int
 }
 
 /// The answer to `ping`.

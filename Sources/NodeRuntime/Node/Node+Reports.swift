@@ -24,7 +24,29 @@ extension Node {
         case .watch: ControlResponse(watch: true)
         case .author: author(request.author)
         case .faults: applyFaults(request.faults)
+        case .rooms: roomsRequested()
+        case .wipe: wipeRequested()
         }
+    }
+
+    private func roomsRequested() -> ControlResponse {
+        guard isRunning, store != nil else { return .failure("the node is not running") }
+        do {
+            return ControlResponse(
+                rooms: try roomDirectory().map {
+                    RoomReport(name: $0.name.value, topic: $0.topic, people: $0.people, joined: $0.joined, listedBy: $0.listedBy)
+                })
+        } catch {
+            return .failure("cannot read the rooms: \(error)")
+        }
+    }
+
+    /// The keys go before the answer, so a caller that hears it knows the data cannot be read;
+    /// the files and the node follow.
+    private func wipeRequested() -> ControlResponse {
+        wipeKeys()
+        Task { await self.wipe() }
+        return ControlResponse(wipe: true)
     }
 
     private func typingRequested(_ partition: String?) -> ControlResponse {

@@ -3,6 +3,7 @@ import Foundation
 import Identity
 import LinkProtocol
 import Replica
+import SQLite
 import SecureLink
 import Store
 import Transport
@@ -149,8 +150,16 @@ public actor Node {
     }
 
     private func openStore() throws(NodeError) {
+        // The store is encrypted under a key sealed by the identity (docs/DESIGN.md §5.1); a new
+        // key for a store already encrypted would open nothing.
+        if !FileManager.default.fileExists(atPath: configuration.storeKeyPath), Database.fileFormat(at: configuration.databasePath) == .encrypted {
+            throw .store(
+                "the store \(configuration.databasePath) is encrypted, and its key file \(configuration.storeKeyPath) is missing; "
+                    + "put store.key back, or move parley.db away to start a fresh store")
+        }
         do {
-            let store = try ReplicaStore(path: configuration.databasePath)
+            let key = try StoreKeyFile.loadOrCreate(at: configuration.storeKeyPath, identity: identity)
+            let store = try ReplicaStore(path: configuration.databasePath, key: key)
             // The identity opens the conversation keys granted to it; the inbox may hold
             // invites that arrived (by import) while no node ran.
             try store.useIdentity(identity)
@@ -252,6 +261,27 @@ public actor Node {
         log.info("stopped")
         for waiter in stopWaiters { waiter.resume() }
         stopWaiters = []
+    }
+
+    // MARK: - Wipe
+
+    /// Destroys the key files and the store keys this process holds (`DataWipe.destroyKeys`):
+    /// from here on the store cannot be read, by this node or anyone.
+    public func wipeKeys() {
+        let destroyed = DataWipe.destroyKeys(in: configuration.dataDirectory)
+        log.info("wipe: destroyed \(destroyed.joined(separator: ", "))")
+    }
+
+    /// Panic wipe (docs/DESIGN.md §5.1): destroys the keys, removes the data directory's files
+    /// and stops the node; returns the names of the files removed.
+    @discardableResult
+    public func wipe() async -> [String] {
+        var removed = DataWipe.destroyKeys(in: configuration.dataDirectory)
+        removed += DataWipe.removeFiles(in: configuration.dataDirectory)
+        await stop()
+        // What stopping left: the lock file, a socket the control server unlinks late.
+        removed += DataWipe.removeFiles(in: configuration.dataDirectory)
+        return removed
     }
 
     /// Returns once the node has stopped.

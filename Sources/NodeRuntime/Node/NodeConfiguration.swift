@@ -63,6 +63,8 @@ public struct NodeConfiguration: Sendable {
     public var controlSocketPath: String { dataDirectory + "/control.sock" }
     /// The store's path.
     public var databasePath: String { dataDirectory + "/parley.db" }
+    /// The store key's path (`StoreKeyFile`): the key `parley.db` is encrypted under.
+    public var storeKeyPath: String { dataDirectory + "/store.key" }
 
     /// Every up interface's directed broadcast, then the loopback broadcast, without repeats.
     public static func defaultBroadcastTargets(_ interfaces: [NetworkInterface]) -> [String] {

@@ -14,7 +14,7 @@ extension GossipHandler {
         switch directive {
         case .send(let message):
             // An op erased since the session was told of it goes by WANT/OPS, with its proof.
-            if case .newOp(let op) = message { guard let sent = sendable([op], to: peer, node: node)?.first, !sent.isErased else { return } }
+            if case .newOp(let op) = message { guard let sent = sendable([op], to: peer, node: node)?.first, !sent.isErased, !sent.isExpired else { return } }
             let bytes = message.encode()
             node.send(SyncFrame(type: bytes[0], payload: Array(bytes[1...])), to: peer)
 

@@ -31,6 +31,10 @@ extension GossipHandler {
         case .conversation:
             guard let members = (try? store.views.conversation(partition))??.members.current, members.contains(node.identity.id) else { return [] }
             return sessions.keys.filter { members.contains($0) }.sorted()
+        case .privateRoom:
+            // A node cannot tell a linked holder from a carrier, and a TYPING frame names the
+            // partition and who types: in a private room nobody is told.
+            return []
         case .directory, .inbox, .ownData:
             return []
         }
@@ -53,7 +57,7 @@ extension GossipHandler {
             guard let members = (try? node.store.views.conversation(partition))??.members.current,
                 members.contains(peer), members.contains(node.identity.id)
             else { return }
-        case .directory, .inbox, .ownData:
+        case .directory, .inbox, .ownData, .privateRoom:
             return
         }
         node.emit(.typing(partition: partition, user: peer))

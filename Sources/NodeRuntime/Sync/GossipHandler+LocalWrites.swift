@@ -24,6 +24,7 @@ extension GossipHandler {
             guard node.isRunning else { return }
             _ = self.checkLocalWrites(node: node)
             self.blobTick(node: node)
+            self.roomDirectoryTick(node: node)
             self.watchLocalWrites(node: node)
         }
     }

@@ -89,6 +89,12 @@ public final class GossipHandler: LinkMessageHandler {
     var lastBlobScan: UInt64 = 0
     /// The blob being served, read once for all its chunks.
     var servedBlob: (hash: Bytes32, data: [UInt8])?
+    /// The room directory (`GossipHandler+RoomDirectory.swift`): each linked peer's last ROOMS
+    /// and when it came, what was last sent to each, and when the own list is next read.
+    var peerRoomLists: [UserID: (rooms: [RoomListing], at: UInt64)] = [:]
+    var sentRoomLists: [UserID: (rooms: [RoomListing], at: UInt64)] = [:]
+    var roomDirectoryPeers: Set<UserID> = []
+    var nextRoomListCheck: UInt64 = 0
 
     /// A handler whose sessions use `configuration`, checking for other processes' writes every
     /// `pollInterval` milliseconds.
@@ -112,12 +118,14 @@ public final class GossipHandler: LinkMessageHandler {
         sessions[peer.id] = PeerSession(link: peer.link, session: GossipSession(configuration: configuration))
         feed(peer.id, node: node) { session, now in session.start(local: summaries, peer: hello, now: now) }
         noteSeen(peer.id, node: node)
+        roomDirectoryLinkOpened(peer.id, hello: hello, node: node)
         blobScanDue = true
     }
 
     public func received(_ frame: SyncFrame, from peer: LinkPeer, node: isolated Node) throws(LinkViolation) {
         guard sessions[peer.id]?.link == peer.link else { return }
         if frame.type == TypingMessage.type { return try receivedTyping(frame.payload, from: peer.id, node: node) }
+        if frame.type == RoomListMessage.type { return try receivedRoomList(frame.payload, from: peer.id, node: node) }
         if frame.type == SyncMessageType.blobWant.rawValue || frame.type == SyncMessageType.blob.rawValue {
             return try receivedBlobMessage(frame, from: peer.id, node: node)
         }
@@ -133,6 +141,7 @@ public final class GossipHandler: LinkMessageHandler {
         closedTotals.opsSent += entry.session.statistics.opsSent
         sessions[peer.id] = nil
         noteSeen(peer.id, node: node)
+        roomDirectoryLinkClosed(peer.id)
         feedBlobs(node: node) { fetcher, now in fetcher.onPeerGone(peer.id, now: now) }
         for key in refused.keys { refused[key]?.remove(peer.id) }
         for (key, holder) in claims where holder == peer.id { release(key, by: peer.id, node: node) }

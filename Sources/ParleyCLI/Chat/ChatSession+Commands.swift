@@ -10,6 +10,9 @@ extension ChatSession {
     /// The commands `/help` lists, with their synopsis.
     static let help: [(String, String)] = [
         ("/join ROOM", "join a room (or switch to it)"),
+        ("/join ROOM --private", "join a private room: asks for its passphrase (not shown, not kept)"),
+        ("/list", "the room directory: rooms you and your peers joined, with topic and people"),
+        ("/topic [TEXT]", "show the open room's policy, or set its topic (the room's owner)"),
         ("/leave", "leave the open room or conversation"),
         ("/msg NICK [TEXT]", "open (or start) a private conversation with someone"),
         ("/conv new NAME NICK...", "start a private conversation with several people"),
@@ -28,6 +31,7 @@ extension ChatSession {
         ("/attach FILE [TEXT]", "send a file (at most 8 MiB)"),
         ("/ids", "show or hide message ids"),
         ("/help", "this list; PgUp/PgDn scroll, Ctrl-N/Ctrl-P switch, Up/Down recall"),
+        ("/wipe", "destroy your identity and every message on this device for good (asks first)"),
         ("/quit", "leave the chat"),
     ]
 
@@ -52,6 +56,8 @@ extension ChatSession {
         case "help", "h": showHelp()
         case "join", "j": join(arguments)
         case "leave", "part": leave()
+        case "list": execute(RoomsCommand(), ["--all"])
+        case "topic": topic(rest)
         case "msg", "query": message(arguments, rest: rest)
         case "conv", "conversation": conversation(arguments, rest: rest)
         case "nick": nick(arguments)
@@ -73,10 +79,23 @@ extension ChatSession {
             execute(SendCommand(), target.options + ["--attach", file] + (text.isEmpty ? [] : ["--", text]), show: false)
         case "ids": state.showIDs.toggle()
         case "clear": state.notices[state.current ?? ""] = []
+        case "wipe": wipe(arguments)
         default:
             state.notice("unknown command /\(name); /help lists the commands", kind: .error, millis: now)
         }
         reload()
+    }
+
+    /// `/wipe` warns and asks for `/wipe yes`, which runs `parley wipe --yes` (the keys destroyed,
+    /// the node stopped, the files removed) and leaves the chat.
+    func wipe(_ arguments: [String]) {
+        guard arguments == ["yes"] else {
+            return state.notice(
+                "/wipe destroys your identity and every message on this device for good and stops the node; type /wipe yes to do it",
+                kind: .error, millis: now)
+        }
+        guard execute(WipeCommand(), ["--yes"], show: false) != nil else { return }
+        quit = true
     }
 
     func usage(_ synopsis: String) {
@@ -88,10 +107,62 @@ extension ChatSession {
     }
 
     func join(_ arguments: [String]) {
-        guard arguments.count == 1 else { return usage("/join ROOM") }
-        guard execute(JoinCommand(), arguments, show: false) != nil, let room = RoomName(arguments[0]) else { return }
+        if arguments.count == 2, arguments[1] == "--private" || arguments[1] == "-p" {
+            guard let room = RoomName(arguments[0]) else {
+                return state.notice("'\(arguments[0])' is not a room name: \(RoomName.problem(with: arguments[0]) ?? "")", kind: .error, millis: now)
+            }
+            // The next line typed is the passphrase: masked, kept out of the history.
+            pendingPrivateJoin = room
+            state.input.isSecret = true
+            state.secretPrompt = "passphrase for \(room): "
+            state.notice("type the passphrase of private room \(room) and press Enter (it is not shown; an empty line cancels)", millis: now)
+            return
+        }
+        guard arguments.count == 1 || (arguments.count == 3 && arguments[1] == "--room-passphrase-file") else {
+            return usage("/join ROOM [--private]")
+        }
+        guard let lines = execute(JoinCommand(), arguments, show: false), let room = RoomName(arguments[0]) else { return }
         reload()
-        open(PartitionDescriptor.room(room).id.text)
+        open(roomID(room).text)
+        // The room's policy (topic, retention, history), shown to everyone who joins.
+        for line in lines.dropFirst() { state.notice(line, millis: now) }
+    }
+
+    /// The passphrase typed after `/join NAME --private`: derives the room's keys and joins it.
+    func joinPrivate(_ room: RoomName, passphrase: String) {
+        pendingPrivateJoin = nil
+        state.input.isSecret = false
+        state.secretPrompt = nil
+        guard !passphrase.isEmpty else { return state.notice("not joined: no passphrase given", millis: now) }
+        do {
+            let keys = try PrivateRoomKeys.derive(name: room, passphrase: Array(passphrase.utf8))
+            try context.store().joinPrivateRoom(keys)
+        } catch {
+            return state.notice(describe(error, command: "join"), kind: .error, millis: now)
+        }
+        reload()
+        open(roomID(room).text)
+        state.notice("joined private room \(room)", millis: now)
+    }
+
+    /// The partition `--room NAME` names: a joined private room of that name first, else the
+    /// public room.
+    func roomID(_ room: RoomName) -> PartitionID {
+        ((try? context.store().privateRoom(named: room)) ?? nil)?.id ?? PartitionDescriptor.room(room).id
+    }
+
+    /// `/topic`: the open room's policy; `/topic TEXT` sets the topic (`parley room set`).
+    func topic(_ text: String) {
+        guard let target = requireTarget() else { return }
+        guard case .room(let name, let id) = target else {
+            return state.notice("/topic is for rooms; a conversation has a name (/conv rename)", kind: .error, millis: now)
+        }
+        guard text.isEmpty else {
+            execute(RoomSetCommand(), [name.value, "--topic", text])
+            return
+        }
+        let policy = (try? context.store().views.roomPolicy(id)) ?? nil
+        for line in RoomPolicyOptions.describe(policy?.policy ?? .default) { state.notice(line, millis: now) }
     }
 
     func leave() {

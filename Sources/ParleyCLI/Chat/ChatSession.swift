@@ -38,6 +38,8 @@ final class ChatSession {
     /// The pane drawn last: its room, width and line count (to keep a scrolled-back view still).
     var lastPane: (key: String?, width: Int, lines: Int)?
     var quit = false
+    /// The private room whose passphrase the input line is asking for (`/join NAME --private`).
+    var pendingPrivateJoin: RoomName?
 
     init(context: Context, capture: CapturedOutput, identity: Identity, node: ChatNode, terminal: Terminal, stop: StopFlag) {
         self.context = context
@@ -56,11 +58,11 @@ final class ChatSession {
     /// else the first room there is.
     func run(opening room: RoomName?) {
         if let room {
-            if (try? context.store().log.partition(PartitionDescriptor.room(room).id)?.joined) != true {
+            if (try? context.store().log.partition(roomID(room))?.joined) != true {
                 execute(JoinCommand(), [room.value], show: false)
             }
             reload()
-            open(PartitionDescriptor.room(room).id.text)
+            open(roomID(room).text)
         } else {
             reload()
             let lobby = PartitionDescriptor.room(RoomName("lobby")!).id.text
@@ -107,7 +109,9 @@ final class ChatSession {
                 submit(line)
             case .edited:
                 // Typing a message (not a command) tells the others here.
-                if case .character = key, state.input.text.first != "/", let current = state.current { node.typing(in: current) }
+                if case .character = key, !state.input.isSecret, state.input.text.first != "/", let current = state.current {
+                    node.typing(in: current)
+                }
             case .unhandled:
                 break
             }
@@ -115,6 +119,7 @@ final class ChatSession {
     }
 
     func submit(_ line: String) {
+        if let room = pendingPrivateJoin { return joinPrivate(room, passphrase: line) }
         switch ChatInput(parsing: line) {
         case .empty: break
         case .message(let text): send(text)
@@ -158,7 +163,17 @@ final class ChatSession {
             }.sorted { $0.0.value < $1.0.value }
             for (room, id) in rooms {
                 targets[id.text] = .room(room, id)
-                entries.append(SidebarEntry(key: id.text, label: room.description, kind: .room, unread: try store.views.unreadCount(id, reader: me)))
+                entries.append(
+                    SidebarEntry(
+                        key: id.text, label: room.description, kind: .room, unread: try store.views.unreadCount(id, reader: me),
+                        topic: try store.views.roomPolicy(id)?.policy.topic ?? ""))
+            }
+            // Private rooms by the name they were joined under (the newest epoch of each).
+            for room in try store.privateRooms() where room.writable && room.successor == nil {
+                targets[room.id.text] = .room(room.name, room.id)
+                entries.append(
+                    SidebarEntry(
+                        key: room.id.text, label: "\(room.name) (private)", kind: .room, unread: try store.views.unreadCount(room.id, reader: me)))
             }
             for conversation in try store.views.conversations(reader: me) where conversation.isMember && conversation.joined {
                 targets[conversation.id.text] = .conversation(conversation.id, members: conversation.members)

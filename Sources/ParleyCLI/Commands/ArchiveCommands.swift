@@ -36,12 +36,18 @@ struct ExportCommand: Command {
         var partitions: [PartitionID]?
         if let room = try arguments.value(Self.room) {
             let name = try context.roomName(room, command: name)
-            let id = PartitionDescriptor.room(name).id
-            guard try context.storeCall({ try store.log.partition(id) }) != nil else {
-                throw CLIError.failure("this node holds nothing of \(name); join it first or leave out --room")
+            // A joined private room of that name first (every epoch of it): ciphertext, which an
+            // importer reads once it joins with the passphrase.
+            if let chain = try context.storeCall({ try store.privateRoom(named: name).map { try store.privateRoomChain($0.id) } }) {
+                partitions = chain + [PartitionDescriptor.directory.id]
+            } else {
+                let id = PartitionDescriptor.room(name).id
+                guard try context.storeCall({ try store.log.partition(id) }) != nil else {
+                    throw CLIError.failure("this node holds nothing of \(name); join it first or leave out --room")
+                }
+                // The directory comes along, so the authors' names travel with their messages.
+                partitions = [id, PartitionDescriptor.directory.id]
             }
-            // The directory comes along, so the authors' names travel with their messages.
-            partitions = [id, PartitionDescriptor.directory.id]
         }
         if let text = try arguments.value(Self.conversation) {
             let conversation = try Lookup.conversation(text, context: context, command: name)

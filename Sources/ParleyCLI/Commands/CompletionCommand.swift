@@ -54,10 +54,13 @@ struct CompletionCommand: Command {
     static func candidates(_ kind: String, context: Context) -> [String] {
         guard kind == "rooms" || kind == "conversations", let directory = try? context.dataDirectory(),
             FileManager.default.fileExists(atPath: directory.databasePath),
-            let store = try? ReplicaStore(readOnlyPath: directory.databasePath),
+            let key = try? context.storeKey(),
+            let store = try? ReplicaStore(readOnlyPath: directory.databasePath, key: key),
             let records = try? store.log.partitions()
         else { return [] }
-        return records.compactMap { record in
+        // Private rooms by the name they were joined under (kept locally, never sent).
+        let privateRooms = kind == "rooms" ? ((try? store.privateRooms()) ?? []).filter { $0.successor == nil }.map(\.name.value) : []
+        let joined = records.compactMap { record -> String? in
             guard record.joined else { return nil }
             switch record.descriptor {
             // Without '#': an unquoted word that starts with '#' is a comment to the shell.
@@ -66,7 +69,8 @@ struct CompletionCommand: Command {
             case .conversation: return kind == "conversations" ? Format.shortID(record.id) : nil
             default: return nil
             }
-        }.sorted()
+        }
+        return Set(privateRooms + joined).sorted()
     }
 }
 

@@ -4,6 +4,7 @@ import NodeRuntime
 import Presentation
 import Replica
 import SQLite
+import Sodium
 import Wire
 
 /// `parley doctor`: explains what the node sees on the network and why a peer is not linked
@@ -34,7 +35,7 @@ struct DoctorCommand: Command {
                 return 0
             }
             offline(context, directory: directory)
-            return storage(context.output, dataDirectory)
+            return storage(context.output, dataDirectory, context)
         }
         if arguments[Self.json] {
             context.output.line("[" + ControlProtocol.prettyJSON(report) + "]")
@@ -71,7 +72,7 @@ struct DoctorCommand: Command {
                 + "after the handshake, by the caps on links); \(admission.violations) protocol violations")
         if !admission.bannedHosts.isEmpty { out.line("  banned hosts: \(admission.bannedHosts.joined(separator: ", "))") }
         if !admission.bannedPeers.isEmpty { out.line("  banned peers: \(admission.bannedPeers.joined(separator: ", "))") }
-        return storage(out, dataDirectory)
+        return storage(out, dataDirectory, context)
     }
 
     /// Peers and authors whose clocks are off from this node's, and what that does.
@@ -100,7 +101,7 @@ struct DoctorCommand: Command {
     /// The data directory's privacy, then the whole database file checked
     /// (`Database.quickCheck`), read-only beside a running node. Returns the exit status: 1 when
     /// the file is damaged.
-    private func storage(_ out: Output, _ dataDirectory: DataDirectory) -> Int32 {
+    private func storage(_ out: Output, _ dataDirectory: DataDirectory, _ context: Context) -> Int32 {
         section(out, "Storage")
         for loose in Self.looseModes(in: dataDirectory.path) {
             out.line(
@@ -113,11 +114,21 @@ struct DoctorCommand: Command {
             return 0
         }
         let size = (attributes[.size] as? Int) ?? 0
+        // An encrypted store is read with its key, which takes the identity (and its passphrase).
+        var key: SecureBytes?
+        if Database.fileFormat(at: databasePath) == .encrypted {
+            do {
+                key = try context.storeKey()
+            } catch {
+                out.line("  \(databasePath): encrypted; give the identity's passphrase (--passphrase-file FILE) to check its pages")
+                return 0
+            }
+        }
         let started = Date()
         let problems: [String]
         var refusedSignatures = 0
         do {
-            let database = try Database(path: databasePath, mode: .readOnly)
+            let database = try Database(path: databasePath, mode: .readOnly, cipherKey: key?.bytes)
             problems = database.quickCheck(limit: 5)
             // A store from before the table has none (the read fails there).
             refusedSignatures = ((try? database.scalar("SELECT count(*) FROM refused_signatures", as: Int.self)) ?? nil) ?? 0

@@ -43,9 +43,10 @@ struct RunCommand: Command {
     }
     static let webAllowRemote = Flag.flag("web-allow-remote", "allow --web on an address other than loopback (others on the network can then reach it)")
     static let noWeb = Flag.flag("no-web", "serve no web UI")
+    static let unlisted = Flag.flag("unlisted", "do not list the rooms you joined to peers (the room directory, `rooms --all`)")
     static let nodeOptions = [
         listen.spec, discoveryPort.spec, noDiscovery.spec, broadcast.spec, peers.spec, networkSecretFile.spec, logLevel.spec, join.spec, web.spec,
-        webAllowRemote.spec, noWeb.spec,
+        webAllowRemote.spec, noWeb.spec, unlisted.spec,
     ]
     static let beaconInterval = milliseconds("beacon-interval", "MS", "the fast beacon interval (default 1000)")
     static let maxBeaconInterval = milliseconds(
@@ -252,6 +253,7 @@ struct RunCommand: Command {
         }
         if let value = try arguments.value(Self.frameStallLimit) { configuration.link.frameStallLimit = value }
         if arguments[Self.banLoopback] { configuration.admission.exemptLoopback = false }
+        if arguments[Self.unlisted] { configuration.gossip.listsRooms = false }
         if let value = try arguments.value(Self.syncInterval) { configuration.gossip.antiEntropyInterval = value }
         if let value = try arguments.value(Self.pollInterval) { configuration.localWritePollInterval = value }
         if let value = try arguments.value(Self.syncCredit) { configuration.gossip.wantCredit = value }

@@ -38,7 +38,7 @@ struct SQLCommand: Command {
         let path = try context.dataDirectory().databasePath
         let replica: ReplicaStore
         do {
-            replica = try ReplicaStore(readOnlyPath: path)
+            replica = try ReplicaStore(readOnlyPath: path, key: try context.storeKey())
             try replica.database.execute("PRAGMA query_only = ON")
         } catch {
             throw ErrorReport.cliError(for: error, databasePath: path, command: name)

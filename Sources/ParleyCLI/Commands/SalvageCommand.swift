@@ -22,7 +22,8 @@ struct SalvageCommand: Command {
             + "parley.db-wal and parley.db-shm) out of the data directory, and run `parley import FILE`: a fresh database "
             + "is made, and every op is verified again as it goes in.",
         "A command of its own rather than `export --salvage`: it opens the database read-only and never changes it "
-            + "(export opens the store for writing and reads the views, which may be what is damaged), needs no identity, "
+            + "(export opens the store for writing and reads the views, which may be what is damaged), needs the identity "
+            + "only to open the store's key (store.key; the passphrase of a protected identity), "
             + "and its output is partial by design, with counts of what it left behind.",
         "Prints the ops saved and the partitions; the ops that follow a lost op in their author's chain (an import takes "
             + "those once a peer has sent the lost ones: import the file again after the node synced); the rows left on "
@@ -42,9 +43,11 @@ struct SalvageCommand: Command {
         guard FileManager.default.fileExists(atPath: database) else {
             throw CLIError.failure("there is no database at \(database); give the damaged file with --database FILE")
         }
+        // An encrypted store is read with the data directory's store key (and so its identity).
+        let key = Database.fileFormat(at: database) == .encrypted ? try context.storeKey() : nil
         let report = try ArchiveFile.write(to: path, force: arguments[Self.force], what: "the salvaged ops") { writer in
             do {
-                return try Salvage.salvage(databaseAt: database, to: writer)
+                return try Salvage.salvage(databaseAt: database, key: key, to: writer)
             } catch let error as SQLiteError {
                 throw CLIError.failure(
                     "cannot read \(database) at all (\(error.message)): its first page or table list is damaged, so nothing can be "

@@ -12,12 +12,22 @@ extension API {
     static func rooms(_ call: Call) async throws -> HTTPReply {
         let me = call.access.identity.id
         let rooms = try await call.access.read { store in
-            try store.log.partitions().compactMap { record -> (RoomName, PartitionID, Int)? in
+            let publicRooms = try store.log.partitions().compactMap { record -> (RoomName, PartitionID, Int, Bool, RoomPolicyView?)? in
                 guard record.joined, case .room(let name) = record.descriptor else { return nil }
-                return (name, record.id, try store.views.unreadCount(record.id, reader: me))
-            }.sorted { $0.0.value < $1.0.value }
+                return (name, record.id, try store.views.unreadCount(record.id, reader: me), false, try store.views.roomPolicy(record.id))
+            }
+            let privateRooms = try store.privateRooms().filter { $0.writable && $0.successor == nil }.map { room in
+                (room.name, room.id, try store.views.unreadCount(room.id, reader: me), true, RoomPolicyView?.none)
+            }
+            return (publicRooms + privateRooms).sorted { ($0.0.value, $0.3 ? 1 : 0) < ($1.0.value, $1.3 ? 1 : 0) }
         }
-        return json(.array(rooms.map { ViewJSON.room(name: $0.0, id: $0.1, unread: $0.2) }))
+        return json(.array(rooms.map { ViewJSON.room(name: $0.0, id: $0.1, unread: $0.2, isPrivate: $0.3, policy: $0.4) }))
+    }
+
+    /// The room directory (`parley rooms --all`): the node's joined rooms and its linked peers' lists.
+    static func directory(_ call: Call) async throws -> HTTPReply {
+        let rooms = try await call.access.node.roomDirectory()
+        return json(.array(rooms.map { ViewJSON.directoryRoom(name: $0.name, topic: $0.topic, people: $0.people, joined: $0.joined) }))
     }
 
     static func join(_ call: Call) async throws -> HTTPReply {
@@ -27,13 +37,28 @@ extension API {
             throw WebError.fieldTooLong("name: \(RoomName.problem(with: text) ?? "it is not a room name"); shorten it")
         }
         let me = call.access.identity.id
-        let (id, unread) = try await call.access.write { store in
+        if let passphrase = try call.body.string("passphrase") {
+            // The schema takes 8 to 1,024 characters, so at least 8 bytes; the byte limit is 413.
+            try checkBytes(passphrase, PrivateRoomKeys.maxPassphraseBytes, field: "passphrase")
+            if let problem = PrivateRoomKeys.problem(withPassphrase: Array(passphrase.utf8)) {
+                throw WebError.badRequest("the room passphrase is not usable: \(problem)")
+            }
+            // Argon2id takes a third of a second and 64 MiB: done here, not on the node's thread.
+            let keys = try PrivateRoomKeys.derive(name: room, passphrase: Array(passphrase.utf8))
+            let (id, unread) = try await call.access.write { store in
+                let record = try store.joinPrivateRoom(keys)
+                return (record.id, try store.views.unreadCount(record.id, reader: me))
+            }
+            call.access.hub.publish(.partitions)
+            return json(ViewJSON.room(name: room, id: id, unread: unread, isPrivate: true), status: 201)
+        }
+        let (id, unread, policy) = try await call.access.write { store in
             let record = try store.log.ensurePartition(.room(room), joined: true)
             if !record.joined { try store.log.setJoined(record.id, true) }
-            return (record.id, try store.views.unreadCount(record.id, reader: me))
+            return (record.id, try store.views.unreadCount(record.id, reader: me), try store.views.roomPolicy(record.id))
         }
         call.access.hub.publish(.partitions)
-        return json(ViewJSON.room(name: room, id: id, unread: unread), status: 201)
+        return json(ViewJSON.room(name: room, id: id, unread: unread, policy: policy), status: 201)
     }
 
     static func leave(_ call: Call) async throws -> HTTPReply {
@@ -41,7 +66,7 @@ extension API {
         guard let room = RoomName(text) else {
             throw WebError.notFound("no room \(text.prefix(80)) here: \(RoomName.problem(with: text) ?? "not a room name")")
         }
-        let id = PartitionDescriptor.room(room).id
+        let id = try await call.access.read { try $0.privateRoom(named: room)?.id } ?? PartitionDescriptor.room(room).id
         guard try await call.access.read({ try $0.log.partition(id)?.joined ?? false }) else { throw WebError.notFound("you are not in \(room)") }
         try await call.access.write { try $0.log.setJoined(id, false) }
         call.access.hub.publish(.partitions)
@@ -303,5 +328,16 @@ extension API {
 
     static func events(_ call: Call) async throws -> HTTPReply {
         .stream(call.access.hub.subscribe())
+    }
+
+    /// `POST /api/wipe` with `{"confirm": "wipe"}`: the keys are destroyed before the answer;
+    /// the files go and the node stops right after it.
+    static func wipe(_ call: Call) async throws -> HTTPReply {
+        let body = try call.body
+        guard try body.string("confirm") == "wipe" else {
+            throw WebError.badRequest("a wipe destroys this node's identity and data for good; confirm with {\"confirm\": \"wipe\"}")
+        }
+        await call.access.wipe()
+        return json(.object(["wiped": .bool(true)]))
     }
 }

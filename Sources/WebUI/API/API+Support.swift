@@ -71,7 +71,7 @@ enum API {
         if let parsed = parsed(text, as: PartitionID.self) {
             id = parsed
         } else if let room = RoomName(text) {
-            id = PartitionDescriptor.room(room).id
+            id = try await call.access.read { try $0.privateRoom(named: room)?.id } ?? PartitionDescriptor.room(room).id
         } else {
             throw WebError.notFound("no room or conversation \(text.prefix(80)) here: \(RoomName.problem(with: text) ?? "not a room name")")
         }
@@ -80,6 +80,10 @@ enum API {
             switch record.descriptor {
             case .room:
                 guard record.joined else { throw WebError.notFound("you have not joined \(text.prefix(80)); POST /api/rooms joins it") }
+            case .privateRoom:
+                guard record.joined, try store.privateRoomName(id) != nil else {
+                    throw WebError.notFound("you do not hold private room \(text.prefix(80)); POST /api/rooms with its passphrase joins it")
+                }
             case .conversation:
                 guard try store.views.conversation(id)?.members.everMember.contains(me) ?? false else {
                     throw WebError.notFound("you are not a member of conversation \(id.text)")
@@ -97,6 +101,7 @@ enum API {
         guard let record = try store.log.partition(partition) else { return false }
         switch record.descriptor {
         case .room: return record.joined
+        case .privateRoom: return try record.joined && store.privateRoomName(partition) != nil
         case .conversation: return try store.views.conversation(partition)?.members.everMember.contains(me) ?? false
         case .directory, .inbox, .ownData: return false
         }

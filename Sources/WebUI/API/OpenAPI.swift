@@ -68,7 +68,11 @@ enum Schema {
         "attachments": .list(attachment), "location": nullable(object(["lat": .number, "lon": .number])), "reply_to": .nullableString,
         "read_by": .list(.string),
     ])
-    static let room = object(["name": .string, "partition": .string, "unread": .integer])
+    static let room = object([
+        "name": .string, "partition": .string, "unread": .integer, "private": .boolean, "topic": .string, "retention": .string,
+        "history": .boolean, "owner": .nullableString,
+    ])
+    static let directoryRoom = object(["name": .string, "topic": .string, "people": .integer, "joined": .boolean])
     static let conversation = object([
         "id": .string, "name": .string, "members": .list(.string), "unread": .integer, "creator": .string, "member": .boolean,
     ])

@@ -112,7 +112,15 @@ enum RequestSchema {
 
     // MARK: Bodies
 
-    static let join = object(["name": roomName], required: ["name"])
+    static let join = object(
+        [
+            "name": roomName,
+            "passphrase": string(
+                "the private room's passphrase: \(PrivateRoomKeys.minPassphraseBytes) to \(PrivateRoomKeys.maxPassphraseBytes) UTF-8 bytes (over: 413)",
+                minLength: PrivateRoomKeys.minPassphraseBytes, maxLength: PrivateRoomKeys.maxPassphraseBytes),
+        ], required: ["name"])
+    /// The panic wipe's confirmation: the word itself, so no other body can wipe.
+    static let wipe = object(["confirm": .object(["const": .string("wipe"), "description": .string("the word wipe")])], required: ["confirm"])
     static let createConversation = object(
         [
             "name": conversationName,

@@ -15,9 +15,14 @@ extension Route {
 
         Route(method: "GET", path: "/api/rooms", summary: "The joined rooms with unread counts", success: 200, response: .list(Schema.room), handle: API.rooms),
         Route(
-            method: "POST", path: "/api/rooms", summary: "Join a room", requestBody: RequestSchema.join, success: 201,
-            response: Schema.room, supplies: ["partition": "/partition", "room": "/name"], handle: API.join),
+            method: "POST", path: "/api/rooms", summary: "Join a room; with a passphrase (8 to 1,024 bytes), the private room it protects",
+            requestBody: RequestSchema.join, success: 201, response: Schema.room, supplies: ["partition": "/partition", "room": "/name"],
+            handle: API.join),
         Route(method: "DELETE", path: "/api/rooms/{room}", summary: "Leave a room", success: 204, handle: API.leave),
+        Route(
+            method: "GET", path: "/api/directory",
+            summary: "The room directory: public rooms you and your linked peers joined, with topic and people (peers' word)", success: 200,
+            response: .list(Schema.directoryRoom), handle: API.directory),
 
         Route(
             method: "GET", path: "/api/conversations", summary: "Your conversations with members and unread counts", success: 200,
@@ -118,5 +123,9 @@ extension Route {
             method: "POST", path: "/api/import", summary: "Apply a `parley export` archive (base64, at most 8 MiB), verified like ops from a peer",
             requestBody: RequestSchema.importArchive, success: 200, response: Schema.importSummary, errors: [422],
             bodyLimit: Route.uploadBody, handle: API.importArchive),
+        Route(
+            method: "POST", path: "/api/wipe",
+            summary: "Panic wipe: destroy the keys (the store cannot be read from then on), remove the data and stop the node",
+            requestBody: RequestSchema.wipe, success: 200, response: Schema.object(["wiped": .boolean]), handle: API.wipe),
     ]
 }

@@ -44,6 +44,19 @@ async function api(method, path, body) {
   return data;
 }
 
+// Panic wipe (POST /api/wipe): asked twice in plain words; the keys are gone when the answer
+// comes, and the node stops right after, so the page says so and stops talking to it.
+async function wipeNode() {
+  const question = "Wipe this node? Its identity and every message and file on this device are destroyed for good, and the node stops. Type wipe to confirm.";
+  if ((window.prompt(question) || "").trim() !== "wipe") return;
+  try {
+    await api("POST", "/api/wipe", { confirm: "wipe" });
+  } catch (error) {
+    if (error instanceof ApiError) { showError(error); return; }
+  }
+  document.body.textContent = "This node was wiped: its keys and data are gone, and it has stopped.";
+}
+
 function showError(error) {
   const toast = $("toast");
   toast.textContent = error instanceof Error ? error.message : String(error);
@@ -140,7 +153,7 @@ async function loadSidebar() {
 
 function chats() {
   return [
-    ...state.rooms.map((r) => ({ id: r.partition, kind: "room", name: `#${r.name}`, room: r.name, unread: r.unread })),
+    ...state.rooms.map((r) => ({ id: r.partition, kind: "room", name: r.private ? `#${r.name} (private)` : `#${r.name}`, room: r.name, unread: r.unread, topic: r.topic || "", retention: r.retention, history: r.history })),
     ...state.conversations.map((c) => ({ id: c.id, kind: "conversation", name: c.name || "(name not received yet)", unread: c.unread, members: c.members, creator: c.creator })),
   ];
 }
@@ -178,7 +191,7 @@ function renderSidebar() {
 
   if (state.current) {
     const chat = all.find((c) => c.id === state.current.id);
-    if (chat) { state.current = chat; $("chat-title").textContent = chat.name; }
+    if (chat) { state.current = chat; $("chat-title").textContent = chat.name; showTopic(chat); }
   }
   restoreFocus(focused);
 }
@@ -192,6 +205,7 @@ async function openChat(id) {
   state.typing.clear();
   localStorage.setItem("parley.chat", id);
   $("chat-title").textContent = chat.name;
+  showTopic(chat);
   $("leave-chat").textContent = chat.kind === "room" ? "Leave room" : "Leave conversation";
   $("members-button").hidden = chat.kind !== "conversation";
   closeSidebar();
@@ -675,6 +689,62 @@ function currentConversation() {
   return state.current && state.current.kind === "conversation" ? state.conversations.find((c) => c.id === state.current.id) : null;
 }
 
+// A room's policy under its title: topic, and what it keeps when that is not everything.
+function showTopic(chat) {
+  const parts = [];
+  if (chat.kind === "room") {
+    if (chat.topic) parts.push(chat.topic);
+    if (chat.retention && chat.retention !== "all") parts.push(`keeps ${retentionPhrase(chat.retention)}`);
+    if (chat.history === false) parts.push("new joiners see only what is written after they join");
+  }
+  $("chat-topic").textContent = parts.join(" · ");
+  $("chat-topic").hidden = parts.length === 0;
+}
+
+function retentionPhrase(text) {
+  const n = parseInt(text, 10);
+  if (text.endsWith("d")) return n === 1 ? "1 day" : `${n} days`;
+  if (text.endsWith("m")) return n === 1 ? "the last message" : `the last ${n} messages`;
+  return "everything";
+}
+
+// The room directory ("Browse rooms"): GET /api/directory, each room with a join action.
+async function openBrowse() {
+  $("browse-error").textContent = "";
+  await renderBrowse();
+  openDialog($("browse-dialog"), $("browse-refresh"));
+}
+
+async function renderBrowse() {
+  const rooms = await api("GET", "/api/directory");
+  if (rooms.length === 0) {
+    $("browse-list").replaceChildren(el("li", { class: "muted", text: "No room is listed yet: neither you nor your linked peers joined one." }));
+    return;
+  }
+  $("browse-list").replaceChildren(...rooms.map((room) => {
+    const item = el("li", { "data-room": room.name },
+      el("span", { class: "chat-name", text: `#${room.name}` }),
+      el("span", { class: "muted", text: ` ${room.people} ${room.people === 1 ? "person" : "people"}` }));
+    if (room.topic) item.append(el("span", { class: "muted", text: ` — ${room.topic}` }));
+    if (room.joined) {
+      item.append(el("span", { class: "muted", text: " (joined)" }));
+    } else {
+      item.append(el("button", {
+        type: "button", text: "Join", "aria-label": `Join #${room.name}`,
+        onclick: async () => {
+          try {
+            const joined = await api("POST", "/api/rooms", { name: room.name });
+            $("browse-dialog").close();
+            await loadSidebar();
+            await openChat(joined.partition);
+          } catch (error) { $("browse-error").textContent = error.message; }
+        },
+      }));
+    }
+    return item;
+  }));
+}
+
 async function openMembers() {
   $("add-member-search").value = "";
   $("add-member-results").replaceChildren();
@@ -848,12 +918,22 @@ function wire() {
     event.preventDefault();
     const name = $("join-name").value.trim();
     if (!name) return;
+    const body = { name };
+    // A private room: its passphrase goes to this node only, which derives the room's keys.
+    if ($("join-private").checked) body.passphrase = $("join-passphrase").value;
     try {
-      const room = await api("POST", "/api/rooms", { name });
+      const room = await api("POST", "/api/rooms", body);
       $("join-name").value = "";
+      $("join-passphrase").value = "";
+      $("join-private").checked = false;
+      $("join-passphrase").hidden = true;
       await loadSidebar();
       await openChat(room.partition);
     } catch (error) { showError(error); }
+  });
+  $("join-private").addEventListener("change", () => {
+    $("join-passphrase").hidden = !$("join-private").checked;
+    if ($("join-private").checked) $("join-passphrase").focus();
   });
   $("leave-chat").addEventListener("click", async () => {
     if (!state.current) return;
@@ -868,6 +948,8 @@ function wire() {
     } catch (error) { showError(error); }
   });
   $("new-conversation").addEventListener("click", () => openNewConversation().catch(showError));
+  $("browse-rooms").addEventListener("click", () => openBrowse().catch(showError));
+  $("browse-refresh").addEventListener("click", () => renderBrowse().catch((error) => { $("browse-error").textContent = error.message; }));
   $("members-button").addEventListener("click", () => openMembers().catch(showError));
   let addTimer = null;
   $("add-member-search").addEventListener("input", () => {
@@ -884,6 +966,7 @@ function wire() {
   $("profile-button").addEventListener("click", () => openProfile().catch(showError));
   $("profile-form").addEventListener("submit", saveProfile);
   $("profile-cancel").addEventListener("click", () => $("profile-dialog").close());
+  $("wipe-button").addEventListener("click", wipeNode);
   $("avatar-input").addEventListener("change", uploadAvatar);
   $("nick-form").addEventListener("submit", submitNick);
   $("nick-dialog").addEventListener("cancel", (event) => event.preventDefault());

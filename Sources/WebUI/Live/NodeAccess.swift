@@ -38,6 +38,13 @@ public final class NodeAccess: Sendable {
         try await node.write(body)
     }
 
+    /// Panic wipe: destroys the keys now (nothing can be read after this returns), then removes
+    /// the data directory's files and stops the node, after the answer has gone.
+    func wipe() async {
+        await node.wipeKeys()
+        Task { [node] in await node.wipe() }
+    }
+
     /// What the node's links say about each peer, for `Directory.people(me:search:live:)`.
     func livePresence() async -> [UserID: PeerPresence] {
         await node.livePresence()

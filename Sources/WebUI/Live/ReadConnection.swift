@@ -43,7 +43,8 @@ final class ReadConnection: @unchecked Sendable {
     /// in-memory store, and after `close`.
     private func openedStore() -> ReplicaStore? {
         guard store == nil, !closed, path != ":memory:", FileManager.default.fileExists(atPath: path),
-            let opened = try? ReplicaStore(readOnlyPath: path)
+            let key = try? StoreKeyFile.loadIfPresent(at: (path as NSString).deletingLastPathComponent + "/store.key", identity: identity),
+            let opened = try? ReplicaStore(readOnlyPath: path, key: key)
         else { return store }
         // The node's identity opens what the node's own store opened: keys of private
         // conversations, for their attachments.

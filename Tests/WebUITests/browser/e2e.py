@@ -249,6 +249,43 @@ def main():
         shot("alice", "09-task-board")
         shot("bob", "10-bob-task-board")
 
+        step("both pages join a private room from the join form (a passphrase field); a message crosses")
+        for page in (alice, bob):
+            page.press_letter("t", ALT)
+            page.wait_for("!document.getElementById('messages-panel').hidden", "the messages")
+            page.focus("#join-name")
+            page.type("vault")
+            page.click("#join-private")
+            page.wait_for("!document.getElementById('join-passphrase').hidden", "the passphrase field")
+            page.focus("#join-passphrase")
+            page.type("correct horse battery staple")
+            page.press("Enter")
+            page.wait_for("document.getElementById('chat-title').textContent === '#vault (private)'", "the private room to open")
+            page.wait_for("document.getElementById('join-passphrase').value === '' && document.getElementById('join-passphrase').hidden", "the passphrase field cleared")
+        shot("alice", "10a-private-room-joined")
+        alice.focus("#composer-text")
+        alice.type("the vault opens at ten")
+        alice.press("Enter")
+        bob.wait_for("[...document.querySelectorAll('#messages .text')].some(e => e.textContent === 'the vault opens at ten')",
+                     "alice's message in the private room on bob's page", timeout=30)
+        shot("bob", "10b-private-room-message")
+        bob.press_letter("t", ALT)  # back to the board, as the next step expects
+        bob.wait_for("!document.getElementById('tasks-panel').hidden", "bob's task board again")
+        step("bob browses the rooms, sees alice's #ops with its topic, and joins it")
+        bob.click("#browse-rooms")
+        bob.wait_for("document.getElementById('browse-dialog').open", "the Browse rooms dialog")
+        # The directory reaches bob's node within seconds of the link: ask again until it lists #ops.
+        bob.wait_for("(renderBrowse(), [...document.querySelectorAll('#browse-list li[data-room=ops]')].some(li => li.textContent.includes('night shift') && li.querySelector('button')))",
+                     "#ops with its topic and a Join button in bob's directory", timeout=30)
+        shot("bob", "13-browse-rooms")
+        bob.click("#browse-list li[data-room=ops] button")
+        bob.wait_for("document.getElementById('chat-title').textContent === '#ops'", "#ops open on bob's page")
+        bob.wait_for("document.getElementById('chat-topic').textContent.includes('night shift')", "the topic under the title")
+        bob.click("#tab-messages")
+        bob.wait_for("[...document.querySelectorAll('#messages .text')].some(e => e.textContent === 'ops is open')", "alice's message in #ops, fetched on join", timeout=30)
+        shot("bob", "14-joined-from-the-directory")
+        bob.click("#tab-tasks")
+
         step("the page at phone width")
         bob.resize(390, 800, mobile=True)
         bob.press_letter("t", ALT)

@@ -1,0 +1,122 @@
+import Identity
+import Replica
+import SQLite
+import Sodium
+import Wire
+
+/// A private room as this node holds it: its partition and the name it was joined under (kept
+/// in the local `private_rooms` table only; the name never travels).
+public struct PrivateRoomRecord: Hashable, Sendable {
+    public var id: PartitionID
+    public var name: RoomName
+    /// Whether this node may write there (it derived the room key from the passphrase); false
+    /// for an earlier epoch learned from its successor, which it only reads.
+    public var writable: Bool
+    /// The epoch that replaced this one (a passphrase change), if known.
+    public var successor: PartitionID?
+}
+
+/// Private rooms (docs/DESIGN.md §3.7): joining with keys derived from the name and the
+/// passphrase, finding a joined one by its name, and writing into it.
+extension ReplicaStore {
+    /// Joins the private room `roomKeys` derive (creating it: nobody needs to have written there
+    /// yet) and keeps its name and keys locally. Ops of the room this node carried before are
+    /// read from now on (its views are rebuilt). Idempotent.
+    @discardableResult
+    public func joinPrivateRoom(_ roomKeys: PrivateRoomKeys) throws -> PartitionRecord {
+        try database.transaction(.immediate, durable: true) {
+            let record = try log.ensurePartition(roomKeys.descriptor, joined: true)
+            try database.execute(
+                """
+                INSERT INTO private_rooms(pid, name, room_seed, content_key) VALUES (?, ?, ?, ?)
+                ON CONFLICT(pid) DO UPDATE SET name = excluded.name, room_seed = excluded.room_seed, content_key = excluded.content_key
+                """, .integer(record.pid), .text(roomKeys.name.value), .blob(roomKeys.roomKey.seed.bytes), .blob(roomKeys.contentKey.bytes))
+            keys.forgetEpochKeys(pid: record.pid)
+            carrier.forgetStoredBytes(pid: record.pid)
+            views.rebuildAtEnd(pid: record.pid)
+            try views.flushPendingRebuilds()
+            return record
+        }
+    }
+
+    /// The joined private rooms, the most recently joined first.
+    public func privateRooms() throws -> [PrivateRoomRecord] {
+        let rows = try database.prepare(
+            """
+            SELECT p.id, r.name, r.room_seed IS NOT NULL, s.id FROM private_rooms r JOIN partitions p ON p.pid = r.pid
+            LEFT JOIN partitions s ON s.pid = r.successor WHERE p.joined = 1 ORDER BY r.pid DESC
+            """
+        ).rows { row in
+            (PartitionID(bytes: row.blob(0)), RoomName(row.text(1)), row.int(2) != 0, row.isNull(3) ? nil : PartitionID(bytes: row.blob(3)))
+        }
+        return rows.compactMap { id, name, writable, successor in
+            guard let id, let name else { return nil }
+            return PrivateRoomRecord(id: id, name: name, writable: writable, successor: successor ?? nil)
+        }
+    }
+
+    /// The joined private room called `name` that a message goes to: the newest epoch (no
+    /// successor) this node can write, most recently joined first. Nil when none is joined.
+    public func privateRoom(named name: RoomName) throws -> PrivateRoomRecord? {
+        try privateRooms().first { $0.name == name && $0.writable && $0.successor == nil }
+    }
+
+    /// The epochs of a private room up to `partition`, oldest first (`Views.privateRoomChain`).
+    public func privateRoomChain(_ partition: PartitionID) throws -> [PartitionID] { try views.privateRoomChain(partition) }
+
+    /// The name this node joined a private room under, if it holds the room.
+    public func privateRoomName(_ partition: PartitionID) throws -> RoomName? {
+        guard let record = try log.partition(partition), record.descriptor.kind == .privateRoom else { return nil }
+        let text = try database.scalar("SELECT name FROM private_rooms WHERE pid = ?", .integer(record.pid), as: String.self)
+        return text.flatMap(RoomName.init)
+    }
+
+    /// Changes a private room's passphrase: joins the room `newKeys` derive (same name, new
+    /// passphrase) as its next epoch, writes there a link to the current epoch with its content
+    /// key (so holders of the new passphrase read the earlier history), and writes into the
+    /// current epoch a notice that the passphrase changed. Holders of the old passphrase only
+    /// cannot open anything written in the new epoch. Returns the new epoch.
+    @discardableResult
+    public func changePrivateRoomPassphrase(
+        _ partition: PartitionID, to newKeys: PrivateRoomKeys, by identity: Identity, nowMillis: UInt64
+    ) throws
+        -> PartitionRecord
+    {
+        try useIdentity(identity)
+        return try database.transaction(.immediate, durable: true) {
+            guard let current = try log.partition(partition) else { throw StoreError.unknownPartition(partition) }
+            let oldKeys = try privateRoomWriteKeys(current)
+            guard newKeys.name == oldKeys.name else { throw StoreError.invalidInput("the new epoch must keep the room's name \(oldKeys.name)") }
+            guard newKeys.descriptor.id != current.id else {
+                throw StoreError.invalidInput("the new passphrase is the room's current one; choose another")
+            }
+            let next = try joinPrivateRoom(newKeys)
+            try authorInPrivateRoom(
+                .roomLink(predecessor: Bytes32(oldKeys.roomKey.publicKey)!, contentKey: Bytes32(oldKeys.contentKey.bytes)!), record: next,
+                by: identity, nowMillis: nowMillis)
+            try authorInPrivateRoom(.roomNotice, record: current, by: identity, nowMillis: nowMillis)
+            try views.flushPendingRebuilds()
+            return next
+        }
+    }
+
+    /// The keys to write into a private room with; throws unless this node joined it with its
+    /// passphrase.
+    func privateRoomWriteKeys(_ record: PartitionRecord) throws -> PrivateRoomKeys {
+        let row = try database.cachedStatement("SELECT name, room_seed, content_key FROM private_rooms WHERE pid = ? AND room_seed IS NOT NULL")
+            .firstRow(.integer(record.pid)) { ($0.text(0), $0.blob(1), $0.blob(2)) }
+        guard let row, let name = RoomName(row.0) else {
+            throw StoreError.invalidInput("this node does not hold the passphrase of private room \(record.id.text.prefix(12)); join it first")
+        }
+        return PrivateRoomKeys(name: name, seed: row.1, contentKey: row.2)
+    }
+
+    /// Authors `body` in a private room: encrypted with the content key, signed by the room key
+    /// as well as the author. Must run inside a transaction.
+    @discardableResult
+    func authorInPrivateRoom(_ body: OperationBody, record: PartitionRecord, by identity: Identity, nowMillis: UInt64) throws -> Operation {
+        let roomKeys = try privateRoomWriteKeys(record)
+        let sealed = try EncryptedBody.seal(body.encoded, with: roomKeys.epochKey, type: body.type, author: identity.id)
+        return try signAndApply(body.type, flags: .bodyEncrypted, body: sealed, record: record, by: identity, nowMillis: nowMillis, roomKeys: roomKeys)
+    }
+}
