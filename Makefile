@@ -70,8 +70,9 @@ run: build
 ## second pass: their links, handshakes, panes and pages have deadlines, and the other suites'
 ## CPU-heavy and process-spawning tests would otherwise starve Swift's cooperative thread pool
 ## (one thread per core) while they run in parallel; the lab tests run whole clusters of
-## `parley run` processes. The browser tests save screenshots in .build/web-screenshots.
-SLOW_TESTS := NodeTests LabTests TerminalUITests.Tmux BrowserTests
+## `parley run` processes. The browser tests save screenshots in .build/web-screenshots. The API
+## contract test (schemathesis) sends some 1,500 requests with 10 s deadlines.
+SLOW_TESTS := NodeTests LabTests TerminalUITests.Tmux BrowserTests SchemathesisTests
 test: test-deps lint
 	swift build --build-tests $(SWIFT_FLAGS)
 	swift test $(SWIFT_FLAGS) $(addprefix --skip ,$(SLOW_TESTS))
