@@ -18,7 +18,8 @@ deps:
 	@scripts/install-deps.sh
 
 ## test-deps: what the UI tests need: tmux (terminal chat), man-db and groff (the manual page), zsh
-## and fish (completion scripts), chromium, an emoji font and python3 (web UI).
+## and fish (completion scripts), chromium, an emoji font and python3 (web UI), and schemathesis
+## (pinned, from PyPI, in a virtual environment at .build/schemathesis: the API contract test).
 test-deps: deps
 	@scripts/install-deps.sh --test
 
@@ -69,8 +70,9 @@ run: build
 ## second pass: their links, handshakes, panes and pages have deadlines, and the other suites'
 ## CPU-heavy and process-spawning tests would otherwise starve Swift's cooperative thread pool
 ## (one thread per core) while they run in parallel; the lab tests run whole clusters of
-## `parley run` processes. The browser tests save screenshots in .build/web-screenshots.
-SLOW_TESTS := NodeTests LabTests TerminalUITests.Tmux BrowserTests
+## `parley run` processes. The browser tests save screenshots in .build/web-screenshots. The API
+## contract test (schemathesis) sends some 1,500 requests with 10 s deadlines.
+SLOW_TESTS := NodeTests LabTests TerminalUITests.Tmux BrowserTests SchemathesisTests
 test: test-deps lint
 	swift build --build-tests $(SWIFT_FLAGS)
 	swift test $(SWIFT_FLAGS) $(addprefix --skip ,$(SLOW_TESTS))

@@ -5,8 +5,10 @@
 #   scripts/install-deps.sh --test   also what the tests need: tmux, man-db and groff for the
 #                                    terminal chat's and the manual page's tests, zsh and fish for
 #                                    the completion scripts', Chromium, an emoji font and python3
-#                                    for the web UI's browser tests (without root outside CI, a
-#                                    warning: those tests are then skipped)
+#                                    for the web UI's browser tests, and schemathesis (pinned, from
+#                                    PyPI, in a virtual environment at .build/schemathesis) for its
+#                                    API contract test (without root outside CI, a warning: those
+#                                    tests are then skipped)
 set -euo pipefail
 
 packages=(libsodium-dev libsqlite3-dev libncurses-dev libmicrohttpd-dev pkg-config)
@@ -15,29 +17,67 @@ if [ "${1:-}" = "--test" ]; then
     # tmux drives the terminal chat's tests; man-db and groff-base render the manual page; zsh
     # and fish run the completion scripts; Chromium, an emoji font and python3 the web UI's;
     # systemd (systemd-analyze) and adduser the Debian package's test.
-    packages=(tmux man-db groff-base zsh fish chromium fonts-noto-color-emoji python3 systemd adduser)
+    packages=(tmux man-db groff-base zsh fish chromium fonts-noto-color-emoji python3 python3-venv systemd adduser)
     [ "${CI:-}" = "true" ] || optional=true
 fi
-missing=()
-for package in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-done
-[ ${#missing[@]} -eq 0 ] && exit 0
 
-if [ "$(id -u)" -eq 0 ]; then
-    apt=(apt-get)
-elif command -v sudo >/dev/null 2>&1; then
-    apt=(sudo apt-get)
-elif $optional; then
-    echo "parley: warning: missing ${missing[*]}; the browser tests will be skipped (as root: apt-get install ${missing[*]})" >&2
-    exit 0
-else
-    echo "parley: missing packages: ${missing[*]}; install them as root: apt-get install ${missing[*]}" >&2
-    exit 1
-fi
-echo "Installing ${missing[*]} ..."
-export DEBIAN_FRONTEND=noninteractive
-"${apt[@]}" install -y --no-install-recommends "${missing[@]}" >/dev/null 2>&1 || {
-    "${apt[@]}" update -qq >/dev/null
-    "${apt[@]}" install -y --no-install-recommends "${missing[@]}" >/dev/null
+# The API contract test's tester: schemathesis, pinned, in its own virtual environment under
+# .build (nothing installed system-wide from PyPI). Run after the Debian packages (python3-venv).
+SCHEMATHESIS_VERSION=4.32.5
+install_schemathesis() {
+    [ "${1:-}" = "--test" ] || return 0
+    local venv
+    venv="$(cd "$(dirname "$0")/.." && pwd)/.build/schemathesis"
+    if [ -x "$venv/bin/st" ] && [ "$("$venv/bin/st" --version 2>/dev/null)" = "st, version $SCHEMATHESIS_VERSION" ]; then
+        return 0
+    fi
+    if ! python3 -c "import venv, ensurepip" 2>/dev/null; then
+        if $optional; then
+            echo "parley: warning: python3-venv is missing; the API contract test will be skipped (as root: apt-get install python3-venv)" >&2
+            return 0
+        fi
+        echo "parley: python3-venv is missing; install it as root: apt-get install python3-venv" >&2
+        return 1
+    fi
+    echo "Installing schemathesis $SCHEMATHESIS_VERSION in $venv ..."
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION" || {
+        rm -rf "$venv"
+        if $optional; then
+            echo "parley: warning: cannot install schemathesis from PyPI; the API contract test will be skipped" >&2
+            return 0
+        fi
+        echo "parley: cannot install schemathesis $SCHEMATHESIS_VERSION from PyPI" >&2
+        return 1
+    }
 }
+
+install_packages() {
+    missing=()
+    for package in "${packages[@]}"; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+
+    if [ "$(id -u)" -eq 0 ]; then
+        apt=(apt-get)
+    elif command -v sudo >/dev/null 2>&1; then
+        apt=(sudo apt-get)
+    elif $optional; then
+        echo "parley: warning: missing ${missing[*]}; the browser tests will be skipped (as root: apt-get install ${missing[*]})" >&2
+        return 0
+    else
+        echo "parley: missing packages: ${missing[*]}; install them as root: apt-get install ${missing[*]}" >&2
+        return 1
+    fi
+    echo "Installing ${missing[*]} ..."
+    export DEBIAN_FRONTEND=noninteractive
+    "${apt[@]}" install -y --no-install-recommends "${missing[@]}" >/dev/null 2>&1 || {
+        "${apt[@]}" update -qq >/dev/null
+        "${apt[@]}" install -y --no-install-recommends "${missing[@]}" >/dev/null
+    }
+}
+
+install_packages
+install_schemathesis "${1:-}"

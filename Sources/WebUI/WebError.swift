@@ -17,6 +17,12 @@ public enum WebError: Error, Equatable, Sendable {
     case conflict(String)
     /// The body is over the limit for this route (413).
     case tooLarge(limit: Int)
+    /// A field is over its limit in UTF-8 bytes, which its schema's `maxLength` (characters)
+    /// cannot say (413); the text names the field and the limit.
+    case fieldTooLong(String)
+    /// Well-formed and as the schema says, but not what it must be: a user id in a body that is
+    /// not a public key, an archive that is not one (422).
+    case unprocessable(String)
     /// An API write whose body is not `application/json` (415): a form or a `text/plain` body is
     /// what another site's page can send without asking the browser first.
     case unsupportedMediaType(String)
@@ -42,7 +48,8 @@ public enum WebError: Error, Equatable, Sendable {
         case .methodNotAllowed: 405
         case .conflict: 409
         case .headersTooSlow: 408
-        case .tooLarge: 413
+        case .tooLarge, .fieldTooLong: 413
+        case .unprocessable: 422
         case .unsupportedMediaType: 415
         case .tooManyHeaders: 431
         case .unavailable: 503
@@ -53,7 +60,7 @@ public enum WebError: Error, Equatable, Sendable {
     public var message: String {
         switch self {
         case .badRequest(let text), .forbidden(let text), .notFound(let text), .conflict(let text), .unavailable(let text),
-            .internalError(let text), .badAddress(let text), .cannotListen(let text):
+            .internalError(let text), .badAddress(let text), .cannotListen(let text), .fieldTooLong(let text), .unprocessable(let text):
             text
         case .unauthorized:
             "missing or wrong access token: open the URL `parley run` printed (it sets a cookie), or send Authorization: Bearer TOKEN"

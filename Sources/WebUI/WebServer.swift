@@ -122,7 +122,8 @@ enum Router {
             case .page:
                 return try page(request, gate: gate, assets: assets)
             case .route(let route, let parameters):
-                return try await route.handle(Call(request: request, parameters: parameters, access: access, web: info))
+                let body = try route.validate(request, parameters: parameters)
+                return try await route.handle(Call(request: request, parameters: parameters, parsedBody: body, access: access, web: info))
             }
         } catch {
             return .response(API.webError(error).response)

@@ -114,10 +114,20 @@ import Testing
         lying["Content-Length"] = String(13 << 20)
         let upload = try client.send("POST", "/api/partitions/lobby/messages", headers: lying, body: Array(#"{"text":"x"}"#.utf8))
         #expect(upload.status == 413, "\(upload)")
+        // Every route with a body documents 413 and answers it for a body over its limit.
+        let api = try APIClient(node: node)
+        var bodies = 0
+        for request in Self.documentedRequests(api) where api.checker.operation(request.method, request.template)?["requestBody"] != nil {
+            bodies += 1
+            let response = try client.send(request.method, request.path, headers: lying, body: Array(#"{"text":"x"}"#.utf8))
+            #expect(response.status == 413, "\(request.method) \(request.path): \(response)")
+            for problem in api.checker.check(response, request.method, request.template) { Issue.record(Comment(rawValue: problem)) }
+        }
+        #expect(bodies >= 10, "only \(bodies) documented routes with a body")
 
         for (text, fragment) in [
             ("{", "not valid JSON"), ("[1, 2]", "JSON object"), ("\"lobby\"", "JSON object"), ("", "JSON object body"),
-            (#"{"name": 7}"#, "name must be a string"), (#"{"name": null}"#, "name is missing"),
+            (#"{"name": 7}"#, "name must be a string"), (#"{"name": null}"#, "name must be a string"), (#"{"title": "x"}"#, "name is missing"),
         ] {
             let response = try client.send("POST", "/api/rooms", headers: headers, body: Array(text.utf8))
             #expect(response.status == 400, "\(text): \(response)")

@@ -31,12 +31,15 @@ extension API {
     }
 
     static func join(_ call: Call) async throws -> HTTPReply {
-        let text = try RequestBody(call.request).requiredString("name")
+        let text = try call.body.requiredString("name")
+        // The schema has checked the characters; what is left is the byte limit of the folded name.
         guard let room = RoomName(text) else {
-            throw WebError.badRequest("'\(text.prefix(80))' is not a room name: \(RoomName.problem(with: text) ?? "it is not valid")")
+            throw WebError.fieldTooLong("name: \(RoomName.problem(with: text) ?? "it is not a room name"); shorten it")
         }
         let me = call.access.identity.id
-        if let passphrase = try RequestBody(call.request).string("passphrase") {
+        if let passphrase = try call.body.string("passphrase") {
+            // The schema takes 8 to 1,024 characters, so at least 8 bytes; the byte limit is 413.
+            try checkBytes(passphrase, PrivateRoomKeys.maxPassphraseBytes, field: "passphrase")
             if let problem = PrivateRoomKeys.problem(withPassphrase: Array(passphrase.utf8)) {
                 throw WebError.badRequest("the room passphrase is not usable: \(problem)")
             }
@@ -60,7 +63,9 @@ extension API {
 
     static func leave(_ call: Call) async throws -> HTTPReply {
         let text = call.parameter("room")
-        guard let room = RoomName(text) else { throw WebError.badRequest("'\(text.prefix(80))' is not a room name") }
+        guard let room = RoomName(text) else {
+            throw WebError.notFound("no room \(text.prefix(80)) here: \(RoomName.problem(with: text) ?? "not a room name")")
+        }
         let id = try await call.access.read { try $0.privateRoom(named: room)?.id } ?? PartitionDescriptor.room(room).id
         guard try await call.access.read({ try $0.log.partition(id)?.joined ?? false }) else { throw WebError.notFound("you are not in \(room)") }
         try await call.access.write { try $0.log.setJoined(id, false) }
@@ -83,10 +88,9 @@ extension API {
     }
 
     static func createConversation(_ call: Call) async throws -> HTTPReply {
-        let body = try RequestBody(call.request)
+        let body = try call.body
         let name = try conversationName(body.requiredString("name"))
-        guard let list = try body.strings("members"), !list.isEmpty else { throw WebError.badRequest("members needs at least one user id") }
-        guard list.count <= BodyLimits.members else { throw WebError.badRequest("at most \(BodyLimits.members) members") }
+        let list = try body.strings("members") ?? []
         var members: [UserID] = []
         for text in list { members.append(try userID(text, field: "members")) }
         let identity = call.access.identity
@@ -101,7 +105,7 @@ extension API {
     /// The conversation a path names; 404 unless this user is or was in it.
     static func conversation(_ call: Call) async throws -> (id: PartitionID, creator: UserID, members: Membership.State) {
         let text = call.parameter("conversation")
-        guard let id = PartitionID(text: text.lowercased()) else { throw WebError.badRequest("'\(text.prefix(80))' is not a conversation id") }
+        guard let id = parsed(text, as: PartitionID.self) else { throw WebError.badRequest("'\(text.prefix(80))' is not a conversation id") }
         let me = call.access.identity.id
         return try await call.access.read { store in
             guard let record = try store.log.partition(id), case .conversation(let creator, _) = record.descriptor,
@@ -112,7 +116,7 @@ extension API {
     }
 
     static func renameConversation(_ call: Call) async throws -> HTTPReply {
-        let name = try conversationName(RequestBody(call.request).requiredString("name"))
+        let name = try conversationName(call.body.requiredString("name"))
         let conversation = try await conversation(call)
         let identity = call.access.identity
         try await call.access.write { store in
@@ -122,7 +126,7 @@ extension API {
     }
 
     static func addMember(_ call: Call) async throws -> HTTPReply {
-        let user = try userID(RequestBody(call.request).requiredString("user"), field: "user")
+        let user = try userID(call.body.requiredString("user"), field: "user")
         let conversation = try await conversation(call)
         let identity = call.access.identity
         guard conversation.members.current.contains(identity.id) else { throw WebError.conflict("you are no longer a member") }
@@ -135,7 +139,7 @@ extension API {
     }
 
     static func removeMember(_ call: Call) async throws -> HTTPReply {
-        let user = try userID(call.parameter("user"), field: "user")
+        let user = try userID(call.parameter("user"), field: "user", inPath: true)
         let conversation = try await conversation(call)
         let identity = call.access.identity
         guard conversation.creator == identity.id else { throw WebError.conflict("only the conversation's creator can remove members") }
@@ -160,8 +164,9 @@ extension API {
     }
 
     private static func conversationName(_ text: String) throws(WebError) -> String {
-        let name = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        if let problem = Validation.conversationNameProblem(name) { throw .badRequest("name \(problem)") }
+        let name = Text.trimmed(text)
+        guard !name.isEmpty else { throw .badRequest("name is empty") }
+        try checkBytes(name, BodyLimits.nameBytes, field: "name")
         return name
     }
 
@@ -175,7 +180,7 @@ extension API {
     }
 
     static func avatar(_ call: Call) async throws -> HTTPReply {
-        let user = try userID(call.parameter("user"), field: "user")
+        let user = try userID(call.parameter("user"), field: "user", inPath: true)
         let found = try await call.access.read { store -> (Attachment, [UInt8]?)? in
             guard let avatar = try store.directory.profile(user)?.avatar else { return nil }
             return (avatar, try store.blobs.blob(avatar.hash))
@@ -191,16 +196,16 @@ extension API {
     }
 
     static func updateProfile(_ call: Call) async throws -> HTTPReply {
-        let body = try RequestBody(call.request)
+        let body = try call.body
         let nick = try body.string("nick").map { text throws(WebError) in
-            let nick = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            let nick = Text.trimmed(text)
             if let problem = Validation.nicknameProblem(nick) { throw WebError.badRequest("the nickname \(problem)") }
             return nick
         }
-        let displayName = try body.string("display_name").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
-        let status = try body.string("status").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
-        if let displayName, displayName.utf8.count > BodyLimits.nameBytes { throw WebError.badRequest("display_name is over \(BodyLimits.nameBytes) bytes") }
-        if let status, status.utf8.count > BodyLimits.statusBytes { throw WebError.badRequest("status is over \(BodyLimits.statusBytes) bytes") }
+        let displayName = try body.string("display_name").map(Text.trimmed)
+        let status = try body.string("status").map(Text.trimmed)
+        if let displayName { try checkBytes(displayName, BodyLimits.nameBytes, field: "display_name") }
+        if let status { try checkBytes(status, BodyLimits.statusBytes, field: "status") }
         let presence = try body.string("presence").map { text throws(WebError) in
             guard let mode = PresenceMode.allCases.first(where: { $0.description == text }) else {
                 throw WebError.badRequest("presence must be online, away or hidden")
@@ -214,7 +219,7 @@ extension API {
     }
 
     static func uploadAvatar(_ call: Call) async throws -> HTTPReply {
-        let body = try RequestBody(call.request)
+        let body = try call.body
         let file = try file(body.object, field: "avatar")
         guard file.mime.hasPrefix("image/") else { throw WebError.badRequest("an avatar must be an image (mime image/...)") }
         return try await writeProfile(call, nick: nil, displayName: nil, status: nil, presence: nil, avatar: file)
@@ -297,8 +302,9 @@ extension API {
     /// `POST /api/import`: applies an archive as `parley import FILE` does (verified like ops from
     /// a peer; invites in it join their conversations), and pushes what is new to peers.
     static func importArchive(_ call: Call) async throws -> HTTPReply {
-        let body = try RequestBody(call.request)
+        let body = try call.body
         guard let object = body.object["archive"] as? [String: Any] else { throw WebError.badRequest("archive must be a file object {name, data}") }
+        // A file that is not an archive is as its schema says, yet cannot be applied: 422.
         let bytes = try file(object, field: "archive").bytes
         let identity = call.access.identity
         let summary = try await call.access.write { store in
@@ -311,7 +317,7 @@ extension API {
                     return Array(bytes[offset..<end])
                 }
             } catch {
-                throw WebError.badRequest("archive is not a `parley export` file: \(error)")
+                throw WebError.unprocessable("archive is not a `parley export` file: \(error)")
             }
             let summary = try OpArchiver(store).importArchive(reader, me: identity.id, nowMillis: call.access.nowMillis())
             _ = try store.processInbox(me: identity)
@@ -327,7 +333,7 @@ extension API {
     /// `POST /api/wipe` with `{"confirm": "wipe"}`: the keys are destroyed before the answer;
     /// the files go and the node stops right after it.
     static func wipe(_ call: Call) async throws -> HTTPReply {
-        let body = try RequestBody(call.request)
+        let body = try call.body
         guard try body.string("confirm") == "wipe" else {
             throw WebError.badRequest("a wipe destroys this node's identity and data for good; confirm with {\"confirm\": \"wipe\"}")
         }

@@ -1,3 +1,4 @@
+import Foundation
 import Identity
 import JSONViews
 import Presentation
@@ -31,24 +32,23 @@ extension API {
 
     static func send(_ call: Call) async throws -> HTTPReply {
         let partition = try await partition(call.parameter("partition"), call)
-        let body = try RequestBody(call.request)
+        let body = try call.body
         let text = try body.string("text") ?? ""
         let files = try (body.objects("attachments") ?? []).enumerated().map { index, object throws(WebError) in
             try file(object, field: "attachments[\(index)]")
         }
-        guard files.count <= BodyLimits.attachments else { throw WebError.badRequest("at most \(BodyLimits.attachments) attachments per message") }
         var location: Location?
         if let place = try body.object("location") {
-            guard let latitude = place["lat"] as? Double, let longitude = place["lon"] as? Double else {
+            // The schema has checked both are numbers within -90...90 and -180...180.
+            guard let latitude = place["lat"] as? NSNumber, let longitude = place["lon"] as? NSNumber else {
                 throw WebError.badRequest("location must be {\"lat\": number, \"lon\": number}")
             }
-            location = Location(latitude: latitude, longitude: longitude)
-            guard location!.isValid else { throw WebError.badRequest("location is off the globe: lat within -90...90, lon within -180...180") }
+            location = Location(latitude: latitude.doubleValue, longitude: longitude.doubleValue)
         }
-        guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty || !files.isEmpty || location != nil else {
-            throw WebError.badRequest("a message needs text, an attachment or a location")
+        guard !Text.trimmed(text).isEmpty || !files.isEmpty else {
+            throw WebError.badRequest("a message needs text or an attachment (a location comes with one of them)")
         }
-        guard text.utf8.count <= BodyLimits.textBytes else { throw WebError.badRequest("text is over \(BodyLimits.textBytes) bytes") }
+        try checkBytes(text, BodyLimits.textBytes, field: "text")
         let identity = call.access.identity
         let place = location
         let message = try await call.access.write { store in
@@ -65,10 +65,10 @@ extension API {
     }
 
     static func edit(_ call: Call) async throws -> HTTPReply {
-        let body = try RequestBody(call.request)
+        let body = try call.body
         let text = try body.requiredString("text")
-        guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw WebError.badRequest("text is empty") }
-        guard text.utf8.count <= BodyLimits.textBytes else { throw WebError.badRequest("text is over \(BodyLimits.textBytes) bytes") }
+        guard !Text.trimmed(text).isEmpty else { throw WebError.badRequest("text is empty") }
+        try checkBytes(text, BodyLimits.textBytes, field: "text")
         let (partition, message) = try await message(call.parameter("message"), call)
         let identity = call.access.identity
         guard message.author == identity.id else { throw WebError.conflict("you can only edit your own messages") }
@@ -93,8 +93,9 @@ extension API {
     }
 
     static func react(_ call: Call) async throws -> HTTPReply {
-        let body = try RequestBody(call.request)
-        let emoji = try body.requiredString("emoji").trimmingCharacters(in: .whitespacesAndNewlines)
+        let body = try call.body
+        let emoji = Text.trimmed(try body.requiredString("emoji"))
+        try checkBytes(emoji, BodyLimits.emojiBytes, field: "emoji")
         if let problem = Validation.reactionProblem(emoji) { throw WebError.badRequest("emoji \(problem)") }
         let on = try body.bool("on") ?? true
         let (partition, message) = try await message(call.parameter("message"), call)
@@ -109,6 +110,7 @@ extension API {
 
     static func attachment(_ call: Call) async throws -> HTTPReply {
         let (partition, message) = try await message(call.parameter("message"), call)
+        // The schema bounds the index by 1...BodyLimits.attachments; past this message's count is 404.
         guard let index = Int(call.parameter("index")), index >= 1, index <= message.attachments.count else {
             throw WebError.notFound("message \(message.id.text) has \(message.attachments.count) attachment(s), counted from 1")
         }
@@ -148,7 +150,7 @@ extension API {
 
     static func addTask(_ call: Call) async throws -> HTTPReply {
         let partition = try await partition(call.parameter("partition"), call)
-        let body = try RequestBody(call.request)
+        let body = try call.body
         let title = try taskTitle(body.requiredString("title"))
         let owner = try body.string("owner").map { text throws(WebError) in try userID(text, field: "owner") }
         let identity = call.access.identity
@@ -161,9 +163,11 @@ extension API {
     }
 
     static func updateTask(_ call: Call) async throws -> HTTPReply {
-        let body = try RequestBody(call.request)
+        let body = try call.body
         let status = try body.string("status").map { text throws(WebError) in
-            guard let status = TaskStatus(text: text) else { throw WebError.badRequest("status must be open, in-progress or complete") }
+            guard let status = TaskStatus.allCases.first(where: { $0.description == text }) else {
+                throw WebError.badRequest("status must be open, in-progress or complete")
+            }
             return status
         }
         let title = try body.string("title").map { text throws(WebError) in try taskTitle(text) }
@@ -197,9 +201,9 @@ extension API {
     }
 
     private static func taskTitle(_ text: String) throws(WebError) -> String {
-        let title = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let title = Text.trimmed(text)
         guard !title.isEmpty else { throw .badRequest("title is empty") }
-        guard title.utf8.count <= BodyLimits.textBytes else { throw .badRequest("title is over \(BodyLimits.textBytes) bytes") }
+        try checkBytes(title, BodyLimits.textBytes, field: "title")
         return title
     }
 }

@@ -4,6 +4,7 @@ import NodeRuntime
 import Presentation
 import Replica
 import Store
+import Wire
 
 /// The handlers of the JSON API, one static function per endpoint, grouped by facet
 /// (`API+Messages.swift`, ...). Each checks its input, then reads or writes through `NodeAccess`.
@@ -30,29 +31,49 @@ enum API {
 
     // MARK: Ids from paths and bodies
 
-    static func userID(_ text: String, field: String) throws(WebError) -> UserID {
-        guard let user = UserID(text: text.lowercased()), user.canReceiveSealedBoxes else {
+    /// An id the route's schema has let through (52 characters of base32, capitals allowed).
+    static func parsed<ID: Bytes32Identifier>(_ text: String, as: ID.Type) -> ID? {
+        text.utf8.allSatisfy { $0 < 0x80 } ? ID(text: text.lowercased()) : nil
+    }
+
+    /// A user id. One that is not a public key names no one: in a path that is 404 (the path
+    /// names nothing here), in a body 422 (the request is well-formed but cannot be carried out;
+    /// a 404 would say the path's room or conversation is missing).
+    static func userID(_ text: String, field: String, inPath: Bool = false) throws(WebError) -> UserID {
+        guard let user = parsed(text, as: UserID.self) else {
             throw .badRequest("\(field) must be a user id (52 characters of a-z and 2-7), not '\(text.prefix(80))'")
+        }
+        guard user.canReceiveSealedBoxes else {
+            let problem = "\(field): no one has the id \(user.text) (it is not a public key)"
+            throw inPath ? .notFound(problem) : .unprocessable(problem)
         }
         return user
     }
 
     static func opID(_ text: String, what: String) throws(WebError) -> OpID {
-        guard let id = OpID(text: text.lowercased()) else { throw .badRequest("'\(text.prefix(80))' is not a \(what) id (52 characters of a-z and 2-7)") }
+        guard let id = parsed(text, as: OpID.self) else { throw .badRequest("'\(text.prefix(80))' is not a \(what) id (52 characters of a-z and 2-7)") }
         return id
     }
 
+    /// A field's UTF-8 byte limit, which its schema states as characters: over it is 413.
+    static func checkBytes(_ text: String, _ limit: Int, field: String) throws(WebError) {
+        guard text.utf8.count <= limit else {
+            throw .fieldTooLong("\(field) is \(text.utf8.count) UTF-8 bytes, over its limit of \(limit); shorten it")
+        }
+    }
+
     /// The room or conversation a path names: a partition id (as `rooms` and `conversations`
-    /// list them) or a room's name. Only joined rooms and conversations this user is or was in.
+    /// list them) or a room's name. Only joined rooms and conversations this user is or was in;
+    /// anything else, a name too long to be a room's among it, is 404.
     static func partition(_ text: String, _ call: Call) async throws -> PartitionID {
         let me = call.access.identity.id
         let id: PartitionID
-        if let parsed = PartitionID(text: text.lowercased()) {
+        if let parsed = parsed(text, as: PartitionID.self) {
             id = parsed
         } else if let room = RoomName(text) {
             id = try await call.access.read { try $0.privateRoom(named: room)?.id } ?? PartitionDescriptor.room(room).id
         } else {
-            throw WebError.badRequest("'\(text.prefix(80))' is neither a partition id nor a room name")
+            throw WebError.notFound("no room or conversation \(text.prefix(80)) here: \(RoomName.problem(with: text) ?? "not a room name")")
         }
         try await call.access.read { store in
             guard let record = try store.log.partition(id) else { throw WebError.notFound("no room or conversation \(text.prefix(80)) here") }
@@ -118,23 +139,28 @@ enum API {
     }
 
     static func file(_ object: [String: Any], field: String) throws(WebError) -> File {
-        guard let name = object["name"] as? String, !name.trimmingCharacters(in: .whitespaces).isEmpty else {
-            throw .badRequest("\(field).name must be a file name")
-        }
-        guard name.utf8.count <= BodyLimits.nameBytes * 2 else { throw .badRequest("\(field).name is over \(BodyLimits.nameBytes * 2) bytes") }
-        let mime = (object["mime"] as? String).flatMap { $0.isEmpty ? nil : $0 } ?? "application/octet-stream"
-        guard mime.utf8.count <= BodyLimits.nameBytes, mime.contains("/") else { throw .badRequest("\(field).mime must be a media type") }
-        guard let data = object["data"] as? String, let decoded = Data(base64Encoded: data) else {
+        guard let name = object["name"] as? String, !Text.trimmed(name).isEmpty else { throw .badRequest("\(field).name must be a file name") }
+        try checkBytes(name, BodyLimits.nameBytes * 2, field: "\(field).name")
+        let given = Text.trimmed(object["mime"] as? String ?? "")
+        try checkBytes(given, BodyLimits.nameBytes, field: "\(field).mime")
+        let mime = given.isEmpty ? "application/octet-stream" : given
+        guard mime.contains("/") else { throw .badRequest("\(field).mime must be a media type") }
+        // The schema's pattern has checked the alphabet and the padding; a final line break that
+        // its `$` lets through is not content.
+        guard let data = object["data"] as? String, let decoded = Data(base64Encoded: data, options: .ignoreUnknownCharacters) else {
             throw .badRequest("\(field).data must be the file's content in base64")
         }
         guard decoded.count <= Blobs.maxBlobBytes else { throw .tooLarge(limit: Blobs.maxBlobBytes) }
         return File(name: name, mime: mime.lowercased(), bytes: Array(decoded))
     }
 
+    /// The media types shown inline: common images that cannot run script.
+    static let inlineTypes = ["image/png", "image/jpeg", "image/gif", "image/webp"]
+
     /// File content as a response; only common image types are shown inline, everything else
     /// is a download (an SVG or HTML file from a peer must never run as this site's page).
     static func content(_ bytes: [UInt8], mime: String, name: String) -> HTTPReply {
-        let inline = ["image/png", "image/jpeg", "image/gif", "image/webp"].contains(mime)
+        let inline = inlineTypes.contains(mime)
         let safeName = String(name.unicodeScalars.filter { $0.isASCII && $0.value >= 0x20 && $0 != "\"" && $0 != "\\" }.map(Character.init))
         return .response(
             HTTPResponse(

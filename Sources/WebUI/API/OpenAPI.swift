@@ -14,15 +14,46 @@ enum Schema {
     static let taskStatus = JSON.object(["type": .string("string"), "enum": .array(["open", "in-progress", "complete"].map { .string($0) })])
     static let presenceMode = JSON.object(["type": .string("string"), "enum": .array(["online", "away", "hidden"].map { .string($0) })])
     static let attachment = object(["name": .string, "size": .integer, "mime": .string, "hash": .string])
-    static let file = object(["name": .string, "mime": .string, "data": .string], required: ["name", "data"])
-    /// `parley doctor`'s report (NodeRuntime's `DoctorReport`, keys in snake case).
+    /// `parley doctor`'s report (NodeRuntime's `DoctorReport`, keys in snake case; an optional
+    /// field that is nil is left out, so optional fields are not required, never null).
     static let doctor = object(
         [
-            "interfaces": .list(.object([:])), "broadcast_targets": .list(.string), "sockets": .object(["type": .string("object")]),
-            "beacons": .object(["type": .string("object")]), "sources": .list(.object([:])), "rejections": .list(.object([:])),
-            "peers_file": .nullableString, "static_peers": .list(.object([:])), "links": .integer, "unlinked": .list(.object([:])),
-            "admission": .object(["type": .string("object")]),
-        ], required: ["interfaces", "broadcast_targets", "sockets", "beacons", "links", "unlinked", "admission"])
+            "interfaces": .list(
+                object(
+                    [
+                        "name": .string, "address": .string, "netmask": .string, "broadcast": .string, "is_up": .boolean,
+                        "is_loopback": .boolean,
+                    ], required: ["name", "address", "netmask", "is_up", "is_loopback"])),
+            "broadcast_targets": .list(.string),
+            "sockets": object(
+                ["listen": .string, "discovery_port": .integer, "control_socket": .string], required: ["listen", "control_socket"]),
+            "beacons": object(
+                [
+                    "sent": .integer, "send_failures": .integer, "last_send_error": .string, "own_heard": .integer, "accepted": .integer,
+                    "replayed": .integer, "rate_limited": .integer, "oversized": .integer, "duplicate_identity": .integer,
+                    "duplicate_identity_source": .string, "dials_deferred": .integer,
+                ],
+                required: ["sent", "send_failures", "own_heard", "accepted", "replayed", "rate_limited", "oversized", "duplicate_identity"]),
+            "sources": .list(object(["host": .string, "heard": .integer, "rejected": .integer, "rate_limited": .integer, "last_heard": .integer])),
+            "rejections": .list(object(["reason": .string, "explanation": .string, "count": .integer, "last_source": .string])),
+            "peers_file": .string,
+            "static_peers": .list(object(["endpoint": .string, "key": .string, "state": .string], required: ["endpoint", "state"])),
+            "links": .integer,
+            "unlinked": .list(
+                object(
+                    ["id": .string, "nick": .string, "state": .string, "addresses": .list(.string), "why": .string],
+                    required: ["id", "state", "addresses", "why"])),
+            "admission": object(
+                [
+                    "unauthenticated": .integer, "refused": .integer, "links_refused": .integer, "violations": .integer,
+                    "banned_hosts": .list(.string), "banned_peers": .list(.string),
+                ], required: ["unauthenticated", "refused", "violations", "banned_hosts", "banned_peers"]),
+            "clocks": .list(
+                object(["id": .string, "nick": .string, "ahead_millis": .integer, "source": .string], required: ["id", "ahead_millis", "source"])),
+        ],
+        required: [
+            "interfaces", "broadcast_targets", "sockets", "beacons", "sources", "rejections", "static_peers", "links", "unlinked", "admission",
+        ])
     /// What `parley import --json` prints.
     static let importSummary = object(
         [
@@ -32,8 +63,10 @@ enum Schema {
         ])
     static let message = object([
         "id": .string, "author": .string, "nick": .nullableString, "time": .string, "hlc": .integer, "seq": .integer, "text": .string,
-        "edited": .boolean, "deleted": .boolean, "reactions": .object(["type": .string("object")]), "attachments": .list(attachment),
-        "location": .object(["type": .array([.string("object"), .string("null")])]), "reply_to": .nullableString,
+        "edited": .boolean, "deleted": .boolean,
+        "reactions": .object(["type": .string("object"), "additionalProperties": .list(.string), "description": .string("emoji: who reacted")]),
+        "attachments": .list(attachment), "location": nullable(object(["lat": .number, "lon": .number])), "reply_to": .nullableString,
+        "read_by": .list(.string),
     ])
     static let room = object([
         "name": .string, "partition": .string, "unread": .integer, "private": .boolean, "topic": .string, "retention": .string,
@@ -43,7 +76,7 @@ enum Schema {
     static let conversation = object([
         "id": .string, "name": .string, "members": .list(.string), "unread": .integer, "creator": .string, "member": .boolean,
     ])
-    static let avatar = JSON.object(["type": .array([.string("object"), .string("null")])])
+    static let avatar = nullable(attachment)
     static let person = object([
         "id": .string, "nick": .nullableString, "display_name": .nullableString, "status": .nullableString, "presence": .string,
         "last_seen": .nullableString, "me": .boolean, "avatar": avatar,
@@ -64,12 +97,32 @@ enum Schema {
     static let status = object(
         [
             "pid": .integer, "started_at": .string, "id": .string, "nick": .nullableString, "data_dir": .string, "listen": .string,
-            "links": .integer, "peers": .integer, "store_ops": .integer, "sync": .object(["type": .string("object")]), "web": .string,
+            "discovery_port": .object(["type": .array([.string("integer"), .string("null")])]), "broadcast_targets": .list(.string),
+            "links": .integer, "peers": .integer, "store_ops": .integer,
+            "sync": object([
+                "fetched": .integer, "wanted": .integer, "ops_received": .integer, "ops_sent": .integer,
+                "peers": .list(
+                    object([
+                        "id": .string, "nick": .nullableString, "fetched": .integer, "wanted": .integer, "ops_received": .integer,
+                        "ops_sent": .integer, "bytes_received": .integer, "bytes_sent": .integer, "frames_received": .integer,
+                        "frames_sent": .integer, "since": .string,
+                    ])),
+            ]),
+            "web": .string,
         ])
     static let digest = object([
         "partition": .string, "kind": .string, "name": .string, "ops": .integer, "authors": .integer, "digest": .string, "joined": .boolean,
     ])
     static let error = object(["error": .string])
+    /// This document: an OpenAPI 3.1 object.
+    static let document = object(["openapi": .string, "info": .object(["type": .string("object")]), "paths": .object(["type": .string("object")])])
+
+    /// `schema` (an object) that may also be null.
+    static func nullable(_ schema: JSON) -> JSON {
+        guard case .object(var fields) = schema else { return schema }
+        fields["type"] = .array([.string("object"), .string("null")])
+        return .object(fields)
+    }
 }
 
 extension JSON {
@@ -81,41 +134,90 @@ extension JSON {
     static func list(_ items: JSON) -> JSON { .object(["type": .string("array"), "items": items]) }
 }
 
-/// The OpenAPI 3.0 document of the API, made from `Route.all`.
+/// The OpenAPI 3.1 document of the API (JSON Schema 2020-12), made from `Route.all`: its
+/// parameters and bodies are the schemas the server checks (`Route.validate`), its statuses those
+/// `Route.statuses` derives, so the document and the server cannot drift apart.
 enum OpenAPI {
     static let reasons = [
-        200: "OK", 201: "Created", 204: "No Content", 400: "Malformed request", 401: "No or wrong token",
-        403: "Foreign Host or Origin", 404: "Not found", 405: "Method not allowed", 409: "Refused by the state of things",
-        413: "Body too large", 415: "Body not application/json",
+        200: "OK", 201: "Created", 204: "No Content",
+        400: "The request breaks its schema (the message names the field and the rule)", 401: "No or wrong token",
+        403: "Foreign Host or Origin", 404: "Names nothing here (no such room, conversation, message, task or person, or not one you can see)",
+        409: "Refused by the state of things (not yours, not a member, deleted)",
+        413: "Too large: the body over the route's limit, a file over 8 MiB, or a text field over its limit in UTF-8 bytes (its description says which)",
+        415: "Body not application/json",
+        422: "As the schema says, but not what it must be: a user id in the body that is not a public key, an archive that is not a `parley export` file",
     ]
+
+    /// One Server-Sent Event as the tester reads it (`event`, `data`): each event's name and its
+    /// data, one line of JSON. OpenAPI 3.1 has no schema for a stream's items (3.2's `itemSchema`);
+    /// the `schema` of a `text/event-stream` answer describes one event, as tools read it.
+    static let event: JSON = {
+        let id = "\"[a-z2-7]{51}[aq]\""
+        func variant(_ name: String, _ what: String, data: JSON) -> JSON {
+            .object([
+                "type": .string("object"), "description": .string(what), "required": .array([.string("event"), .string("data")]),
+                "properties": .object(["event": .object(["const": .string(name)]), "data": data]),
+            ])
+        }
+        func json(_ pattern: String, _ schema: JSON) -> JSON {
+            .object([
+                "type": .string("string"), "pattern": .string(pattern), "contentMediaType": .string("application/json"), "contentSchema": schema,
+            ])
+        }
+        let empty = JSON.object(["const": .string("{}")])
+        let idSchema = JSON.object(["type": .string("string"), "pattern": .string("^[a-z2-7]{51}[aq]$")])
+        return .object([
+            "anyOf": .array([
+                variant("hello", "the stream is live (the first event)", data: empty),
+                variant(
+                    "changed", "these partitions' views changed (messages, edits, reactions, tasks, read markers); an empty list: any may have",
+                    data: json(
+                        "^\\{\"partitions\": \\[(\(id)(, \(id))*)?\\]\\}$",
+                        Schema.object(["partitions": .list(idSchema)]))),
+                variant("partitions", "rooms or conversations came or went", data: empty),
+                variant(
+                    "typing", "someone is typing in a room or conversation",
+                    data: json(
+                        "^\\{\"nick\": (null|\"([^\"\\\\]|\\\\.)*\"), \"partition\": \(id), \"user\": \(id)\\}$",
+                        Schema.object(["partition": idSchema, "user": idSchema, "nick": .nullableString]))),
+                variant("presence", "someone's presence may have changed", data: empty),
+                variant("peers", "the peer table changed", data: empty),
+            ])
+        ])
+    }()
 
     static let document: JSON = {
         var paths: [String: [String: JSON]] = [:]
         for route in Route.all {
             var responses: [String: JSON] = [:]
-            var success: [String: JSON] = ["description": .string(reasons[route.success] ?? "OK")]
-            if route.success != 204 {
-                let schema = route.response ?? .object(["type": .string("string"), "format": .string("binary")])
-                success["content"] = .object([route.contentType: .object(["schema": schema])])
+            for status in route.statuses {
+                var answer: [String: JSON] = ["description": .string(reasons[status] ?? "OK")]
+                if status == route.success {
+                    if status != 204 {
+                        let schema =
+                            route.contentTypes == ["text/event-stream"]
+                            ? event : route.response ?? .object(["type": .string("string"), "format": .string("binary")])
+                        answer["content"] = .object(Dictionary(uniqueKeysWithValues: route.contentTypes.map { ($0, .object(["schema": schema])) }))
+                    }
+                    if !links(route).isEmpty { answer["links"] = .object(links(route)) }
+                } else {
+                    answer["content"] = .object([
+                        "application/json": .object(["schema": .object(["$ref": .string("#/components/schemas/Error")])])
+                    ])
+                }
+                responses[String(status)] = .object(answer)
             }
-            responses[String(route.success)] = .object(success)
-            let errors = route.errors + (route.needsToken ? [401, 403] : [403]) + (route.requestBody == nil ? [] : [415])
-            for status in Set(errors).sorted() {
-                responses[String(status)] = .object([
-                    "description": .string(reasons[status] ?? "Error"),
-                    "content": .object(["application/json": .object(["schema": .object(["$ref": .string("#/components/schemas/Error")])])]),
+            var parameters: [JSON] = route.pathParameters.map { name in
+                let schema = Route.pathSchemas[name] ?? .string
+                return .object([
+                    "name": .string(name), "in": .string("path"), "required": .bool(true), "schema": schema,
+                    "description": schema["description"] ?? .string(name),
                 ])
             }
-            var parameters: [JSON] = route.segments.filter { $0.hasPrefix("{") }.map { segment in
+            parameters += route.query.map { parameter in
                 .object([
-                    "name": .string(String(segment.dropFirst().dropLast())), "in": .string("path"), "required": .bool(true),
-                    "schema": .string,
-                ])
-            }
-            parameters += route.query.map { name, description in
-                .object([
-                    "name": .string(name), "in": .string("query"), "required": .bool(false), "description": .string(description),
-                    "schema": name == "limit" ? .object(["type": .string("integer"), "minimum": .integer(1)]) : .string,
+                    "name": .string(parameter.name), "in": .string("query"), "required": .bool(false),
+                    "description": .string(parameter.description), "schema": parameter.schema,
                 ])
             }
             var operation: [String: JSON] = [
@@ -131,12 +233,14 @@ enum OpenAPI {
             paths[route.path, default: [:]][route.method.lowercased()] = .object(operation)
         }
         return .object([
-            "openapi": .string("3.0.3"),
+            "openapi": .string("3.1.0"),
             "info": .object([
                 "title": .string("Parley node API"), "version": .string("1"),
                 "description": .string(
                     "The JSON API of one Parley node, served by `parley run` (see docs/WEB.md). Every request needs the node's Host; "
-                        + "the API needs the token from the start URL (cookie) or Authorization: Bearer."),
+                        + "the API needs the token from the start URL (cookie) or Authorization: Bearer. The server checks every request "
+                        + "against the schemas below before it acts (400 names the field); text limits in UTF-8 bytes, which a schema "
+                        + "cannot state, are answered 413."),
             ]),
             "paths": .object(paths.mapValues { .object($0) }),
             "components": .object([
@@ -146,6 +250,21 @@ enum OpenAPI {
             "security": .array([.object(["bearer": .array([])])]),
         ])
     }()
+
+    /// What `route` supplies, as OpenAPI links to every route that takes it as a path parameter.
+    private static func links(_ route: Route) -> [String: JSON] {
+        var links: [String: JSON] = [:]
+        for target in Route.all where target.path != route.path || target.method != route.method {
+            // The parameters it supplies; the target's others are the caller's to choose.
+            let given = target.pathParameters.filter { route.supplies[$0] != nil }
+            guard !given.isEmpty else { continue }
+            links[operationID(target)] = .object([
+                "operationId": .string(operationID(target)),
+                "parameters": .object(Dictionary(uniqueKeysWithValues: given.map { ($0, JSON.string("$response.body#" + route.supplies[$0]!)) })),
+            ])
+        }
+        return links
+    }
 
     private static func operationID(_ route: Route) -> String {
         let words = route.segments.dropFirst().map { $0.hasPrefix("{") ? "by_" + $0.dropFirst().dropLast() : String($0) }

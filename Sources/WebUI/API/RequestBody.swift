@@ -2,8 +2,12 @@ import Foundation
 import Wire
 
 /// A request's JSON object, read field by field with a 400 that names the field when a field is
-/// missing or of the wrong type. Nothing in it is trusted beyond its type: handlers check values.
-struct RequestBody {
+/// missing or of the wrong type. `Route.validate` has checked it against the route's schema
+/// before a handler reads it; handlers check what a schema cannot say (a byte limit, an id that is
+/// not a key), with statuses other than 400.
+// @unchecked: the fields are JSONSerialization's values (strings, numbers, arrays, dictionaries,
+// NSNull), never changed after parsing.
+struct RequestBody: @unchecked Sendable {
     private let fields: [String: Any]
 
     init(_ request: HTTPRequest) throws(WebError) {

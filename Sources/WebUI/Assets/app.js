@@ -409,7 +409,11 @@ async function send(event) {
   if (!state.current) return;
   const box = $("composer-text");
   const text = box.value;
-  if (!text.trim() && state.pending.length === 0 && !state.location) return;
+  // A message needs text or a file; a location comes with one of them (as the API says).
+  if (!text.trim() && state.pending.length === 0) {
+    if (state.location) showError(new Error("Add a few words or a file to send with the location."));
+    return;
+  }
   const attachments = [];
   for (const file of state.pending) {
     attachments.push({ name: file.name, mime: file.mime, data: file.data });
