@@ -8,6 +8,8 @@ enum CompletionScript {
         case room
         /// A conversation's short id (`--conversation`): `parley completion --list conversations`.
         case conversation
+        /// Someone in the directory as `nick#short` (`--members`): `parley completion --list people`.
+        case person
         case file
         case directory
         /// Free text: nothing is offered.
@@ -18,6 +20,7 @@ enum CompletionScript {
         guard let valueName = option.valueName else { return nil }
         if option.name == "room" || valueName == "ROOM" { return .room }
         if option.name == "conversation" { return .conversation }
+        if option.name == "members" { return .person }
         switch valueName {
         case "FILE", "PATH": return .file
         case "DIR": return .directory
@@ -59,7 +62,7 @@ enum CompletionScript {
                 if let kind = kind(of: option) { cases[kind, default: []].append(pattern(command.name, option.name)) }
             }
         }
-        return [ValueKind.room, .conversation, .file, .directory, .text].compactMap { kind in cases[kind].map { (kind, $0) } }
+        return [ValueKind.room, .conversation, .person, .file, .directory, .text].compactMap { kind in cases[kind].map { (kind, $0) } }
     }
 
     // MARK: bash
@@ -101,10 +104,14 @@ enum CompletionScript {
             "    local kind",
             "    kind=\"$(_parley_value_kind \"$command\" \"$prev\")\"",
             "    case \"$kind\" in",
-            "        room | conversation)",
-            "            local found",
-            "            found=\"$(command parley \"${datadir[@]}\" completion --list \"$kind\"s 2>/dev/null)\"",
-            "            mapfile -t COMPREPLY < <(compgen -W \"$found\" -- \"$cur\")",
+            "        room | conversation | person)",
+            // Names come from peers (a room's name, a nick): never through `compgen -W`, which
+            // expands `$(...)` in its word list, and each one quoted for the command line.
+            "            local found list=\"${kind}s\"",
+            "            list=\"${list/persons/people}\"",
+            "            while IFS= read -r found; do",
+            "                [[ -n $found && $found == \"$cur\"* ]] && COMPREPLY+=(\"$(printf '%q' \"$found\")\")",
+            "            done < <(command parley \"${datadir[@]}\" completion --list \"$list\" 2>/dev/null)",
             "            return 0",
             "            ;;",
             "        file)",
@@ -189,6 +196,7 @@ enum CompletionScript {
             .room: "candidates=(${(f)\"$(command parley \"${datadir[@]}\" completion --list rooms 2>/dev/null)\"}); compadd -a candidates; return",
             .conversation:
                 "candidates=(${(f)\"$(command parley \"${datadir[@]}\" completion --list conversations 2>/dev/null)\"}); compadd -a candidates; return",
+            .person: "candidates=(${(f)\"$(command parley \"${datadir[@]}\" completion --list people 2>/dev/null)\"}); compadd -a candidates; return",
             .file: "_files; return",
             .directory: "_files -/; return",
             .text: "return",
@@ -285,6 +293,10 @@ enum CompletionScript {
             "    command parley (__parley_data_dir) completion --list conversations 2>/dev/null",
             "end",
             "",
+            "function __parley_people",
+            "    command parley (__parley_data_dir) completion --list people 2>/dev/null",
+            "end",
+            "",
             "complete -c parley -f",
         ]
         func optionLine(_ condition: String, _ option: OptionSpec) -> String {
@@ -294,6 +306,7 @@ enum CompletionScript {
             // after an option with `-r` alone.
             case .room: line += " -x -a '(__parley_rooms)'"
             case .conversation: line += " -x -a '(__parley_conversations)'"
+            case .person: line += " -x -a '(__parley_people)'"
             case .file: line += " -r -F"
             case .directory: line += " -x -a '(__fish_complete_directories)'"
             case .text: line += " -x"

@@ -152,6 +152,7 @@ import Testing
             func complete(_ words: [String]) -> [String] {
                 let quoted = words.map { "'" + $0 + "'" }.joined(separator: " ")
                 let driver = """
+                    cd '\(sandbox.root)'
                     source '\(path)'
                     COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1)
                     _parley
@@ -187,6 +188,20 @@ import Testing
             let short = String(created.stdout.prefix(10))
             #expect(complete(["parley", "history", "--conversation", ""]) == [short])
             #expect(complete(["parley", "send", "--room", ""]) == ["dev", "lobby"])
+
+            // People are offered as nick#short after --members, yourself left out (bob's profile
+            // comes in an export, as it would from a peer).
+            expectSuccess(sandbox.parleyRaw(["--data-dir", sandbox.root + "/bob", "export", "--out", sandbox.root + "/bob.parley"]))
+            expectSuccess(sandbox.parley("import", sandbox.root + "/bob.parley"))
+            let bobShort = String(bob.stdout.trimmingCharacters(in: .whitespacesAndNewlines).prefix(6))
+            #expect(complete(["parley", "conversation", "create", "--members", ""]) == ["bob#\(bobShort)"])
+
+            // Names come from peers: a room named to run a command is offered quoted for the
+            // command line, and nothing runs while completing.
+            expectSuccess(sandbox.parley("join", "$({touch,pwned})"))
+            #expect(complete(["parley", "send", "--room", "$"]) == ["\\$\\(\\{touch\\,pwned\\}\\)"])
+            #expect(complete(["parley", "send", "--room", ""]).contains("lobby"))
+            #expect(!FileManager.default.fileExists(atPath: sandbox.root + "/pwned"), "completion ran a room's name as a command")
         }
     }
 }
@@ -216,6 +231,11 @@ extension CompletionAndManTests {
             #expect(complete("parley send --room l") == ["lobby"])
             #expect(complete("parley --data-dir \(sandbox.root)/nowhere send --room ") == [])
             #expect(complete("parley task set --status ").isEmpty)
+            let bob = sandbox.parleyRaw(["--data-dir", sandbox.root + "/bob", "init", "--nick", "bob"])
+            expectSuccess(bob)
+            expectSuccess(sandbox.parleyRaw(["--data-dir", sandbox.root + "/bob", "export", "--out", sandbox.root + "/bob.parley"]))
+            expectSuccess(sandbox.parley("import", sandbox.root + "/bob.parley"))
+            #expect(complete("parley conversation create --members ") == ["bob#" + String(bob.stdout.prefix(6))])
         }
     }
 

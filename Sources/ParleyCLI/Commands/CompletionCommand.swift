@@ -16,11 +16,11 @@ struct CompletionCommand: Command {
     let options: [OptionSpec] = []
     /// `--list rooms`, `--list conversations`: the scripts' query for the rooms and the
     /// conversations you joined, one per line.
-    static let list = Option.value("list", "KIND", "print completion candidates of KIND (rooms, conversations), one a line")
+    static let list = Option.value("list", "KIND", "print completion candidates of KIND (rooms, conversations, people), one a line")
     let hiddenOptions = [Self.list.spec]
     let details = [
         "The script completes command names, each command's options and the global options, and offers the rooms you "
-            + "joined after --room and the short ids of your conversations after --conversation. For bash, put `source <(parley completion bash)` in ~/.bashrc, or save the script as "
+            + "joined after --room, the short ids of your conversations after --conversation, and people as nick#xxxxxx after --members. For bash, put `source <(parley completion bash)` in ~/.bashrc, or save the script as "
             + "~/.local/share/bash-completion/completions/parley. For zsh, save it as _parley in a directory of $fpath "
             + "(before compinit runs). For fish, save it as ~/.config/fish/completions/parley.fish.",
         "To list them the script runs parley, which reads the store without changing it, prints nothing when there is "
@@ -52,12 +52,17 @@ struct CompletionCommand: Command {
     /// The candidates of `kind`, read from the store opened read-only; empty when there is no
     /// data directory, no store, or anything at all goes wrong.
     static func candidates(_ kind: String, context: Context) -> [String] {
-        guard kind == "rooms" || kind == "conversations", let directory = try? context.dataDirectory(),
+        guard ["rooms", "conversations", "people"].contains(kind), let directory = try? context.dataDirectory(),
             FileManager.default.fileExists(atPath: directory.databasePath),
             let key = try? context.storeKey(),
             let store = try? ReplicaStore(readOnlyPath: directory.databasePath, key: key),
             let records = try? store.log.partitions()
         else { return [] }
+        if kind == "people" {
+            // `nick#short`, as `--members` takes them: everyone in the directory with a nick but you.
+            guard let me = try? context.identity().id, let people = try? store.directory.people(me: me) else { return [] }
+            return people.compactMap { person in person.user == me ? nil : person.nick.map { "\($0)#\(person.user.short)" } }.sorted()
+        }
         // Private rooms by the name they were joined under (kept locally, never sent).
         let privateRooms = kind == "rooms" ? ((try? store.privateRooms()) ?? []).filter { $0.successor == nil }.map(\.name.value) : []
         let joined = records.compactMap { record -> String? in
