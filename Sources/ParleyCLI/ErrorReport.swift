@@ -109,8 +109,9 @@ enum ErrorReport {
             return .failure("you are not a member of conversation \(id.text); `parley conversations` lists yours")
         case .rejected(.authorForked(let seq)):
             return .failure(
-                "your identity wrote two different changes at position \(seq) here (a fork), "
-                    + "so peers ignore your later changes; use a new identity for this room")
+                "your identity wrote two different changes at position \(seq) here (a fork: one identity.key used from two "
+                    + "data directories does this), so peers refuse its later changes in this room, conversation or profile; "
+                    + "write from one data directory only, and use a new identity (`parley init` in a new data directory) to write here again")
         case .rejected(let reason):
             return .failure("the change was refused: \(reason)")
         case .invalidInput(let why):
