@@ -39,6 +39,31 @@ extension ReplicaStore {
         }
     }
 
+    /// A joined room as `rooms` lists it (the command and the API): public, or private by the
+    /// name it was joined under (its newest epoch this node writes, where `read` marks), with
+    /// its unread count and, for a public room, its policy.
+    public struct JoinedRoom: Sendable {
+        public var name: RoomName
+        public var id: PartitionID
+        public var unread: Int
+        public var isPrivate: Bool
+        public var policy: RoomPolicyView?
+    }
+
+    /// Every joined room, by name (a public room before a private one of the same name).
+    public func joinedRooms(reader: UserID) throws -> [JoinedRoom] {
+        let publicRooms = try log.partitions().compactMap { record -> JoinedRoom? in
+            guard record.joined, case .room(let name) = record.descriptor else { return nil }
+            return JoinedRoom(
+                name: name, id: record.id, unread: try views.unreadCount(record.id, reader: reader), isPrivate: false,
+                policy: try views.roomPolicy(record.id))
+        }
+        let privateRooms = try privateRooms().filter { $0.writable && $0.successor == nil }.map { room in
+            JoinedRoom(name: room.name, id: room.id, unread: try views.unreadCount(room.id, reader: reader), isPrivate: true, policy: nil)
+        }
+        return (publicRooms + privateRooms).sorted { ($0.name.value, $0.isPrivate ? 1 : 0) < ($1.name.value, $1.isPrivate ? 1 : 0) }
+    }
+
     /// The joined private rooms, the most recently joined first.
     public func privateRooms() throws -> [PrivateRoomRecord] {
         let rows = try database.prepare(

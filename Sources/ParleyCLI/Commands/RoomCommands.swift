@@ -229,18 +229,7 @@ struct RoomsCommand: Command {
         if arguments[Self.all] { return try listDirectory(context, json: arguments[Self.json]) }
         let me = try context.identity().id
         let store = try context.store()
-        let rooms: [(name: RoomName, id: PartitionID, unread: Int, isPrivate: Bool, policy: RoomPolicyView?)] = try context.storeCall {
-            let publicRooms = try store.log.partitions().compactMap { record -> (RoomName, PartitionID, Int, Bool, RoomPolicyView?)? in
-                guard record.joined, case .room(let name) = record.descriptor else { return nil }
-                return (name, record.id, try store.views.unreadCount(record.id, reader: me), false, try store.views.roomPolicy(record.id))
-            }
-            // Private rooms by the name they were joined under: the newest epoch of each (where
-            // `read` marks; unread counts are those of that epoch).
-            let privateRooms = try store.privateRooms().filter { $0.successor == nil }.map { room in
-                (room.name, room.id, try store.views.unreadCount(room.id, reader: me), true, RoomPolicyView?.none)
-            }
-            return (publicRooms + privateRooms).sorted { ($0.0.value, $0.3 ? 1 : 0) < ($1.0.value, $1.3 ? 1 : 0) }
-        }
+        let rooms = try context.storeCall { try store.joinedRooms(reader: me) }
         if arguments[Self.json] {
             context.output.json(
                 rooms.map { ViewJSON.room(name: $0.name, id: $0.id, unread: $0.unread, isPrivate: $0.isPrivate, policy: $0.policy) })
@@ -250,7 +239,7 @@ struct RoomsCommand: Command {
             context.output.line("You have not joined any room; join one with `parley join NAME` (try lobby), or list them with `parley rooms --all`.")
             return 0
         }
-        let label = { (room: (name: RoomName, id: PartitionID, unread: Int, isPrivate: Bool, policy: RoomPolicyView?)) in
+        let label = { (room: ReplicaStore.JoinedRoom) in
             room.isPrivate ? "\(room.name) (private)" : room.name.description
         }
         let width = rooms.map { label($0).count }.max() ?? 0

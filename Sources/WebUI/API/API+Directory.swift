@@ -11,17 +11,8 @@ extension API {
 
     static func rooms(_ call: Call) async throws -> HTTPReply {
         let me = call.access.identity.id
-        let rooms = try await call.access.read { store in
-            let publicRooms = try store.log.partitions().compactMap { record -> (RoomName, PartitionID, Int, Bool, RoomPolicyView?)? in
-                guard record.joined, case .room(let name) = record.descriptor else { return nil }
-                return (name, record.id, try store.views.unreadCount(record.id, reader: me), false, try store.views.roomPolicy(record.id))
-            }
-            let privateRooms = try store.privateRooms().filter { $0.writable && $0.successor == nil }.map { room in
-                (room.name, room.id, try store.views.unreadCount(room.id, reader: me), true, RoomPolicyView?.none)
-            }
-            return (publicRooms + privateRooms).sorted { ($0.0.value, $0.3 ? 1 : 0) < ($1.0.value, $1.3 ? 1 : 0) }
-        }
-        return json(.array(rooms.map { ViewJSON.room(name: $0.0, id: $0.1, unread: $0.2, isPrivate: $0.3, policy: $0.4) }))
+        let rooms = try await call.access.read { try $0.joinedRooms(reader: me) }
+        return json(.array(rooms.map { ViewJSON.room(name: $0.name, id: $0.id, unread: $0.unread, isPrivate: $0.isPrivate, policy: $0.policy) }))
     }
 
     /// The room directory (`parley rooms --all`): the node's joined rooms and its linked peers' lists.
