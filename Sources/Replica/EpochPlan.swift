@@ -22,6 +22,11 @@ import Wire
 ///   reaches (someone added concurrently with a rotation), so whatever it writes is readable by
 ///   every current member it knows of.
 ///
+/// Keys are sealed to **devices** (docs/DESIGN.md §3.8): a member is a person, and every
+/// device of theirs that is not revoked gets its own box, so `recipients` and `shareWith` name
+/// device keys (a person with no certified device is their own one device). A grant's author is
+/// counted as its person.
+///
 /// A removed member keeps the keys it had: it can read what was written before its removal
 /// (and, during the window in which a writer has not yet seen the removal, what that writer
 /// wrote), never what is written under a later epoch.
@@ -49,19 +54,22 @@ public enum EpochPlan: Hashable, Sendable {
         UInt32(clamping: removalsAndLeaves)
     }
 
-    /// What `member` must do before writing. `heldKeys` maps the ids of the keys it holds for
-    /// this conversation to their epochs.
+    /// What `member` (a person) must do before writing. `heldKeys` maps the ids of the keys it
+    /// holds for this conversation to their epochs; `devices` maps a person to their devices in
+    /// good standing (absent: the person's own key alone).
     public static func plan(
-        for member: UserID, membership: Membership.State, requiredEpoch: UInt32, grants: [Grant], heldKeys: [Bytes32: UInt32]
+        for member: UserID, membership: Membership.State, requiredEpoch: UInt32, grants: [Grant], heldKeys: [Bytes32: UInt32],
+        devices: [UserID: [UserID]] = [:]
     ) -> EpochPlan {
         guard membership.current.contains(member) else { return .notMember }
+        let everyDevice = membership.current.sorted().flatMap { devices[$0] ?? [$0] }
         let trusted = Set(
             grants.filter { $0.epoch == requiredEpoch && membership.current.contains($0.author) }.map(\.keyID))
         let usable = trusted.filter { heldKeys[$0] == requiredEpoch }
         guard let keyID = usable.min() else {
-            return .rotate(epoch: requiredEpoch, recipients: membership.current.sorted())
+            return .rotate(epoch: requiredEpoch, recipients: everyDevice)
         }
         let reached = grants.filter { $0.keyID == keyID }.reduce(into: Set<UserID>()) { $0.formUnion($1.recipients) }
-        return .write(epoch: requiredEpoch, keyID: keyID, shareWith: membership.current.subtracting(reached).sorted())
+        return .write(epoch: requiredEpoch, keyID: keyID, shareWith: everyDevice.filter { !reached.contains($0) })
     }
 }

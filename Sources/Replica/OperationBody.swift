@@ -12,6 +12,10 @@ public enum OperationType: UInt8, Sendable, CaseIterable {
     case roomLink = 0x15
     case roomNotice = 0x16
     case profile = 0x20
+    /// A device of a person, certified (`DeviceCertificate`, docs/DESIGN.md §3.8).
+    case deviceCertificate = 0x21
+    /// A lost device: its later writes are refused (`DeviceRevocation`).
+    case deviceRevocation = 0x22
     case conversationCreate = 0x30
     case memberAdd = 0x31
     case memberRemove = 0x32
@@ -117,6 +121,10 @@ public enum OperationBody: Hashable, Sendable {
     case react(target: OpID, emoji: String, on: Bool)
     /// A directory entry; `subject` must be the author. Nil fields are unchanged.
     case profile(subject: UserID, nick: String?, displayName: String?, status: String?, presence: PresenceMode?, avatar: Attachment?)
+    /// `device` is one of `person`'s devices (see `DeviceCertificate`).
+    case deviceCertificate(DeviceCertificate)
+    /// `device` is lost: its writes past the cutoff are refused (see `DeviceRevocation`).
+    case deviceRevocation(DeviceRevocation)
     /// Creates a conversation naming its first members. On the wire `name` MUST be empty: a
     /// conversation's name is private, so the store moves it into an encrypted rename authored
     /// right after the create.
@@ -151,6 +159,8 @@ public enum OperationBody: Hashable, Sendable {
         case .delete: .delete
         case .react: .react
         case .profile: .profile
+        case .deviceCertificate: .deviceCertificate
+        case .deviceRevocation: .deviceRevocation
         case .conversationCreate: .conversationCreate
         case .memberAdd: .memberAdd
         case .memberRemove: .memberRemove
@@ -203,6 +213,10 @@ extension OperationBody {
             w.optional(status) { w, v in w.string16(v) }
             w.optional(presence) { w, v in w.u8(v.rawValue) }
             w.optional(avatar) { w, v in w.attachment(v) }
+        case .deviceCertificate(let certificate):
+            certificate.encode(to: &w)
+        case .deviceRevocation(let revocation):
+            revocation.encode(to: &w)
         case .conversationCreate(let name, let members):
             w.string16(name)
             w.u16(UInt16(members.count))
@@ -283,6 +297,11 @@ extension OperationBody {
             return erasing.count > Operation.maxErasedEdits ? "a delete erases at most \(Operation.maxErasedEdits) edits" : nil
         case .roomPolicy(let policy):
             return policy.problem
+        case .deviceCertificate(let certificate):
+            return DeviceCertificate.nameProblem(certificate.name)
+        case .deviceRevocation(let revocation):
+            if revocation.cutoffs.count > DeviceRevocation.maxCutoffs { return "a revocation lists more than \(DeviceRevocation.maxCutoffs) partitions" }
+            return nil
         case .taskDelete, .memberAdd, .memberRemove, .memberLeave, .readMarker, .roomLink, .roomNotice:
             return nil
         }
@@ -348,6 +367,10 @@ extension OperationBody {
             }
             let avatar = try r.optional("avatar") { (r: inout ByteReader) throws(WireDecodingError) in try r.attachment() }
             self = .profile(subject: subject, nick: nick, displayName: displayName, status: status, presence: presence, avatar: avatar)
+        case .deviceCertificate:
+            self = .deviceCertificate(try DeviceCertificate(reading: &r))
+        case .deviceRevocation:
+            self = .deviceRevocation(try DeviceRevocation(reading: &r))
         case .conversationCreate:
             let name = try r.string16("conversation name", limit: BodyLimits.nameBytes)
             let count = Int(try r.u16("member count"))

@@ -7,10 +7,18 @@ import Wire
 public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
     /// This kind of op does not belong in this kind of partition.
     case typeNotAllowed(OperationType, PartitionKind)
-    /// A directory entry written for someone other than its author.
+    /// A directory entry written for someone other than its author or a device it is known to
+    /// be of (the device's certificate may arrive later, so it may resolve).
     case notOwnProfile
-    /// A write into someone else's private (`self`) partition.
+    /// A write into someone else's private (`self`) partition (as for a profile, the author's
+    /// certificate as the owner's device may arrive later).
     case notOwner
+    /// A device certificate or revocation by an author that is not (yet) known to be the person
+    /// or one of their devices.
+    case unknownDevice
+    /// The author is a revoked device and the op is past its revocation's cutoff (refused for now:
+    /// the revocation stops counting if its own author turns out revoked before it).
+    case deviceRevoked
     /// A write into a conversation by someone who is not a member (yet: it is accepted once the
     /// op that adds them arrives, because membership only grows).
     case notMember
@@ -46,8 +54,10 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .typeNotAllowed(let type, let kind): "op type \(type) is not allowed in a \(kind) partition"
-        case .notOwnProfile: "a profile entry may only be written by its own user"
-        case .notOwner: "only the owner may write to a self partition"
+        case .notOwnProfile: "a profile entry may only be written by its own user or one of their devices"
+        case .notOwner: "only the owner or one of their devices may write to a self partition"
+        case .unknownDevice: "the author is not known to be the person or one of their devices"
+        case .deviceRevoked: "the author is a revoked device and this op is past its revocation's cutoff"
         case .notMember: "the author is not a member of the conversation"
         case .creatorOnly: "only the conversation's creator may do that"
         case .createMustComeFirst: "the creator's first op must create the conversation"
@@ -66,7 +76,12 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
     /// Whether the same op may be accepted later, once other ops have arrived (or, for the
     /// quota, once this node becomes a member or is given more room; for a stamp ahead, once
     /// the clock is near it).
-    public var mayResolveLater: Bool { self == .notMember || self == .quotaExceeded || self == .stampedAhead || self == .insideRetention }
+    public var mayResolveLater: Bool {
+        switch self {
+        case .notMember, .quotaExceeded, .stampedAhead, .insideRetention, .notOwnProfile, .notOwner, .unknownDevice, .deviceRevoked: true
+        default: false
+        }
+    }
 }
 
 /// An op's body as far as the rules can read it.
@@ -110,7 +125,7 @@ public enum PartitionRules {
             (.privateRoom, .taskCreate), (.privateRoom, .taskUpdate), (.privateRoom, .taskDelete), (.privateRoom, .roomLink),
             (.privateRoom, .roomNotice):
             return true
-        case (.directory, .profile):
+        case (.directory, .profile), (.directory, .deviceCertificate), (.directory, .deviceRevocation):
             return true
         case (.ownData, .readMarker):
             return true
@@ -158,17 +173,18 @@ public enum PartitionRules {
         } catch {
             return .failure(.invalidBody(error.description))
         }
+        // Whether the author writes for another key (a profile's subject, a `self` partition's
+        // owner) as one of its devices is decided by the store, which knows the certificates.
         switch (descriptor, body) {
-        case (.directory, .profile(let subject, _, _, _, _, _)):
-            if subject != op.author { return .failure(.notOwnProfile) }
-        case (.ownData(let owner), _):
-            if owner != op.author { return .failure(.notOwner) }
+        case (.directory, .deviceCertificate(let certificate)):
+            if let problem = certificate.problem { return .failure(.invalidBody(problem)) }
+            guard op.author == certificate.certifier || (op.author == certificate.device && certificate.certifier == certificate.person) else {
+                return .failure(.invalidBody("a device certificate is written by its certifier, or by the device when the person's own key certifies it"))
+            }
         case (.conversation(let creator, _), .conversationCreate(let name, _)):
             if op.author != creator { return .failure(.creatorOnly) }
             if op.seq != 1 { return .failure(.createMustComeFirst) }
             if !name.isEmpty { return .failure(.nameInPlaintext) }
-        case (.conversation(let creator, _), .memberRemove):
-            if op.author != creator { return .failure(.creatorOnly) }
         default:
             break
         }

@@ -37,6 +37,8 @@ public struct PersonView: Hashable, Sendable {
 /// local only). Holds no state of its own: every answer is read from the file.
 public struct Directory {
     let database: Database
+    /// A device's links and `me` on a device count for its person.
+    let devices: Devices
 }
 
 extension Directory {
@@ -49,12 +51,29 @@ extension Directory {
     /// they chose hidden, online otherwise. `live` is the seam for the node's link state.
     /// Last seen comes from `live` or, for someone not in it, from the local `last_seen` table
     /// (`noteLastSeen`), the later of the two; never for `me` or someone who chose hidden.
-    public func people(me: UserID, search: String? = nil, live: [UserID: PeerPresence] = [:]) throws -> [PersonView] {
+    ///
+    /// One person, several devices: `me` may be a device (its person is listed), and a person is
+    /// linked when any of their devices is, last seen when the latest of them was.
+    public func people(me device: UserID, search: String? = nil, live byDevice: [UserID: PeerPresence] = [:]) throws -> [PersonView] {
+        let me = try devices.person(of: device)
+        let personOf = try devices.personByDeviceKey()
+        var live: [UserID: PeerPresence] = [:]
+        for (key, presence) in byDevice {
+            let person = personOf[key] ?? key
+            guard let seen = live[person] else {
+                live[person] = presence
+                continue
+            }
+            live[person] = PeerPresence(
+                linked: seen.linked || presence.linked,
+                lastSeenMillis: [seen.lastSeenMillis, presence.lastSeenMillis].compactMap { $0 }.max())
+        }
         var profiles = try profiles()
         if !profiles.contains(where: { $0.user == me }) {
             profiles.append(ProfileView(user: me, nick: nil, displayName: nil, status: nil, presence: nil, avatar: nil))
         }
-        let stored = try lastSeen()
+        var stored: [UserID: UInt64] = [:]
+        for (key, at) in try lastSeen() { stored[personOf[key] ?? key] = max(stored[personOf[key] ?? key] ?? 0, at) }
         func shown(_ mode: PresenceMode?) -> Presence {
             switch mode {
             case .away: .away

@@ -168,23 +168,43 @@ extension KeyRing {
         return state
     }
 
-    /// The epoch writers must use now: one per remove or leave op held (see `EpochPlan`).
-    public func requiredEpoch(_ partition: PartitionID) throws -> UInt32 {
+    /// The epoch writers must use now: one per remove or leave op held, and one per revoked
+    /// device of anyone who was ever a member (see `EpochPlan`; docs/DESIGN.md §3.8): both
+    /// counts only grow as ops arrive.
+    public func requiredEpoch(_ partition: PartitionID, devices: Devices) throws -> UInt32 {
         guard let record = try log.partition(partition) else { return 0 }
-        return try requiredEpoch(pid: record.pid)
+        return try requiredEpoch(pid: record.pid, devices: devices)
     }
 
-    func requiredEpoch(pid: Int64) throws -> UInt32 {
+    func requiredEpoch(pid: Int64, devices: Devices) throws -> UInt32 {
         let count: Int =
             try database.scalar(
                 "SELECT count(*) FROM membership_events e JOIN ops o ON o.oid = e.oid WHERE e.pid = ? AND o.type IN (?, ?)",
                 .integer(pid), .integer(Int64(OperationType.memberRemove.rawValue)), .integer(Int64(OperationType.memberLeave.rawValue))) ?? 0
-        return EpochPlan.requiredEpoch(removalsAndLeaves: count)
+        let revoked = try devices.revokedDevices()
+        var lost = 0
+        if !revoked.isEmpty {
+            let everMembers = try membershipState(pid: pid).everMember
+            for device in revoked {
+                guard let person = try log.authorKey(devices.personAID(of: device)), everMembers.contains(person) else { continue }
+                lost += 1
+            }
+        }
+        return EpochPlan.requiredEpoch(removalsAndLeaves: count + lost)
     }
 
-    /// What `member` must do before writing in the conversation (see `EpochPlan`).
-    func epochPlan(for member: UserID, record: PartitionRecord) throws -> EpochPlan {
-        let grants = try database.cachedStatement("SELECT a.key, g.epoch, g.key_id, g.recipients FROM grants g JOIN authors a ON a.aid = g.aid WHERE g.pid = ?")
+    /// What `member` (a person) must do before writing in the conversation (see `EpochPlan`):
+    /// grants count for their authors' persons, and keys go to every device in good standing of
+    /// every current member.
+    func epochPlan(for member: UserID, record: PartitionRecord, devices: Devices) throws -> EpochPlan {
+        let membership = try membershipState(pid: record.pid)
+        var devicesOf: [UserID: [UserID]] = [:]
+        for person in membership.current { devicesOf[person] = try devices.deviceKeys(of: person) }
+        let grants = try database.cachedStatement(
+            """
+            SELECT coalesce(pa.key, a.key), g.epoch, g.key_id, g.recipients FROM grants g JOIN authors a ON a.aid = g.aid
+            LEFT JOIN devices d ON d.device_aid = g.aid LEFT JOIN authors pa ON pa.aid = d.person_aid WHERE g.pid = ?
+            """)
             .rows(.integer(record.pid)) { row -> EpochPlan.Grant in
                 let recipients = Self.unpack(row.blob(3))
                 return EpochPlan.Grant(
@@ -194,8 +214,8 @@ extension KeyRing {
         var held: [Bytes32: UInt32] = [:]
         for key in try epochKeys(pid: record.pid) { held[key.id] = key.epoch }
         return EpochPlan.plan(
-            for: member, membership: try membershipState(pid: record.pid), requiredEpoch: try requiredEpoch(pid: record.pid), grants: grants,
-            heldKeys: held)
+            for: member, membership: membership, requiredEpoch: try requiredEpoch(pid: record.pid, devices: devices), grants: grants,
+            heldKeys: held, devices: devicesOf)
     }
 
     func isEverMember(_ user: UserID, pid: Int64) throws -> Bool {

@@ -163,6 +163,11 @@ public final class OpLog {
         return aid
     }
 
+    /// The key of an author row, if it exists.
+    func authorKey(_ aid: Int64) throws -> UserID? {
+        try database.cachedStatement("SELECT key FROM authors WHERE aid = ?").firstRow(.integer(aid)) { UserID(publicKey: $0.blob(0)) } ?? nil
+    }
+
     /// The row id of an author if already known (reads never create rows).
     func existingAuthorID(_ user: UserID) throws -> Int64? {
         if let aid = authorCache[user] { return aid }

@@ -190,7 +190,7 @@ extension ReplicaStore {
             guard op.hasValidSignature else { return .rejected(.invalid(.badSignature)) }
             signatureChecked = true
         }
-        if let violation = try crossAuthorViolation(op, checked: checked, record: record) { return .rejected(.rule(violation)) }
+        if let violation = try crossAuthorViolation(op, checked: checked, record: record, aid: existingAID) { return .rejected(.rule(violation)) }
         if try carrier.exceedsCarrierQuota(op, record: record) { return .rejected(.rule(.quotaExceeded)) }
 
         let aid = try existingAID ?? log.authorID(op.author)
@@ -203,6 +203,7 @@ extension ReplicaStore {
         if case .plain(.delete(let target, let targetSeq, let erasing)) = checked {
             try log.erase(deletedBy: op, target: target, targetSeq: targetSeq, erasing: erasing, pid: record.pid, aid: aid, signatureChecked: signatureChecked)
         }
+        if case .plain(.deviceRevocation) = checked { try cutRevokedChains() }
         clock.observe(op.hlc, nowMillis: nowMillis)
         return .applied
     }
@@ -211,10 +212,13 @@ extension ReplicaStore {
     /// carriers decide alike), and that a plaintext edit or delete targets the author's own
     /// earlier post (its chain is complete below this op, so the answer is the same on every
     /// replica). An encrypted edit or delete is checked by members at view time instead.
-    private func crossAuthorViolation(_ op: Operation, checked: CheckedBody, record: PartitionRecord) throws -> RuleViolation? {
+    private func crossAuthorViolation(_ op: Operation, checked: CheckedBody, record: PartitionRecord, aid: Int64?) throws -> RuleViolation? {
+        if let aid, try devices.refuses(op, aid: aid) { return .deviceRevoked }
+        if let violation = try deviceViolation(op, checked: checked, record: record, aid: aid) { return violation }
         if case .conversation(let creator, _) = record.descriptor {
             let isCreation = op.author == creator && op.seq == 1
-            if !isCreation, try !keys.isEverMember(op.author, pid: record.pid) { return .notMember }
+            if !isCreation, try !keys.isEverMember(devices.person(of: op.author), pid: record.pid) { return .notMember }
+            if case .plain(.memberRemove) = checked, try devices.person(of: op.author) != devices.person(of: creator) { return .creatorOnly }
         }
         let body: OperationBody
         switch checked {

@@ -12,7 +12,7 @@ extension ReplicaStore {
     /// a random nonce. The name travels encrypted; each member gets an invite in their inbox.
     public func createConversation(name: String, members: [UserID], by identity: Identity, nowMillis: UInt64) throws -> PartitionDescriptor {
         let descriptor = PartitionDescriptor.conversation(creator: identity.id, nonce: Bytes32(Sodium.randomBytes(32))!)
-        let others = Array(Set(members).subtracting([identity.id])).sorted()
+        let others = Array(Set(members).subtracting([identity.id, try devices.person(of: identity.id)])).sorted()
         try database.transaction(.immediate, durable: true) {
             try log.ensurePartition(descriptor, joined: true)
             try author(.conversationCreate(name: name, members: others), in: descriptor.id, by: identity, nowMillis: nowMillis)
@@ -61,7 +61,7 @@ extension ReplicaStore {
     }
 
     private func requireCurrentMember(_ user: UserID, _ record: PartitionRecord) throws {
-        guard try keys.membershipState(pid: record.pid).current.contains(user) else { throw StoreError.notMember(record.id) }
+        guard try keys.membershipState(pid: record.pid).current.contains(devices.person(of: user)) else { throw StoreError.notMember(record.id) }
     }
 
     private func requireSealable(_ users: [UserID]) throws {
@@ -70,12 +70,15 @@ extension ReplicaStore {
         }
     }
 
-    /// Writes an invite to `conversation` into each user's inbox (carried for them from now on).
-    private func sendInvites(to users: [UserID], conversation: PartitionDescriptor, by identity: Identity, nowMillis: UInt64) throws {
+    /// Writes an invite to `conversation` into each user's inbox (carried for them from now on),
+    /// one sealed to each of their devices in good standing (docs/DESIGN.md §3.8).
+    func sendInvites(to users: [UserID], conversation: PartitionDescriptor, by identity: Identity, nowMillis: UInt64) throws {
         for user in Set(users).subtracting([identity.id]).sorted() {
             let inbox = try log.ensurePartition(.inbox(owner: user), joined: false)
-            try signAndApply(
-                .invite, flags: .bodyEncrypted, body: try Invite.seal(conversation, to: user), record: inbox, by: identity, nowMillis: nowMillis)
+            for device in try devices.deviceKeys(of: user) where device != identity.id && device.canReceiveSealedBoxes {
+                try signAndApply(
+                    .invite, flags: .bodyEncrypted, body: try Invite.seal(conversation, to: device), record: inbox, by: identity, nowMillis: nowMillis)
+            }
         }
     }
 
@@ -89,14 +92,15 @@ extension ReplicaStore {
     public func processInbox(me identity: Identity) throws -> [PartitionDescriptor] {
         try useIdentity(identity)
         guard let local = keys.localIdentity(identity.id) else { return [] }
-        let inboxID = PartitionDescriptor.inbox(owner: identity.id).id
+        let me = try devices.person(of: identity.id)
+        let inboxID = PartitionDescriptor.inbox(owner: me).id
         // Read first: most calls find nothing new and need no write transaction.
         let processed = Set(try database.prepare("SELECT op_id FROM processed_invites").rows { OpID(bytes: $0.blob(0)) }.compactMap { $0 })
         let fresh = try log.allOps(in: inboxID).filter { !processed.contains($0.id) }
         let inboxKnown = try log.partition(inboxID)?.joined == true
         guard !fresh.isEmpty || !inboxKnown, !isReadOnly else { return [] }
         return try database.transaction(.immediate) {
-            try log.ensurePartition(.inbox(owner: identity.id), joined: true)
+            try log.ensurePartition(.inbox(owner: me), joined: true)
             var joined: [PartitionDescriptor] = []
             for op in fresh {
                 try database.cachedStatement("INSERT OR IGNORE INTO processed_invites(op_id) VALUES (?)").run(.blob(op.id.bytes))
@@ -104,7 +108,7 @@ extension ReplicaStore {
                 if let record = try log.partition(descriptor.id) {
                     guard !record.joined else { continue }
                     let membership = try keys.membershipState(pid: record.pid)
-                    guard membership.everMember.isEmpty || membership.current.contains(identity.id) else { continue }
+                    guard membership.everMember.isEmpty || membership.current.contains(me) else { continue }
                     try log.setJoined(descriptor.id, true)
                 } else {
                     try log.ensurePartition(descriptor, joined: true)

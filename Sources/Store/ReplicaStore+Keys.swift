@@ -42,7 +42,7 @@ extension ReplicaStore {
     /// Must run inside a transaction.
     func prepareWriteKey(_ record: PartitionRecord, by local: LocalIdentity, nowMillis: UInt64) throws -> EpochKey {
         for _ in 0..<2 {
-            switch try keys.epochPlan(for: local.identity.id, record: record) {
+            switch try keys.epochPlan(for: devices.person(of: local.identity.id), record: record, devices: devices) {
             case .notMember:
                 throw StoreError.notMember(record.id)
             case .rotate(let epoch, let recipients):
@@ -58,10 +58,13 @@ extension ReplicaStore {
         throw StoreError.damaged("no epoch key to write with after a rotation")
     }
 
-    /// Authors a grant of `key` to `members` (those with a valid key; at least the author).
-    private func authorGrant(_ key: EpochKey, to members: [UserID], record: PartitionRecord, by identity: Identity, nowMillis: UInt64) throws {
-        let grant = try KeyGrant(granting: key, to: members.filter(\.canReceiveSealedBoxes))
-        guard !grant.boxes.isEmpty else { return }
-        try signAndApply(.keyGrant, flags: [], body: OperationBody.keyGrant(grant).encoded, record: record, by: identity, nowMillis: nowMillis)
+    /// Authors grants of `key` to `devices` (those with a valid key), at most
+    /// `BodyLimits.members` boxes per grant.
+    func authorGrant(_ key: EpochKey, to devices: [UserID], record: PartitionRecord, by identity: Identity, nowMillis: UInt64) throws {
+        let sealable = Array(Set(devices.filter(\.canReceiveSealedBoxes))).sorted()
+        for start in stride(from: 0, to: sealable.count, by: BodyLimits.members) {
+            let grant = try KeyGrant(granting: key, to: Array(sealable[start..<min(start + BodyLimits.members, sealable.count)]))
+            try signAndApply(.keyGrant, flags: [], body: OperationBody.keyGrant(grant).encoded, record: record, by: identity, nowMillis: nowMillis)
+        }
     }
 }

@@ -31,6 +31,8 @@ public final class ReplicaStore {
     public let blobs: Blobs
     /// Profiles, and when peers were last seen.
     public let directory: Directory
+    /// Which keys are devices of which person, and which devices are revoked.
+    public let devices: Devices
     /// Partitions carried for others, and their quota.
     public let carrier: Carrier
     /// Recording fork proofs, and cutting chains short.
@@ -51,9 +53,10 @@ public final class ReplicaStore {
         clock = HybridClock(last: try Self.clockSetting(database))
         log = OpLog(database: database, isReadOnly: isReadOnly)
         keys = KeyRing(database: database, log: log)
-        views = Views(database: database, log: log, keys: keys, isReadOnly: isReadOnly)
+        devices = Devices(database: database, log: log)
+        views = Views(database: database, log: log, keys: keys, devices: devices, isReadOnly: isReadOnly)
         blobs = Blobs(database: database, log: log, keys: keys)
-        directory = Directory(database: database)
+        directory = Directory(database: database, devices: devices)
         carrier = Carrier(database: database, log: log, keys: keys)
         forks = Forks(database: database, log: log, views: views, carrier: carrier)
         outbound = OutboundChecks(database: database, log: log, views: views, forks: forks, isReadOnly: isReadOnly)
@@ -133,6 +136,7 @@ public final class ReplicaStore {
         views.retentionCache.removeAll()
         log.forgetCachedRows()
         keys.forgetCachedRows()
+        devices.forgetCachedRows()
         carrier.forgetCachedRows()
     }
 

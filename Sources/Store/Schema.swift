@@ -284,6 +284,28 @@ enum Schema {
         // Readable views for `parley sql` (docs/SCHEMA.md; `ReadableViews`); 011 and 012 are
         // the room policies' and the store at rest's.
         Migration("013-readable-views", ReadableViews.migrationSQL),
+        Migration(
+            "014-devices",
+            """
+            CREATE TABLE devices(
+                device_aid INTEGER PRIMARY KEY,
+                person_aid INTEGER NOT NULL,
+                certifier_aid INTEGER NOT NULL,
+                name TEXT NOT NULL,
+                hlc INTEGER NOT NULL,
+                clock BLOB NOT NULL,
+                oid INTEGER NOT NULL
+            ) STRICT;
+            CREATE INDEX devices_of_person ON devices(person_aid);
+            CREATE TABLE device_revocations(
+                oid INTEGER PRIMARY KEY,
+                device_aid INTEGER NOT NULL,
+                person_aid INTEGER NOT NULL,
+                author_aid INTEGER NOT NULL,
+                clock BLOB NOT NULL,
+                body BLOB NOT NULL
+            ) STRICT;
+            """),
     ]
 
     /// Runs, once, each backfill a store has not had yet: the attachments' hashes of the
@@ -293,7 +315,8 @@ enum Schema {
     /// store's are made after the migrations.
     static func finishBackfills(_ database: Database) throws {
         let log = OpLog(database: database, isReadOnly: false)
-        let views = Views(database: database, log: log, keys: KeyRing(database: database, log: log), isReadOnly: false)
+        let views = Views(
+            database: database, log: log, keys: KeyRing(database: database, log: log), devices: Devices(database: database, log: log), isReadOnly: false)
         let filled: Int64? = try database.scalar("SELECT value FROM settings WHERE key = 'attachment_hashes_filled'")
         if filled == nil { try views.fillAttachmentHashes() }
         let erased: Int64? = try database.scalar("SELECT value FROM settings WHERE key = 'deleted_bodies_erased'")
@@ -304,6 +327,6 @@ enum Schema {
     /// View tables, emptied before a rebuild from the log.
     static let viewTables = [
         "messages", "attachment_hashes", "reactions", "profiles", "conversations", "membership_events", "members", "tasks", "read_markers", "grants",
-        "read_receipts", "policy_events", "room_policies",
+        "read_receipts", "policy_events", "room_policies", "devices", "device_revocations",
     ]
 }

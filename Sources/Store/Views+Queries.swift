@@ -109,7 +109,7 @@ extension Views {
             """
             SELECT * FROM (
                 SELECT \(Self.messageColumns)
-                FROM messages m JOIN authors a ON a.aid = m.aid LEFT JOIN profiles p ON p.aid = m.aid
+                FROM messages m JOIN authors a ON a.aid = m.aid \(Self.personJoins)
                 WHERE m.pid = ? AND m.hlc <= ? AND m.hlc >= ? AND (m.hlc, a.key, m.seq) < (?, ?, ?)
                 ORDER BY m.hlc DESC, a.key DESC, m.seq DESC LIMIT ?
             ) ORDER BY hlc, key, seq
@@ -124,7 +124,9 @@ extension Views {
         } else {
             let reactions = try database.prepare(
                 """
-                SELECT r.target, r.emoji, a.key FROM reactions r JOIN authors a ON a.aid = r.reactor WHERE r.pid = ? AND r.on_ = 1 ORDER BY r.emoji, a.key
+                SELECT r.target, r.emoji, coalesce(pa.key, a.key) AS reactor FROM reactions r JOIN authors a ON a.aid = r.reactor
+                LEFT JOIN devices d ON d.device_aid = r.reactor LEFT JOIN authors pa ON pa.aid = d.person_aid
+                WHERE r.pid = ? AND r.on_ = 1 ORDER BY r.emoji, reactor
                 """
             ).rows(.integer(record.pid)) { (OpID(bytes: $0.blob(0))!, $0.text(1), UserID(publicKey: $0.blob(2))!) }
             var byTarget: [OpID: [String: [UserID]]] = [:]
@@ -135,14 +137,20 @@ extension Views {
         return messages
     }
 
-    /// The columns `messageView` reads, in its order (`m`: messages, `a`: authors, `p`: profiles).
+    /// The columns `messageView` reads, in its order (`m`: messages, `a`: authors, `p`: profiles,
+    /// `pa`: the author's person when the author is a device). `a.key` stays the order's key.
     private static let messageColumns =
-        "m.op_id, a.key, m.hlc, m.seq, m.text, m.edited, m.deleted, m.attachments, m.latitude, m.longitude, m.reply_to, p.nick"
+        "m.op_id, a.key, m.hlc, m.seq, m.text, m.edited, m.deleted, m.attachments, m.latitude, m.longitude, m.reply_to, p.nick, coalesce(pa.key, a.key)"
+
+    /// Joins a message's author (`m.aid`) to its person and the person's profile: a device's
+    /// messages are shown as its person's (docs/DESIGN.md §3.8).
+    static let personJoins =
+        "LEFT JOIN devices d ON d.device_aid = m.aid LEFT JOIN authors pa ON pa.aid = d.person_aid LEFT JOIN profiles p ON p.aid = coalesce(d.person_aid, m.aid)"
 
     /// A message from a row of `messageColumns`, without its reactions and read receipts.
     private static func messageView(_ row: Statement) throws -> MessageView {
         MessageView(
-            id: OpID(bytes: row.blob(0))!, author: UserID(publicKey: row.blob(1))!, nick: row.isNull(11) ? nil : row.text(11),
+            id: OpID(bytes: row.blob(0))!, author: UserID(publicKey: row.blob(12))!, nick: row.isNull(11) ? nil : row.text(11),
             hlc: HLC(raw: UInt64(bitPattern: row.int64(2))), seq: UInt64(row.int64(3)), text: row.text(4),
             edited: row.int(5) != 0, deleted: row.int(6) != 0, reactions: [:], attachments: decodeAttachments(row.blob(7)),
             location: row.isNull(8) ? nil : Location(latitude: row.double(8), longitude: row.double(9)),
@@ -158,8 +166,9 @@ extension Views {
         var reactions: [String: [UserID]] = [:]
         for (emoji, reactor) in try database.cachedStatement(
             """
-            SELECT r.emoji, a.key FROM reactions r JOIN authors a ON a.aid = r.reactor
-            WHERE r.pid = ? AND r.target = ? AND r.on_ = 1 ORDER BY r.emoji, a.key
+            SELECT r.emoji, coalesce(pa.key, a.key) AS reactor FROM reactions r JOIN authors a ON a.aid = r.reactor
+            LEFT JOIN devices d ON d.device_aid = r.reactor LEFT JOIN authors pa ON pa.aid = d.person_aid
+            WHERE r.pid = ? AND r.target = ? AND r.on_ = 1 ORDER BY r.emoji, reactor
             """
         ).rows(.integer(pid), .blob(target.bytes), map: { ($0.text(0), UserID(publicKey: $0.blob(1))!) }) {
             reactions[emoji, default: []].append(reactor)
@@ -180,10 +189,14 @@ extension Views {
     /// (its HLC) they said they read. Members opt in per read (`parley read --receipt`).
     public func readReceipts(_ partition: PartitionID) throws -> [UserID: HLC] {
         guard let record = try log.partition(partition), let conversation = try conversation(partition) else { return [:] }
-        let rows = try database.cachedStatement("SELECT a.key, r.position FROM read_receipts r JOIN authors a ON a.aid = r.aid WHERE r.pid = ?")
-            .rows(.integer(record.pid)) { (UserID(publicKey: $0.blob(0)), HLC(raw: UInt64(bitPattern: $0.int64(1)))) }
+        let rows = try database.cachedStatement(
+            """
+            SELECT coalesce(pa.key, a.key), r.position FROM read_receipts r JOIN authors a ON a.aid = r.aid
+            LEFT JOIN devices d ON d.device_aid = r.aid LEFT JOIN authors pa ON pa.aid = d.person_aid WHERE r.pid = ?
+            """
+        ).rows(.integer(record.pid)) { (UserID(publicKey: $0.blob(0)), HLC(raw: UInt64(bitPattern: $0.int64(1)))) }
         var receipts: [UserID: HLC] = [:]
-        for case let (user?, position) in rows where conversation.members.current.contains(user) { receipts[user] = position }
+        for case let (user?, position) in rows where conversation.members.current.contains(user) { receipts[user] = max(receipts[user] ?? position, position) }
         return receipts
     }
 
@@ -201,7 +214,7 @@ extension Views {
         var messages = try database.prepare(
             """
             SELECT \(Self.messageColumns)
-            FROM messages m JOIN authors a ON a.aid = m.aid LEFT JOIN profiles p ON p.aid = m.aid
+            FROM messages m JOIN authors a ON a.aid = m.aid \(Self.personJoins)
             WHERE m.oid = ?
             """
         ).rows(.integer(oid), map: Self.messageView)

@@ -16,6 +16,8 @@ public final class Views {
     let database: Database
     let log: OpLog
     let keys: KeyRing
+    /// Who is whose: a device's ops count for its person.
+    let devices: Devices
     /// Opened with `ReplicaStore.init(readOnlyPath:)`: views are never rebuilt.
     let isReadOnly: Bool
     /// Partitions whose views must be rebuilt before the transaction ends: a key arrived that
@@ -34,8 +36,8 @@ public final class Views {
     var seenPosts: [Int64: Set<ClockKey>] = [:]
     static let maxSeenPosts = 4_096
 
-    init(database: Database, log: OpLog, keys: KeyRing, isReadOnly: Bool) {
-        (self.database, self.log, self.keys, self.isReadOnly) = (database, log, keys, isReadOnly)
+    init(database: Database, log: OpLog, keys: KeyRing, devices: Devices, isReadOnly: Bool) {
+        (self.database, self.log, self.keys, self.devices, self.isReadOnly) = (database, log, keys, devices, isReadOnly)
     }
 
     /// Makes the partition's views rebuilt at the end of the transaction (`flushPendingRebuilds`).
@@ -69,7 +71,7 @@ extension Views {
             // as is anything by an author whose add never took effect.
             // A private room has no membership: whoever holds the passphrase writes there.
             if record.descriptor.kind == .conversation {
-                guard try Self.isShown(author: op.author, hlc: op.hlc, keys.membershipState(pid: record.pid)) else { return }
+                guard try Self.isShown(author: devices.person(of: op.author), hlc: op.hlc, keys.membershipState(pid: record.pid)) else { return }
             }
             guard let body = try keys.openBody(op, sealed, pid: record.pid) else { return }
             try applyViews(op, body: body, oid: oid, record: record, aid: aid, rebuilding: rebuilding)
@@ -113,17 +115,18 @@ extension Views {
         case .react(let target, let emoji, let on):
             try database.cachedStatement("INSERT OR REPLACE INTO reactions(pid, target, reactor, emoji, on_) VALUES (?, ?, ?, ?, ?)")
                 .run(.integer(pid), .blob(target.bytes), .integer(aid), .text(emoji), .integer(on ? 1 : 0))
-        case .profile(_, let nick, let displayName, let status, let presence, let avatar):
-            try database.cachedStatement(
-                """
-                INSERT INTO profiles(aid, nick, display_name, status, presence, avatar) VALUES (?, ?, ?, ?, ?, ?)
-                ON CONFLICT(aid) DO UPDATE SET nick = coalesce(excluded.nick, nick), display_name = coalesce(excluded.display_name, display_name),
-                    status = coalesce(excluded.status, status), presence = coalesce(excluded.presence, presence), avatar = coalesce(excluded.avatar, avatar)
-                """
-            ).run(
-                .integer(aid), nick.map { .text($0) } ?? .null, displayName.map { .text($0) } ?? .null,
-                status.map { .text($0) } ?? .null, presence.map { .integer(Int64($0.rawValue)) } ?? .null,
-                avatar.map { .blob(encodeAttachments([$0])) } ?? .null)
+        case .profile(let subject, _, _, _, _, _):
+            try resolveProfile(of: log.authorID(subject), pid: pid)
+        case .deviceCertificate(let certificate):
+            // Who is whose changed: the person's profile and every conversation's membership
+            // (a device's membership ops count for its person) are settled again.
+            if try devices.noteCertificate(certificate, op: op, oid: oid) {
+                try resolveProfile(of: log.authorID(certificate.person), pid: pid)
+                if !rebuilding { try rebuildConversationsAtEnd() }
+            }
+        case .deviceRevocation(let revocation):
+            try devices.noteRevocation(revocation, op: op, oid: oid, aid: aid)
+            try resolveProfile(of: log.authorID(revocation.person), pid: pid)
         case .conversationCreate(let name, _), .conversationRename(let name):
             let clock = ClockKey(op)
             try database.cachedStatement(
@@ -180,7 +183,7 @@ extension Views {
                 INSERT INTO read_markers(owner, target, position) VALUES (?, ?, ?)
                 ON CONFLICT(owner, target) DO UPDATE SET position = max(position, excluded.position)
                 """
-            ).run(.blob(op.author.publicKey), .blob(target.bytes), .integer(Int64(bitPattern: position.raw)))
+            ).run(.blob(try devices.person(of: op.author).publicKey), .blob(target.bytes), .integer(Int64(bitPattern: position.raw)))
         }
     }
 
@@ -236,9 +239,9 @@ extension Views {
             case .memberLeave: action = .leave
             default: continue
             }
-            events.append(Membership.Event(author: op.author, hlc: op.hlc, action: action, seq: op.seq))
+            events.append(Membership.Event(author: try devices.person(of: op.author), hlc: op.hlc, action: action, seq: op.seq))
         }
-        let state = Membership.resolve(creator: creator, events: events)
+        let state = Membership.resolve(creator: try devices.person(of: creator), events: events)
         // Who may write when decides which encrypted ops take effect: a change rebuilds the views.
         let before = try keys.membershipState(pid: record.pid)
         if !rebuilding, before.current != state.current || before.removedAt != state.removedAt { pendingRebuilds.insert(record.pid) }
@@ -286,7 +289,9 @@ extension Views {
         }
         keys.forgetPartition(pid: record.pid)
         switch record.descriptor {
-        case .directory: try database.execute("DELETE FROM profiles")
+        case .directory:
+            for table in ["profiles", "devices", "device_revocations"] { try database.execute("DELETE FROM \(table)") }
+            devices.forgetCachedRows()
         case .ownData(let owner): try database.execute("DELETE FROM read_markers WHERE owner = ?", .blob(owner.publicKey))
         default: break
         }
@@ -317,6 +322,7 @@ extension Views {
         for row in rows where !isContent(row.2) { try apply(row) }
         try resolveMembership(record, rebuilding: true)
         for row in rows where isContent(row.2) { try apply(row) }
+        if record.descriptor == .directory { try resolveAllProfiles(pid: record.pid) }
     }
 }
 

@@ -88,7 +88,7 @@ import Wire
         #expect(try Nodes.texts(a, conversation) == ["before", "after", "after, from alice"])
         #expect(try Nodes.texts(b, conversation) == ["before", "after", "after, from alice"])
         #expect(try Nodes.texts(c, conversation) == ["before"])
-        #expect(try a.keys.requiredEpoch(conversation.id) == 1)
+        #expect(try a.keys.requiredEpoch(conversation.id, devices: a.devices) == 1)
         #expect(try a.keys.heldEpochs(conversation.id) == [0, 1])
         #expect(try c.keys.heldEpochs(conversation.id) == [0])
         #expect(throws: StoreError.notMember(conversation.id)) {

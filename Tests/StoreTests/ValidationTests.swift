@@ -129,7 +129,10 @@ import Wire
         let conversation = PartitionDescriptor.conversation(creator: alice.id, nonce: Bytes32(w0: 1, w1: 2, w2: 3, w3: 4))
         let fakeCreate = factory.make(.conversationCreate(name: "", members: []), in: conversation.id, by: bob)
         let create = factory.make(.conversationCreate(name: "", members: [bob.id, carol.id]), in: conversation.id, by: alice)
-        let remove = factory.make(.memberRemove(carol.id), in: conversation.id, by: bob)
+        // Bob's first op in the chain (his refused fake create took no place): a remove by a member
+        // who is not the creator nor one of the creator's devices.
+        var bobsChain = OpFactory()
+        let remove = bobsChain.make(.memberRemove(carol.id), in: conversation.id, by: bob)
         let store = try Fixtures.store(partitions: [conversation])
         #expect(try store.apply(fakeCreate, nowMillis: Fixtures.now()) == .rejected(.rule(.creatorOnly)))
         #expect(try store.apply(create, nowMillis: Fixtures.now()) == .applied)
