@@ -9,9 +9,10 @@ import CQRencode
 ///
 /// Byte mode keeps the text exactly as given (case and all, UTF-8); level M lets a phone read a
 /// code with about 15 % of it smudged, moiré'd or cut by a terminal's line gaps. The symbol
-/// holds no reference to C memory: the encoder's result is copied and freed at once. Render it
-/// with `terminalLines(inverted:)` or `svg(moduleSize:)`, both with the quiet zone the
-/// standard asks for (`quietZone` light modules on every side).
+/// holds no reference to C memory: the encoder's result is copied and freed at once, so it may
+/// be made on any thread (Debian's libqrencode is built thread-safe) and passed between them.
+/// Render it with `terminalLines(inverted:)` or `svg(moduleSize:)`, both with the quiet zone
+/// the standard asks for (`quietZone` light modules on every side).
 public struct QRSymbol: Sendable, Hashable {
     /// The most bytes a symbol holds: version 40 at level M in byte mode (ISO/IEC 18004,
     /// table 7). A pairing URI needs about 40.
