@@ -22,12 +22,15 @@ let package = Package(
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         // epoll (glibc, no library to link): wrappers the Glibc module lacks.
         .systemLibrary(name: "CEpoll"),
+        .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
 
         // Swift faces of the C libraries.
         .target(name: "Sodium", dependencies: ["CSodium"]),
         // Page-level encryption of the store through an SQLite VFS (libsodium's XChaCha20-Poly1305).
         .target(name: "CStoreCipher", dependencies: ["CSQLite", "CSodium"]),
         .target(name: "SQLite", dependencies: ["CSQLite", "CStoreCipher"]),
+        // QR code symbols (libqrencode) and their renderings for a terminal and a web page.
+        .target(name: "QRCode", dependencies: ["CQRencode"]),
 
         // Pure codecs and the replicated data model (no I/O).
         .target(name: "Wire"),
@@ -109,6 +112,7 @@ let package = Package(
         .testTarget(name: "SodiumTests", dependencies: ["Sodium", "TestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "CSQLite", "TestSupport"]),
         .testTarget(name: "WireTests", dependencies: ["Wire", "TestSupport"]),
+        .testTarget(name: "QRCodeTests", dependencies: ["QRCode", "TestSupport"]),
         .testTarget(name: "IdentityTests", dependencies: ["Identity", "Sodium", "TestSupport"]),
         .testTarget(name: "SecureLinkTests", dependencies: ["SecureLink", "Identity", "Sodium", "Wire", "TestSupport"]),
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "Identity", "Sodium", "Wire", "TestSupport"]),

@@ -5,13 +5,14 @@
 #   scripts/install-deps.sh --test   also what the tests need: tmux, man-db and groff for the
 #                                    terminal chat's and the manual page's tests, zsh and fish for
 #                                    the completion scripts', Chromium, an emoji font and python3
-#                                    for the web UI's browser tests, and schemathesis (pinned, from
+#                                    for the web UI's browser tests, schemathesis (pinned, from
 #                                    PyPI, in a virtual environment at .build/schemathesis) for its
-#                                    API contract test (without root outside CI, a warning: those
-#                                    tests are then skipped)
+#                                    API contract test, and the QR decoder zxing-cpp (pinned, from
+#                                    PyPI, at .build/qr-decoder) for the QR code tests (without root
+#                                    outside CI, a warning: those tests are then skipped)
 set -euo pipefail
 
-packages=(libsodium-dev libsqlite3-dev libncurses-dev libmicrohttpd-dev pkg-config)
+packages=(libsodium-dev libsqlite3-dev libncurses-dev libmicrohttpd-dev libqrencode-dev pkg-config)
 optional=false
 if [ "${1:-}" = "--test" ]; then
     # tmux drives the terminal chat's tests; man-db and groff-base render the manual page; zsh
@@ -53,6 +54,38 @@ install_schemathesis() {
     }
 }
 
+# The QR code tests' decoder: zxing-cpp's Python binding, pinned, from a wheel (no compiler), in
+# its own virtual environment under .build.
+ZXING_CPP_VERSION=3.1.1
+install_qr_decoder() {
+    [ "${1:-}" = "--test" ] || return 0
+    local venv
+    venv="$(cd "$(dirname "$0")/.." && pwd)/.build/qr-decoder"
+    if [ -x "$venv/bin/python3" ] && [ "$("$venv/bin/python3" -c 'import importlib.metadata as m; print(m.version("zxing-cpp"))' 2>/dev/null)" = "$ZXING_CPP_VERSION" ]; then
+        return 0
+    fi
+    if ! python3 -c "import venv, ensurepip" 2>/dev/null; then
+        if $optional; then
+            echo "parley: warning: python3-venv is missing; the QR decoding tests will be skipped (as root: apt-get install python3-venv)" >&2
+            return 0
+        fi
+        echo "parley: python3-venv is missing; install it as root: apt-get install python3-venv" >&2
+        return 1
+    fi
+    echo "Installing zxing-cpp $ZXING_CPP_VERSION in $venv ..."
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check --only-binary=:all: "zxing-cpp==$ZXING_CPP_VERSION" || {
+        rm -rf "$venv"
+        if $optional; then
+            echo "parley: warning: cannot install zxing-cpp from PyPI; the QR decoding tests will be skipped" >&2
+            return 0
+        fi
+        echo "parley: cannot install zxing-cpp $ZXING_CPP_VERSION from PyPI" >&2
+        return 1
+    }
+}
+
 install_packages() {
     missing=()
     for package in "${packages[@]}"; do
@@ -81,3 +114,4 @@ install_packages() {
 
 install_packages
 install_schemathesis "${1:-}"
+install_qr_decoder "${1:-}"

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 
 version=$("$binary" --version | awk '{print $2}')
 [ -n "$version" ] || { echo "make-deb: cannot read the version from $binary --version" >&2; exit 1; }
-depends=(adduser libc6 libgcc-s1 libstdc++6 libsodium23 libsqlite3-0 libmicrohttpd12 libncursesw6 libtinfo6)
+depends=(adduser libc6 libgcc-s1 libstdc++6 libsodium23 libsqlite3-0 libmicrohttpd12 libncursesw6 libtinfo6 libqrencode4)
 
 # Every library the binary needs must come from a declared package.
 for library in $(readelf -d "$binary" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
