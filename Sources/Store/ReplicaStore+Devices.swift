@@ -77,3 +77,86 @@ extension ReplicaStore {
         }
     }
 }
+
+/// Writing device certificates and revocations, and handing a new device what it needs to read.
+extension ReplicaStore {
+    /// Certifies `request.device` as a device of the person `certifier` writes for, in the
+    /// directory, then grants the new device every epoch key this node holds in the
+    /// conversations the person is in, so their history opens there too. Throws
+    /// `StoreError.invalidInput` when the device's consent does not verify.
+    @discardableResult
+    public func certifyDevice(_ request: DeviceRequest, by certifier: Identity, nowMillis: UInt64) throws -> Operation {
+        try useIdentity(certifier)
+        let person = try devices.person(of: certifier.id)
+        let certificate = DeviceCertificate(
+            person: person, device: request.device, certifier: certifier.id, name: request.name, deviceSignature: request.signature,
+            certifierSignature: certifier.sign(DeviceCertificate.certifierStatement(person: person, device: request.device, name: request.name)))
+        if let problem = certificate.problem { throw StoreError.invalidInput(problem) }
+        return try database.transaction(.immediate, durable: true) {
+            let op = try author(.deviceCertificate(certificate), in: PartitionDescriptor.directory.id, by: certifier, nowMillis: nowMillis)
+            try shareKeys(with: request.device, person: person, by: certifier, nowMillis: nowMillis)
+            return op
+        }
+    }
+
+    /// Grants `device` every epoch key held in each joined conversation `person` is a current member of.
+    private func shareKeys(with device: UserID, person: UserID, by identity: Identity, nowMillis: UInt64) throws {
+        for record in try log.partitions() where record.joined && record.descriptor.kind == .conversation {
+            guard try keys.membershipState(pid: record.pid).current.contains(person) else { continue }
+            for key in try keys.epochKeys(pid: record.pid) {
+                try authorGrant(key, to: [device], record: record, by: identity, nowMillis: nowMillis)
+            }
+        }
+    }
+
+    /// Revokes `device`, one of the person's devices other than the one writing, for everyone:
+    /// its ops past the cutoff — in each partition this node holds, its head here; elsewhere,
+    /// anything stamped from now on — are refused on every replica, and every conversation the
+    /// person is in rotates to a key the device never gets.
+    @discardableResult
+    public func revokeDevice(_ device: UserID, by identity: Identity, nowMillis: UInt64) throws -> Operation {
+        try useIdentity(identity)
+        let person = try devices.person(of: identity.id)
+        guard device != identity.id else {
+            throw StoreError.invalidInput("that is this device; revoke it from another of your devices, or wipe it with `parley wipe`")
+        }
+        guard try devices.deviceKeys(of: person, includingRevoked: true).contains(device) else {
+            throw StoreError.invalidInput("\(device.text) is not one of your devices; `parley device list` shows them")
+        }
+        return try database.transaction(.immediate, durable: true) {
+            var cutoffs: [PartitionID: UInt64] = [:]
+            if let aid = try log.existingAuthorID(device) {
+                let heads = try database.cachedStatement(
+                    "SELECT p.id, h.max_seq FROM heads h JOIN partitions p ON p.pid = h.pid WHERE h.aid = ? AND h.max_seq > 0 ORDER BY h.max_seq DESC"
+                ).rows(.integer(aid)) { (PartitionID(bytes: $0.blob(0)), UInt64($0.int64(1))) }
+                for case let (partition?, seq) in heads.prefix(DeviceRevocation.maxCutoffs) { cutoffs[partition] = seq }
+            }
+            let cutoffHLC = max(HLC(wallMillis: nowMillis, counter: 0), clock.last)
+            let revocation = DeviceRevocation(person: person, device: device, cutoffHLC: cutoffHLC, cutoffs: cutoffs)
+            let op = try author(.deviceRevocation(revocation), in: PartitionDescriptor.directory.id, by: identity, nowMillis: nowMillis)
+            // The required epoch of every conversation the person was ever in went up by one.
+            guard let local = keys.localIdentity(identity.id) else { return op }
+            for record in try log.partitions() where record.joined && record.descriptor.kind == .conversation {
+                guard try keys.membershipState(pid: record.pid).current.contains(person) else { continue }
+                _ = try prepareWriteKey(record, by: local, nowMillis: nowMillis)
+            }
+            try views.flushPendingRebuilds()
+            return op
+        }
+    }
+}
+
+/// What a new device asks the device that pairs it for (`parley init --pair`): its key, its
+/// name, and its consent to being the person's, signed (docs/DESIGN.md §3.8).
+public struct DeviceRequest: Hashable, Sendable {
+    public var device: UserID
+    public var name: String
+    public var signature: [UInt8]
+
+    public init(device: UserID, name: String, signature: [UInt8]) { (self.device, self.name, self.signature) = (device, name, signature) }
+
+    /// The request of `device` to become a device of `person`.
+    public init(person: UserID, device: Identity, name: String) {
+        self.init(device: device.id, name: name, signature: device.sign(DeviceCertificate.deviceStatement(person: person, device: device.id, name: name)))
+    }
+}
