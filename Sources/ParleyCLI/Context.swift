@@ -168,6 +168,15 @@ public final class Context {
         }
     }
 
+    /// The person this data directory writes for: the identity's own key, or the person whose
+    /// device it is (`parley init --pair`; docs/DESIGN.md §3.8). Everything that asks "who am I"
+    /// (membership, unread counts, `people`, `whoami`) asks this, and only signing uses the key.
+    func me() throws(CLIError) -> UserID {
+        let identity = try identity()
+        let store = try store()
+        return try storeCall { try store.devices.person(of: identity.id) }
+    }
+
     /// The key the store is encrypted under (`store.key`, sealed by the identity), created with
     /// the store: every command that opens `parley.db` opens it with this key.
     func storeKey() throws(CLIError) -> SecureBytes {

@@ -204,13 +204,14 @@ extension KeyRing {
             """
             SELECT coalesce(pa.key, a.key), g.epoch, g.key_id, g.recipients FROM grants g JOIN authors a ON a.aid = g.aid
             LEFT JOIN devices d ON d.device_aid = g.aid LEFT JOIN authors pa ON pa.aid = d.person_aid WHERE g.pid = ?
-            """)
-            .rows(.integer(record.pid)) { row -> EpochPlan.Grant in
-                let recipients = Self.unpack(row.blob(3))
-                return EpochPlan.Grant(
-                    author: UserID(publicKey: row.blob(0))!, epoch: UInt32(truncatingIfNeeded: row.int64(1)),
-                    keyID: Bytes32(row.blob(2)) ?? .zero, recipients: Set(recipients))
-            }
+            """
+        )
+        .rows(.integer(record.pid)) { row -> EpochPlan.Grant in
+            let recipients = Self.unpack(row.blob(3))
+            return EpochPlan.Grant(
+                author: UserID(publicKey: row.blob(0))!, epoch: UInt32(truncatingIfNeeded: row.int64(1)),
+                keyID: Bytes32(row.blob(2)) ?? .zero, recipients: Set(recipients))
+        }
         var held: [Bytes32: UInt32] = [:]
         for key in try epochKeys(pid: record.pid) { held[key.id] = key.epoch }
         return EpochPlan.plan(

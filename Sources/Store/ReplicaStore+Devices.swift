@@ -65,9 +65,10 @@ extension ReplicaStore {
                     if let last = revocation.cutoffs[record.id] {
                         from = last < maxSeq ? last + 1 : nil
                     } else {
-                        from = try database.cachedStatement("SELECT min(seq) FROM ops WHERE pid = ? AND aid = ? AND hlc >= ?").firstRow(
-                            .integer(pid), .integer(device), .integer(Int64(bitPattern: revocation.cutoffHLC.raw))
-                        ) { $0.isNull(0) ? nil : UInt64($0.int64(0)) } ?? nil
+                        from =
+                            try database.cachedStatement("SELECT min(seq) FROM ops WHERE pid = ? AND aid = ? AND hlc >= ?").firstRow(
+                                .integer(pid), .integer(device), .integer(Int64(bitPattern: revocation.cutoffHLC.raw))
+                            ) { $0.isNull(0) ? nil : UInt64($0.int64(0)) } ?? nil
                     }
                     if let from { cut = min(cut ?? from, from) }
                 }

@@ -19,8 +19,9 @@ extension Views {
         var nick: String?, displayName: String?, status: String?, presence: PresenceMode?, avatar: Attachment?
         var any = false
         for op in ops.sorted(by: { ClockKey($0) < ClockKey($1) }) {
-            guard case .profile(let subject, let newNick, let newDisplayName, let newStatus, let newPresence, let newAvatar)? =
-                try? OperationBody(type: op.type, decoding: op.body), subject == personKey
+            guard
+                case .profile(let subject, let newNick, let newDisplayName, let newStatus, let newPresence, let newAvatar)? =
+                    try? OperationBody(type: op.type, decoding: op.body), subject == personKey
             else { continue }
             any = true
             nick = newNick ?? nick

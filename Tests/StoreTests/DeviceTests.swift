@@ -17,7 +17,8 @@ import Testing
     func paired() throws -> (alice: ReplicaStore, laptop: ReplicaStore, bob: ReplicaStore) {
         let (a, l, b) = (try Nodes.store(alice), try Nodes.store(laptop), try Nodes.store(bob))
         for store in [a, l, b] { try store.log.ensurePartition(lobby, joined: true) }
-        try a.author(.profile(subject: alice.id, nick: "alice", displayName: nil, status: nil, presence: nil, avatar: nil),
+        try a.author(
+            .profile(subject: alice.id, nick: "alice", displayName: nil, status: nil, presence: nil, avatar: nil),
             in: PartitionDescriptor.directory.id, by: alice, nowMillis: Fixtures.now())
         try a.certifyDevice(DeviceRequest(person: alice.id, device: laptop, name: "laptop"), by: alice, nowMillis: Fixtures.now(1))
         try Nodes.sync([a, l, b])
@@ -31,7 +32,8 @@ import Testing
         // Both devices write at once: separate chains, no fork.
         try a.author(post("from the desk"), in: lobby.id, by: alice, nowMillis: Fixtures.now(10))
         try l.author(post("from the laptop"), in: lobby.id, by: laptop, nowMillis: Fixtures.now(10))
-        try l.author(.profile(subject: alice.id, nick: nil, displayName: nil, status: "on the road", presence: nil, avatar: nil),
+        try l.author(
+            .profile(subject: alice.id, nick: nil, displayName: nil, status: "on the road", presence: nil, avatar: nil),
             in: PartitionDescriptor.directory.id, by: laptop, nowMillis: Fixtures.now(20))
         try Nodes.sync([a, l, b])
         let history = try b.views.history(lobby.id)

@@ -6,6 +6,7 @@ import Replica
 import SQLite
 import SecureLink
 import Store
+import Synchronization
 import Transport
 
 /// A running Parley node: the actor shell that owns the sockets, the timers, the store and the
@@ -27,6 +28,10 @@ public actor Node {
 
     public nonisolated let configuration: NodeConfiguration
     public nonisolated let identity: Identity
+    /// The person this node writes for: its identity, or the person whose device it is (known
+    /// once the store is open; docs/DESIGN.md §3.8).
+    public nonisolated var me: UserID { person.withLock { $0 } }
+    private nonisolated let person: Mutex<UserID>
     public nonisolated let log: NodeLog
     /// Random per process start: in beacons and HELLO, so peers notice a restart.
     public nonisolated let instance = InstanceID.random()
@@ -94,6 +99,7 @@ public actor Node {
     ) {
         self.configuration = configuration
         self.identity = identity
+        person = Mutex(identity.id)
         self.log = log
         self.networkKey = NetworkKey(deploymentSecret: configuration.networkSecret)
         self.admission = Admission(configuration: configuration.admission)
@@ -163,11 +169,13 @@ public actor Node {
             // The identity opens the conversation keys granted to it; the inbox may hold
             // invites that arrived (by import) while no node ran.
             try store.useIdentity(identity)
+            let me = try store.devices.person(of: identity.id)
+            person.withLock { $0 = me }
             try store.processInbox(me: identity)
             for room in configuration.joinRooms {
                 _ = try store.log.ensurePartition(.room(room), joined: true)
             }
-            nick = try store.directory.profile(identity.id)?.nick
+            nick = try store.directory.profile(me)?.nick
             self.store = store
         } catch {
             throw .store("cannot open the store \(configuration.databasePath): \(error)")

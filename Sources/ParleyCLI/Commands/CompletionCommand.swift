@@ -60,7 +60,7 @@ struct CompletionCommand: Command {
         else { return [] }
         if kind == "people" {
             // `nick#short`, as `--members` takes them: everyone in the directory with a nick but you.
-            guard let me = try? context.identity().id, let people = try? store.directory.people(me: me) else { return [] }
+            guard let me = try? context.me(), let people = try? store.directory.people(me: me) else { return [] }
             return people.compactMap { person in person.user == me ? nil : person.nick.map { "\($0)#\(person.user.short)" } }.sorted()
         }
         // Private rooms by the name they were joined under (kept locally, never sent).

@@ -88,7 +88,7 @@ struct ConversationRemoveCommand: Command {
         try expectPositionals(arguments, 2...2, names: ["CONVERSATION_ID", "USER_ID"])
         let conversation = try Lookup.conversation(arguments.positionals[0], context: context, command: name)
         let user = try Lookup.person(arguments.positionals[1], context: context, command: name)
-        let me = try context.identity().id
+        let me = try context.me()
         guard conversation.creator == me else {
             let creator = Format.person(conversation.creator, nick: try context.nick(of: conversation.creator))
             throw CLIError.failure(
@@ -119,7 +119,7 @@ struct ConversationLeaveCommand: Command {
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
         try expectPositionals(arguments, 1...1, names: ["CONVERSATION_ID"])
         let conversation = try Lookup.conversation(arguments.positionals[0], context: context, command: name)
-        let me = try context.identity().id
+        let me = try context.me()
         guard conversation.members.current.contains(me) else {
             throw CLIError.failure("you are not a member of \(conversation.label); `parley conversations` lists yours")
         }

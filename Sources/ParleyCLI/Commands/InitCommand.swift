@@ -96,19 +96,21 @@ struct WhoamiCommand: Command {
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
         try expectPositionals(arguments, 0...0, names: [])
         let identity = try context.identity()
-        let nick = try context.nick(of: identity.id)
+        let me = try context.me()
+        let nick = try context.nick(of: me)
         let directory = try context.dataDirectory()
-        let display = Format.person(identity.id, nick: nick)
+        let display = Format.person(me, nick: nick)
         if arguments[Self.json] {
             context.output.json([
                 .object([
-                    "id": .string(identity.id.text), "nick": .optional(nick), "short": .string(identity.id.short),
-                    "display": .string(display), "data_dir": .string(directory.path),
+                    "id": .string(me.text), "nick": .optional(nick), "short": .string(me.short),
+                    "display": .string(display), "data_dir": .string(directory.path), "device": .string(identity.id.text),
                 ])
             ])
         } else {
             context.output.line(display)
-            context.output.line("user id   \(identity.id.text)")
+            context.output.line("user id   \(me.text)")
+            if me != identity.id { context.output.line("device    \(identity.id.text)") }
             context.output.line("nick      \(nick ?? "(none; set one with `parley profile --nick NAME`)")")
             context.output.line("data dir  \(directory.path)")
         }

@@ -17,7 +17,7 @@ struct EditCommand: Command {
         try expectPositionals(arguments, 2...Int.max, names: ["MESSAGE_ID", "TEXT"])
         let text = try Lookup.text(Array(arguments.positionals.dropFirst()), what: "new text", command: name)
         let (partition, message) = try Lookup.message(arguments.positionals[0], context: context, command: name)
-        let me = try context.identity().id
+        let me = try context.me()
         guard message.author == me else {
             throw CLIError.failure("you can only edit your own messages; this one is by \(Format.person(message.author, nick: message.nick))")
         }
@@ -40,7 +40,7 @@ struct DeleteCommand: Command {
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
         try expectPositionals(arguments, 1...1, names: ["MESSAGE_ID"])
         let (partition, message) = try Lookup.message(arguments.positionals[0], context: context, command: name)
-        let me = try context.identity().id
+        let me = try context.me()
         guard message.author == me else {
             throw CLIError.failure("you can only delete your own messages; this one is by \(Format.person(message.author, nick: message.nick))")
         }
@@ -90,7 +90,7 @@ struct ReadCommand: Command {
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
         try expectPositionals(arguments, 0...0, names: [])
         let room = try context.target(room: try arguments.value(Self.room), conversation: try arguments.value(Self.conversation), command: name)
-        let me = try context.identity().id
+        let me = try context.me()
         let store = try context.store()
         let (newest, marker) = try context.storeCall {
             (try store.views.newestMessageHLC(room.id), try store.views.readMarker(owner: me, partition: room.id))

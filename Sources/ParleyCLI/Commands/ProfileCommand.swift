@@ -37,7 +37,7 @@ struct ProfileCommand: Command {
         let nick = try arguments.value(Self.nick)
         let displayName = try arguments.value(Self.displayName).map { $0.trimmingWhitespace() }
         let status = try arguments.value(Self.status).map { $0.trimmingWhitespace() }
-        let identity = try context.identity()
+        let me = try context.me()
         let store = try context.store()
         let avatar = try avatarFile.map { file throws(CLIError) in
             let hash = try context.storeCall(command: name) { try store.blobs.storeBlob(file.bytes, nowMillis: context.nowMillis) }
@@ -46,20 +46,20 @@ struct ProfileCommand: Command {
 
         if nick != nil || displayName != nil || status != nil || presence != nil || avatar != nil {
             try context.author(
-                .profile(subject: identity.id, nick: nick, displayName: displayName, status: status, presence: presence, avatar: avatar),
+                .profile(subject: me, nick: nick, displayName: displayName, status: status, presence: presence, avatar: avatar),
                 in: PartitionDescriptor.directory.id, command: name)
         }
-        let profile = try context.storeCall { try store.directory.profile(identity.id) }
+        let profile = try context.storeCall { try store.directory.profile(me) }
         func present(_ text: String?) -> String? { text.flatMap { $0.isEmpty ? nil : $0 } }
         let fields = (
             nick: present(profile?.nick), displayName: present(profile?.displayName), status: present(profile?.status),
             presence: profile?.presence
         )
         if arguments[Self.json] {
-            context.output.json([ViewJSON.profile(identity.id, profile)])
+            context.output.json([ViewJSON.profile(me, profile)])
             return 0
         }
-        context.output.line(Format.person(identity.id, nick: fields.nick))
+        context.output.line(Format.person(me, nick: fields.nick))
         context.output.line("display name  \(fields.displayName.map { Format.safe($0, keepNewlines: false) } ?? "(not set)")")
         context.output.line("status        \(fields.status.map { Format.safe($0, keepNewlines: false) } ?? "(not set)")")
         context.output.line("presence      \(fields.presence?.description ?? "online (default)")")

@@ -165,7 +165,7 @@ enum RoomPolicyOptions {
 
     /// Fails unless the room has no owner yet (as far as this store knows) or this user owns it.
     static func requireOwnership(of room: RoomName, _ context: Context) throws(CLIError) {
-        let me = try context.identity().id
+        let me = try context.me()
         let store = try context.store()
         let current = try context.storeCall { try store.views.roomPolicy(PartitionDescriptor.room(room).id) }
         guard let current, current.owner != me else { return }
@@ -227,7 +227,7 @@ struct RoomsCommand: Command {
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
         try expectPositionals(arguments, 0...0, names: [])
         if arguments[Self.all] { return try listDirectory(context, json: arguments[Self.json]) }
-        let me = try context.identity().id
+        let me = try context.me()
         let store = try context.store()
         let rooms = try context.storeCall { try store.joinedRooms(reader: me) }
         if arguments[Self.json] {
@@ -281,7 +281,7 @@ struct RoomsCommand: Command {
                 RoomName(room.name).map { Listed(name: $0, topic: room.topic, people: room.people, joined: room.joined) }
             }
         }
-        let me = try context.identity().id
+        let me = try context.me()
         let store = try context.store()
         return try context.storeCall {
             try store.log.partitions().compactMap { record -> Listed? in

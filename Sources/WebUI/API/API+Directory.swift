@@ -10,7 +10,7 @@ extension API {
     // MARK: Rooms
 
     static func rooms(_ call: Call) async throws -> HTTPReply {
-        let me = call.access.identity.id
+        let me = call.access.me
         let rooms = try await call.access.read { try $0.joinedRooms(reader: me) }
         return json(.array(rooms.map { ViewJSON.room(name: $0.name, id: $0.id, unread: $0.unread, isPrivate: $0.isPrivate, policy: $0.policy) }))
     }
@@ -27,7 +27,7 @@ extension API {
         guard let room = RoomName(text) else {
             throw WebError.fieldTooLong("name: \(RoomName.problem(with: text) ?? "it is not a room name"); shorten it")
         }
-        let me = call.access.identity.id
+        let me = call.access.me
         if let passphrase = try call.body.string("passphrase") {
             // The schema takes 8 to 1,024 characters, so at least 8 bytes; the byte limit is 413.
             try checkBytes(passphrase, PrivateRoomKeys.maxPassphraseBytes, field: "passphrase")
@@ -67,12 +67,12 @@ extension API {
     // MARK: Conversations
 
     static func conversations(_ call: Call) async throws -> HTTPReply {
-        let me = call.access.identity.id
+        let me = call.access.me
         return json(.array(try await call.access.read { try $0.views.conversations(reader: me) }.map(ViewJSON.conversation)))
     }
 
     static func summary(_ id: PartitionID, _ call: Call) async throws -> JSON {
-        let me = call.access.identity.id
+        let me = call.access.me
         let found = try await call.access.read { try $0.views.conversations(reader: me).first { $0.id == id } }
         guard let found else { throw WebError.notFound("conversation \(id.text) is not among yours") }
         return ViewJSON.conversation(found)
@@ -97,7 +97,7 @@ extension API {
     static func conversation(_ call: Call) async throws -> (id: PartitionID, creator: UserID, members: Membership.State) {
         let text = call.parameter("conversation")
         guard let id = parsed(text, as: PartitionID.self) else { throw WebError.badRequest("'\(text.prefix(80))' is not a conversation id") }
-        let me = call.access.identity.id
+        let me = call.access.me
         return try await call.access.read { store in
             guard let record = try store.log.partition(id), case .conversation(let creator, _) = record.descriptor,
                 let details = try store.views.conversation(id), details.members.everMember.contains(me)
@@ -120,7 +120,7 @@ extension API {
         let user = try userID(call.body.requiredString("user"), field: "user")
         let conversation = try await conversation(call)
         let identity = call.access.identity
-        guard conversation.members.current.contains(identity.id) else { throw WebError.conflict("you are no longer a member") }
+        guard conversation.members.current.contains(call.access.me) else { throw WebError.conflict("you are no longer a member") }
         if !conversation.members.current.contains(user) {
             try await call.access.write { store in
                 _ = try store.author(.memberAdd(user), in: conversation.id, by: identity, nowMillis: call.access.nowMillis())
@@ -133,8 +133,10 @@ extension API {
         let user = try userID(call.parameter("user"), field: "user", inPath: true)
         let conversation = try await conversation(call)
         let identity = call.access.identity
-        guard conversation.creator == identity.id else { throw WebError.conflict("only the conversation's creator can remove members") }
-        guard user != identity.id else { throw WebError.conflict("to leave a conversation, POST its /leave") }
+        guard conversation.creator == call.access.me || conversation.creator == identity.id else {
+            throw WebError.conflict("only the conversation's creator can remove members")
+        }
+        guard user != call.access.me else { throw WebError.conflict("to leave a conversation, POST its /leave") }
         guard conversation.members.current.contains(user) else { throw WebError.notFound("that person is not a member") }
         try await call.access.write { store in
             _ = try store.author(.memberRemove(user), in: conversation.id, by: identity, nowMillis: call.access.nowMillis())
@@ -145,7 +147,7 @@ extension API {
     static func leaveConversation(_ call: Call) async throws -> HTTPReply {
         let conversation = try await conversation(call)
         let identity = call.access.identity
-        guard conversation.members.current.contains(identity.id) else { throw WebError.conflict("you are no longer a member") }
+        guard conversation.members.current.contains(call.access.me) else { throw WebError.conflict("you are no longer a member") }
         try await call.access.write { store in
             _ = try store.author(.memberLeave, in: conversation.id, by: identity, nowMillis: call.access.nowMillis())
             try store.log.setJoined(conversation.id, false)
@@ -164,7 +166,7 @@ extension API {
     // MARK: People and profile
 
     static func people(_ call: Call) async throws -> HTTPReply {
-        let me = call.access.identity.id
+        let me = call.access.me
         let search = call.request.query["search"].map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : $0 }
         let live = await call.access.livePresence()
         return json(.array(try await call.access.read { try $0.directory.people(me: me, search: search, live: live) }.map(ViewJSON.person)))
@@ -182,7 +184,7 @@ extension API {
     }
 
     static func profile(_ call: Call) async throws -> HTTPReply {
-        let me = call.access.identity.id
+        let me = call.access.me
         return json(ViewJSON.profile(me, try await call.access.read { try $0.directory.profile(me) }))
     }
 
@@ -226,18 +228,18 @@ extension API {
                 Attachment(name: file.name, size: UInt64(file.bytes.count), mime: file.mime, hash: try store.blobs.storeBlob(file.bytes, nowMillis: now))
             }
             _ = try store.author(
-                .profile(subject: identity.id, nick: nick, displayName: displayName, status: status, presence: presence, avatar: avatar),
+                .profile(subject: call.access.me, nick: nick, displayName: displayName, status: status, presence: presence, avatar: avatar),
                 in: PartitionDescriptor.directory.id, by: identity, nowMillis: now)
-            return try store.directory.profile(identity.id)
+            return try store.directory.profile(call.access.me)
         }
         call.access.hub.publish(.presence)
-        return json(ViewJSON.profile(identity.id, profile))
+        return json(ViewJSON.profile(call.access.me, profile))
     }
 
     // MARK: The node
 
     static func me(_ call: Call) async throws -> HTTPReply {
-        let me = call.access.identity.id
+        let me = call.access.me
         let profile = try await call.access.read { try $0.directory.profile(me) }
         guard case .object(var fields) = ViewJSON.profile(me, profile) else { return json(.null) }
         fields["short"] = .string(me.short)
@@ -310,7 +312,7 @@ extension API {
             } catch {
                 throw WebError.unprocessable("archive is not a `parley export` file: \(error)")
             }
-            let summary = try OpArchiver(store).importArchive(reader, me: identity.id, nowMillis: call.access.nowMillis())
+            let summary = try OpArchiver(store).importArchive(reader, me: call.access.me, nowMillis: call.access.nowMillis())
             _ = try store.processInbox(me: identity)
             return summary
         }

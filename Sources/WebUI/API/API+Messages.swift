@@ -71,7 +71,7 @@ extension API {
         try checkBytes(text, BodyLimits.textBytes, field: "text")
         let (partition, message) = try await message(call.parameter("message"), call)
         let identity = call.access.identity
-        guard message.author == identity.id else { throw WebError.conflict("you can only edit your own messages") }
+        guard message.author == call.access.me else { throw WebError.conflict("you can only edit your own messages") }
         guard !message.deleted else { throw WebError.conflict("the message was deleted; there is nothing to edit") }
         let edited = try await call.access.write { store in
             if message.text != text { try store.author(.edit(target: message.id, text: text), in: partition, by: identity, nowMillis: call.access.nowMillis()) }
@@ -83,7 +83,7 @@ extension API {
     static func delete(_ call: Call) async throws -> HTTPReply {
         let (partition, message) = try await message(call.parameter("message"), call)
         let identity = call.access.identity
-        guard message.author == identity.id else { throw WebError.conflict("you can only delete your own messages") }
+        guard message.author == call.access.me else { throw WebError.conflict("you can only delete your own messages") }
         if !message.deleted {
             try await call.access.write { store in
                 _ = try store.author(.delete(target: message.id), in: partition, by: identity, nowMillis: call.access.nowMillis())
@@ -127,8 +127,8 @@ extension API {
         let identity = call.access.identity
         try await call.access.write { store in
             guard let newest = try store.views.newestMessageHLC(partition) else { return }
-            if let marker = try store.views.readMarker(owner: identity.id, partition: partition), marker >= newest { return }
-            let ownData = PartitionDescriptor.ownData(owner: identity.id)
+            if let marker = try store.views.readMarker(owner: call.access.me, partition: partition), marker >= newest { return }
+            let ownData = PartitionDescriptor.ownData(owner: call.access.me)
             _ = try store.log.ensurePartition(ownData, joined: true)
             _ = try store.author(.readMarker(partition: partition, position: newest), in: ownData.id, by: identity, nowMillis: call.access.nowMillis())
         }

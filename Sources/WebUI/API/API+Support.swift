@@ -66,7 +66,7 @@ enum API {
     /// list them) or a room's name. Only joined rooms and conversations this user is or was in;
     /// anything else, a name too long to be a room's among it, is 404.
     static func partition(_ text: String, _ call: Call) async throws -> PartitionID {
-        let me = call.access.identity.id
+        let me = call.access.me
         let id: PartitionID
         if let parsed = parsed(text, as: PartitionID.self) {
             id = parsed
@@ -110,7 +110,7 @@ enum API {
     /// The message a path names, with its partition; 404 when there is none or it is not visible.
     static func message(_ text: String, _ call: Call) async throws -> (partition: PartitionID, message: MessageView) {
         let id = try opID(text, what: "message")
-        let me = call.access.identity.id
+        let me = call.access.me
         return try await call.access.read { store in
             guard let found = try store.views.message(id), try canSee(found.partition, store, me: me) else {
                 throw WebError.notFound("no message \(id.text) here")
@@ -122,7 +122,7 @@ enum API {
     /// The task a path names, with its partition; 404 when there is none (or it was deleted).
     static func task(_ text: String, _ call: Call) async throws -> (partition: PartitionID, task: TaskView) {
         let id = try opID(text, what: "task")
-        let me = call.access.identity.id
+        let me = call.access.me
         return try await call.access.read { store in
             guard let found = try store.views.task(id), try canSee(found.partition, store, me: me) else {
                 throw WebError.notFound("no task \(id.text) here (or it was deleted)")

@@ -12,6 +12,8 @@ import Synchronization
 public final class NodeAccess: Sendable {
     public let identity: Identity
     let node: Node
+    /// The person this node writes for (its identity, or the person whose device it is).
+    var me: UserID { node.me }
     let hub = EventHub()
     private let tasks = TaskBox()
     private let reads: ReadConnection
