@@ -70,7 +70,7 @@ public enum CommandRegistry {
         TasksCommand(), TaskAddCommand(), TaskSetCommand(), TaskDeleteCommand(),
         ConversationCreateCommand(), ConversationAddCommand(), ConversationRemoveCommand(), ConversationLeaveCommand(),
         ConversationRenameCommand(), ConversationsCommand(), PeopleCommand(), AttachmentCommand(),
-        ProfileCommand(), DigestCommand(), SQLCommand(), ExportCommand(), ImportCommand(), SalvageCommand(),
+        ProfileCommand(), DeviceListCommand(), DeviceRevokeCommand(), DigestCommand(), SQLCommand(), ExportCommand(), ImportCommand(), SalvageCommand(),
         RunCommand(), ChatCommand(), PeersCommand(), StatusCommand(), DoctorCommand(), WipeCommand(), LabRunCommand(), HelpCommand(),
         CompletionCommand(), ManCommand(),
     ]

@@ -80,6 +80,18 @@ extension ReplicaStore {
         }
     }
 
+    /// The keys of every joined private room epoch this node holds the passphrase of, oldest
+    /// first: what a newly paired device of the person joins (docs/DESIGN.md §3.8).
+    public func privateRoomKeys() throws -> [PrivateRoomKeys] {
+        try database.prepare(
+            """
+            SELECT r.name, r.room_seed, r.content_key FROM private_rooms r JOIN partitions p ON p.pid = r.pid
+            WHERE p.joined = 1 AND r.room_seed IS NOT NULL ORDER BY r.pid
+            """
+        ).rows { row in (row.text(0), row.blob(1), row.blob(2)) }
+            .compactMap { name, seed, contentKey in RoomName(name).map { PrivateRoomKeys(name: $0, seed: seed, contentKey: contentKey) } }
+    }
+
     /// The joined private room called `name` that a message goes to: the newest epoch (no
     /// successor) this node can write, most recently joined first. Nil when none is joined.
     public func privateRoom(named name: RoomName) throws -> PrivateRoomRecord? {
