@@ -33,7 +33,7 @@ extension PairingError {
 
     /// The connection broke or the peer broke the protocol; `what` says how.
     static func broken(_ what: String) -> PairingError {
-        PairingError("pairing with the other device failed: \(what); run `parley device pair` again and retry")
+        PairingError("pairing with the other device failed: \(what); start the pairing again on both devices")
     }
 
     /// "three tries", "1 try", "12 tries".
