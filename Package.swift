@@ -47,6 +47,10 @@ let package = Package(
         // The one module that touches sockets: TCP listener/dialer, UDP, interfaces.
         .target(name: "Transport", dependencies: ["CEpoll"]),
 
+        // Pairing a new device of a person by a short code over the LAN (DESIGN §4.4): beacons, a
+        // PAKE and four sealed messages; it moves opaque bytes and knows nothing of persons or stores.
+        .target(name: "Pairing", dependencies: ["Sodium", "Transport", "Wire"]),
+
         // Anti-entropy and live push between linked nodes (pure instance; the node is its shell).
         .target(name: "Gossip", dependencies: ["Replica", "Wire", "Identity"]),
 
@@ -117,6 +121,7 @@ let package = Package(
         .testTarget(name: "SecureLinkTests", dependencies: ["SecureLink", "Identity", "Sodium", "Wire", "TestSupport"]),
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "Identity", "Sodium", "Wire", "TestSupport"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "TestSupport"]),
+        .testTarget(name: "PairingTests", dependencies: ["Pairing", "Sodium", "Transport", "TestSupport"]),
         .testTarget(name: "GossipTests", dependencies: ["Gossip", "Store", "Replica", "Identity", "Wire", "TestSupport"]),
         .testTarget(name: "LinkProtocolTests", dependencies: ["LinkProtocol", "Gossip", "Discovery", "Identity", "Wire", "TestSupport"]),
         .testTarget(name: "ReplicaTests", dependencies: ["Replica", "Identity", "Sodium", "Wire", "TestSupport"]),

@@ -1,0 +1,87 @@
+import Foundation
+import Glibc
+import Testing
+
+@testable import Pairing
+
+/// A UDP pairing port for one test of this run: below 10000 (other suites use 10000 and up, the
+/// ephemeral range starts at 32768) and derived from the process id, so concurrent runs on one
+/// host rarely meet; a stray beacon of another run is ignored for its tag anyway.
+func pairingTestPort(_ slot: Int) -> UInt16 {
+    UInt16(5_000 + Int(getpid()) % 1_000 * 5 + slot)
+}
+
+/// Runs `body` on a thread of its own (pairing's `run` blocks, which a pool thread must not)
+/// and returns what it returned or threw once it ends.
+func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async -> Result<T, any Error> {
+    await withCheckedContinuation { continuation in
+        let thread = Thread {
+            continuation.resume(returning: Result { try body() })
+        }
+        thread.start()
+    }
+}
+
+/// The pairing error a result failed with, or nil.
+func pairingError<T>(_ result: Result<T, any Error>) -> PairingError? {
+    if case .failure(let error) = result { return error as? PairingError }
+    return nil
+}
+
+/// What the host's closures saw and sent in one pairing.
+struct HostRecord: Sendable, Equatable {
+    var request: [UInt8] = []
+    var done: [UInt8] = []
+}
+
+/// What the guest's closures saw in one pairing.
+struct GuestRecord: Sendable, Equatable {
+    var welcome: [UInt8] = []
+    var bundle: [UInt8] = []
+}
+
+/// An error of the caller's own, which `run` must let out unchanged.
+struct CallerError: Error, Equatable {
+    let name: String
+}
+
+extension PairingHost {
+    /// `run` with fixed messages, recording what arrived.
+    func runRecording(welcome: [UInt8], bundle: [UInt8]) throws -> HostRecord {
+        var record = HostRecord()
+        try run(
+            welcome: welcome,
+            answer: { request in
+                record.request = request
+                return bundle
+            },
+            finished: { record.done = $0 })
+        return record
+    }
+}
+
+extension PairingGuest {
+    /// `run` with fixed messages, recording what arrived.
+    func runRecording(request: [UInt8], done: [UInt8]) throws -> GuestRecord {
+        var record = GuestRecord()
+        try run(
+            request: { welcome in
+                record.welcome = welcome
+                return request
+            },
+            done: { bundle in
+                record.bundle = bundle
+                return done
+            })
+        return record
+    }
+}
+
+/// A code other than `code` that shares its beacon tag (its first two characters).
+func codeSharingTag(with code: PairingCode) -> PairingCode {
+    while true {
+        let other = PairingCode.generate()
+        let candidate = PairingCode(parsing: String(code.formatted.prefix(2)) + String(other.formatted.dropFirst(2)))!
+        if candidate != code { return candidate }
+    }
+}
