@@ -28,7 +28,8 @@ extension ViewJSON {
         ])
     }
 
-    /// The object of `status`; `extra` adds fields (the web UI's address).
+    /// The object of `status`; `extra` adds fields (the web UI's address). `forks` lists the
+    /// chains frozen by forks (empty from a node that reports none).
     public static func status(_ status: StatusReport, extra: [String: JSON] = [:]) -> JSON {
         var fields: [String: JSON] = [
             "pid": .integer(Int64(status.pid)), "started_at": .string(Format.isoTime(millis: status.startedAt)),
@@ -50,9 +51,18 @@ extension ViewJSON {
                         ])
                     }),
             ]),
+            "forks": .array((status.forks ?? []).map(fork)),
         ]
         fields.merge(extra) { _, new in new }
         return .object(fields)
+    }
+
+    /// One chain frozen by a fork: `partition`, `kind`, `name`, `author`, `person`, `seq`.
+    public static func fork(_ fork: ForkReport) -> JSON {
+        .object([
+            "partition": .string(fork.partition), "kind": .string(fork.kind), "name": .string(fork.name), "author": .string(fork.author),
+            "person": .string(fork.person), "seq": .unsigned(fork.seq),
+        ])
     }
 
     /// The object of `profile`: `id`, `nick`, `display_name`, `status`, `presence`, `avatar`

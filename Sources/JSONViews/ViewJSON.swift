@@ -74,13 +74,13 @@ public enum ViewJSON {
         ])
     }
 
-    /// One person of `people`.
+    /// One person of `people`; `forks` counts the partitions where a key of theirs forked.
     public static func person(_ person: PersonView) -> JSON {
         .object([
             "id": .string(person.user.text), "nick": .optional(person.nick), "display_name": .optional(person.displayName),
             "status": .optional(person.status), "presence": .string(person.presence.rawValue),
             "last_seen": person.lastSeenMillis.map { .string(Format.isoTime(millis: $0)) } ?? .null, "me": .bool(person.isMe),
-            "avatar": person.avatar.map(attachment) ?? .null,
+            "avatar": person.avatar.map(attachment) ?? .null, "forks": .integer(Int64(person.forks)),
         ])
     }
 

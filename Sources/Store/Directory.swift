@@ -30,6 +30,9 @@ public struct PersonView: Hashable, Sendable {
     public var lastSeenMillis: UInt64?
     public var avatar: Attachment?
     public var isMe: Bool
+    /// In how many partitions a key of theirs (their own or a device's) signed two different ops
+    /// at one seq: their chains there are frozen (`Forks.chains()`); 0 when none.
+    public var forks: Int = 0
 }
 
 /// The directory and presence (docs/DESIGN.md §3.4, §6.1): everyone's profile (the `profiles`
@@ -72,6 +75,7 @@ extension Directory {
         if !profiles.contains(where: { $0.user == me }) {
             profiles.append(ProfileView(user: me, nick: nil, displayName: nil, status: nil, presence: nil, avatar: nil))
         }
+        let forks = try forkedPartitions(personOf: personOf)
         var stored: [UserID: UInt64] = [:]
         for (key, at) in try lastSeen() { stored[personOf[key] ?? key] = max(stored[personOf[key] ?? key] ?? 0, at) }
         func shown(_ mode: PresenceMode?) -> Presence {
@@ -89,7 +93,7 @@ extension Directory {
                 user: profile.user, nick: profile.nick.flatMap { $0.isEmpty ? nil : $0 }, displayName: profile.displayName.flatMap { $0.isEmpty ? nil : $0 },
                 status: profile.status.flatMap { $0.isEmpty ? nil : $0 }, presenceMode: profile.presence, presence: presence,
                 lastSeenMillis: isMe || profile.presence == .hidden ? nil : link?.lastSeenMillis.map { max($0, stored[profile.user] ?? 0) },
-                avatar: profile.avatar, isMe: isMe)
+                avatar: profile.avatar, isMe: isMe, forks: forks[profile.user]?.count ?? 0)
         }
         if let search = search?.lowercased(), !search.isEmpty {
             people = people.filter { person in
@@ -103,6 +107,19 @@ extension Directory {
             if nameA != nameB { return nameB.isEmpty || (!nameA.isEmpty && nameA < nameB) }
             return a.user < b.user
         }
+    }
+}
+
+extension Directory {
+    /// The partitions in which each person's keys forked (a person with two forked devices in
+    /// one partition counts it once).
+    private func forkedPartitions(personOf: [UserID: UserID]) throws -> [UserID: Set<Int64>] {
+        var forked: [UserID: Set<Int64>] = [:]
+        let rows = try database.cachedStatement("SELECT f.pid, a.key FROM fork_proofs f JOIN authors a ON a.aid = f.aid").rows {
+            ($0.int64(0), UserID(publicKey: $0.blob(1)))
+        }
+        for case (let pid, let key?) in rows { forked[personOf[key] ?? key, default: []].insert(pid) }
+        return forked
     }
 }
 

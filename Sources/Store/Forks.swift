@@ -78,3 +78,55 @@ public final class Forks {
         }
     }
 }
+
+/// One author's chain frozen by a fork in one partition, as `doctor`, `status` and `people` show it.
+///
+/// The proof's table keeps no time of its own (`fork_proofs`), so none is shown.
+public struct ForkedChain: Sendable, Equatable {
+    public var partition: PartitionID
+    public var kind: PartitionKind
+    /// A name for people: `#lobby`, the conversation's name, `directory`, `own data`...
+    public var name: String
+    /// The key that signed the two ops.
+    public var author: UserID
+    /// Whose key it is: the person when `author` is a certified device, else `author` itself.
+    public var person: UserID
+    /// Where the chain forked; the author's ops from here on are excluded.
+    public var seq: UInt64
+
+    public init(partition: PartitionID, kind: PartitionKind, name: String, author: UserID, person: UserID, seq: UInt64) {
+        (self.partition, self.kind, self.name, self.author, self.person, self.seq) = (partition, kind, name, author, person, seq)
+    }
+}
+
+extension Forks {
+    /// Every forked chain held here, by partition id, then author key: the same order on every
+    /// replica that holds the same proofs. Read-only.
+    public func chains() throws -> [ForkedChain] {
+        try database.prepare(
+            """
+            SELECT p.descriptor, c.name, r.name, a.key, coalesce(pa.key, a.key), f.seq
+            FROM fork_proofs f JOIN partitions p ON p.pid = f.pid JOIN authors a ON a.aid = f.aid
+            LEFT JOIN conversations c ON c.pid = f.pid LEFT JOIN private_rooms r ON r.pid = f.pid
+            LEFT JOIN devices d ON d.device_aid = f.aid LEFT JOIN authors pa ON pa.aid = d.person_aid
+            ORDER BY p.id, a.key, f.seq
+            """
+        ).rows { row in
+            let descriptor = try PartitionDescriptor(decoding: row.blob(0))
+            let author = UserID(publicKey: row.blob(3))!
+            return ForkedChain(
+                partition: descriptor.id, kind: descriptor.kind,
+                name: Self.name(of: descriptor, conversation: row.isNull(1) ? nil : row.text(1), privateRoom: row.isNull(2) ? nil : row.text(2)),
+                author: author, person: UserID(publicKey: row.blob(4)) ?? author, seq: UInt64(row.int64(5)))
+        }
+    }
+
+    private static func name(of descriptor: PartitionDescriptor, conversation: String?, privateRoom: String?) -> String {
+        switch descriptor {
+        case .conversation: conversation.flatMap { $0.isEmpty ? nil : $0 } ?? descriptor.displayName
+        case .privateRoom: privateRoom.map { "#\($0) (private)" } ?? descriptor.displayName
+        case .ownData: "own data"
+        default: descriptor.displayName
+        }
+    }
+}

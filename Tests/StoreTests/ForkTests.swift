@@ -81,4 +81,52 @@ import Wire
         #expect(try store.apply(forged, nowMillis: Fixtures.now()) == .rejected(.invalid(.badSignature)))
         #expect(try store.log.forkProofs(lobby.id).isEmpty)
     }
+
+    /// A fork is listed once per forked chain, named for people, with the person it belongs to
+    /// (a device's fork is its person's), and counted on that person's line of `people`.
+    @Test func chains_listEveryForkedChain_withItsPerson_andPeopleCountIt() throws {
+        let (desk, laptop) = (Fixtures.identity(1), Fixtures.identity(2))
+        let store = try Nodes.store(alice)
+        try store.log.ensurePartition(lobby, joined: true)
+        #expect(try store.forks.chains().isEmpty)
+        var factory = OpFactory()
+        let malloryProfile = factory.make(
+            .profile(subject: mallory.id, nick: "mallory", displayName: nil, status: nil, presence: nil, avatar: nil),
+            in: PartitionDescriptor.directory.id, by: mallory)
+        _ = try store.apply(malloryProfile, nowMillis: Fixtures.now())
+        let deskStore = try Nodes.store(desk)
+        try deskStore.author(
+            .profile(subject: desk.id, nick: "desk", displayName: nil, status: nil, presence: nil, avatar: nil),
+            in: PartitionDescriptor.directory.id, by: desk, nowMillis: Fixtures.now())
+        try deskStore.certifyDevice(DeviceRequest(person: desk.id, device: laptop, name: "laptop"), by: desk, nowMillis: Fixtures.now(1))
+        try Nodes.sync([store, deskStore], only: [PartitionDescriptor.directory.id])
+        #expect(try store.devices.person(of: laptop.id) == desk.id)
+
+        let dev = PartitionDescriptor.room(RoomName("dev")!)
+        try store.log.ensurePartition(dev, joined: true)
+        for (author, room) in [(mallory, lobby), (laptop, lobby), (mallory, dev)] {
+            let log = ForkedLog(author: author, partition: room.id)
+            _ = try store.apply(log.common + log.branchA, nowMillis: Fixtures.now())
+            guard case .forkDetected = try store.apply(log.branchB[0], nowMillis: Fixtures.now()) else {
+                Issue.record("no fork detected for \(author.id.short) in \(room.displayName)")
+                return
+            }
+        }
+        let chains = try store.forks.chains()
+        let expected = [
+            ForkedChain(partition: lobby.id, kind: .room, name: "#lobby", author: mallory.id, person: mallory.id, seq: 3),
+            ForkedChain(partition: lobby.id, kind: .room, name: "#lobby", author: laptop.id, person: desk.id, seq: 3),
+            ForkedChain(partition: dev.id, kind: .room, name: "#dev", author: mallory.id, person: mallory.id, seq: 3),
+        ]
+        let byIDs = expected.sorted { a, b in
+            a.partition != b.partition
+                ? a.partition.bytes.lexicographicallyPrecedes(b.partition.bytes) : a.author.bytes.lexicographicallyPrecedes(b.author.bytes)
+        }
+        #expect(chains == byIDs)
+        #expect(try store.forks.chains() == chains, "the same order every time")
+
+        let people = try store.directory.people(me: alice.id)
+        let forks = Dictionary(uniqueKeysWithValues: people.map { ($0.user, $0.forks) })
+        #expect(forks == [alice.id: 0, mallory.id: 2, desk.id: 1], "\(people)")
+    }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Identity
 import LinkProtocol
 import Replica
+import Store
 
 /// The control socket's protocol: one JSON request per line in, one JSON response per line out,
 /// on `control.sock` in the data directory (mode 0600). Keys are snake_case.
@@ -293,6 +294,24 @@ public struct StatusReport: Codable, Sendable, Equatable {
     /// Ops held in the store.
     public var storeOps: Int
     public var sync: SyncStatus
+    /// Chains frozen by forks in the store (nil from a node that reports none).
+    public var forks: [ForkReport]? = nil
+}
+
+/// One chain frozen by a fork (`Forks.chains()`), in `status` and `doctor`: the partition (id,
+/// kind and a name for people), the key that signed two ops at `seq`, and its person.
+public struct ForkReport: Codable, Sendable, Equatable {
+    public var partition: String
+    public var kind: String
+    public var name: String
+    public var author: String
+    public var person: String
+    public var seq: UInt64
+
+    public init(_ chain: ForkedChain) {
+        (partition, kind, name) = (chain.partition.text, chain.kind.description, chain.name)
+        (author, person, seq) = (chain.author.text, chain.person.text, chain.seq)
+    }
 }
 
 /// The sync section of `status`: progress of fetching (also logged), and what crossed each link.

@@ -121,4 +121,6 @@ public struct DoctorReport: Codable, Sendable, Equatable {
     public var admission: Admission
     /// Clocks off by a second or more, the farthest first (nil from a node that reports none).
     public var clocks: [Clock]? = nil
+    /// Chains frozen by forks in the store (nil from a node that reports none).
+    public var forks: [ForkReport]? = nil
 }

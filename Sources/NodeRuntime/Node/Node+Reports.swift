@@ -77,7 +77,13 @@ extension Node {
             pid: getpid(), startedAt: clock.wallMillis(at: 0), id: identity.id.text, nick: nick,
             dataDirectory: configuration.dataDirectory, listen: listener?.localAddress.description ?? "",
             discoveryPort: udp?.localAddress.port, broadcastTargets: udp == nil ? [] : broadcastTargets,
-            links: current.count, peersKnown: discovery?.peers.count ?? 0, storeOps: ops, sync: handler.syncStatus(node: self))
+            links: current.count, peersKnown: discovery?.peers.count ?? 0, storeOps: ops, sync: handler.syncStatus(node: self),
+            forks: forkReports())
+    }
+
+    /// The store's forked chains, for `status` and `doctor`.
+    func forkReports() -> [ForkReport] {
+        ((try? store?.forks.chains()) ?? []).map(ForkReport.init)
     }
 
     /// What `parley doctor` explains.
@@ -116,7 +122,7 @@ extension Node {
                 violations: admissionSnapshot.violations,
                 bannedHosts: admissionSnapshot.bannedHosts.keys.sorted(),
                 bannedPeers: admissionSnapshot.bannedPeers.keys.sorted().map(\.text)),
-            clocks: clockReports())
+            clocks: clockReports(), forks: forkReports())
     }
 
     /// Clocks at least `reportedClockOffsetMillis` off this node's: linked peers' (from their

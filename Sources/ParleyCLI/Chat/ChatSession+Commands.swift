@@ -252,14 +252,17 @@ extension ChatSession {
         case .room: here = people
         case .conversation(_, let members): here = people.filter { members.contains($0.user) }
         }
-        let line = { (person: PersonView) in
-            Format.person(person.user, nick: person.nick) + (person.isMe ? " (you)" : "") + " " + person.presence.rawValue
-                + (person.status.map { " \"\($0)\"" } ?? "")
-        }
         state.notice("\(here.count) \(here.count == 1 ? "person" : "people") here:", millis: now)
         for person in here.sorted(by: { ($0.presence.rawValue, $0.user) < ($1.presence.rawValue, $1.user) }) {
-            state.notice("  " + line(person), millis: now)
+            state.notice("  " + Self.whoLine(person), millis: now)
         }
+    }
+
+    /// One person of `/who`: name, presence, status, and "(forked)" when a key of theirs signed
+    /// two different changes at one position somewhere (`parley doctor` says more).
+    static func whoLine(_ person: PersonView) -> String {
+        Format.person(person.user, nick: person.nick) + (person.isMe ? " (you)" : "") + " " + person.presence.rawValue
+            + (person.status.map { " \"\($0)\"" } ?? "") + (person.forks > 0 ? " (forked)" : "")
     }
 
     func task(_ arguments: [String], rest: String) {

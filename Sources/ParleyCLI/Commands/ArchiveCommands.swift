@@ -117,7 +117,8 @@ struct ImportCommand: Command {
                 ? "" : ", and \(summary.blobs) files" + (summary.blobsUnnamed > 0 ? " (\(summary.blobsUnnamed) named by nothing here, left out)" : "")
             context.output.line(
                 "imported \(summary.applied) new ops (\(summary.alreadyPresent) already here, \(summary.refused) refused"
-                    + (summary.refused > 0 ? ": \(summary.refusalsText)" : "") + ") in \(summary.partitions) partitions" + files)
+                    + (summary.refused > 0 ? ": \(summary.refusalsText)" : "") + ") in \(summary.partitions) partitions" + files
+                    + (summary.forkProofs > 0 ? "; \(summary.forkProofs) \(summary.forkProofs == 1 ? "fork" : "forks") found (`parley doctor` says more)" : ""))
         }
         if let problem = summary.problem {
             throw CLIError.failure("\(path) could not be read to the end: \(problem); the ops before that point were imported")

@@ -52,11 +52,13 @@ struct PeopleCommand: Command {
     let summary = "list the people in the directory, with presence"
     let usage = ["people [--search TEXT] [--json]"]
     static let search = Option.value("search", "TEXT", "only people whose nick, display name or status contains TEXT, or whose id starts with it")
-    static let json = Flag.flag("json", "print one JSON array of {id, nick, display_name, status, presence, last_seen, me, avatar}")
+    static let json = Flag.flag("json", "print one JSON array of {id, nick, display_name, status, presence, last_seen, me, avatar, forks}")
     let options = [Self.search.spec, Self.json.spec]
     let details = [
         "presence is online, away or offline. Without a running node (`parley run`) you show your chosen mode (hidden shows as "
-            + "offline) and everyone else shows as offline; last_seen is null until a node has seen them."
+            + "offline) and everyone else shows as offline; last_seen is null until a node has seen them.",
+        "forks counts the rooms and conversations where a key of theirs signed two different changes at one position "
+            + "(one identity.key used on two machines): their changes there from then on are left out; `parley doctor` says more.",
     ]
     let examples = ["people", "people --search ali", "people --json"]
 
@@ -84,6 +86,7 @@ struct PeopleCommand: Command {
             if let displayName = person.displayName { line += "  \(Format.safe(displayName, keepNewlines: false))" }
             if let status = person.status { line += "  \"\(Format.safe(status, keepNewlines: false))\"" }
             if person.isMe { line += "  (you)" }
+            if person.forks > 0 { line += "  ! forked in \(person.forks) \(person.forks == 1 ? "partition" : "partitions")" }
             context.output.line(line)
         }
         return 0

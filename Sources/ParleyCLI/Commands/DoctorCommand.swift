@@ -22,6 +22,9 @@ struct DoctorCommand: Command {
         "Without a running node it says so and lists the interfaces and the broadcast targets `parley run` would use.",
         "Either way it reads the whole database file (SQLite's quick check, safe while a node runs) and says whether it is "
             + "sound; exit status 1 when it is damaged, with the way out: `parley salvage` saves every op still readable.",
+        "Forks: a key that signed two different changes at one position (one identity.key used from two data directories) "
+            + "loses its later changes in that room or conversation on every node. A fork of your own key is marked `!`, with "
+            + "what to do; someone else's is a note. Neither changes the exit status.",
     ]
     let examples = ["doctor"]
 
@@ -35,6 +38,7 @@ struct DoctorCommand: Command {
                 return 0
             }
             offline(context, directory: directory)
+            forks(context.output, dataDirectory, context)
             return storage(context.output, dataDirectory, context)
         }
         if arguments[Self.json] {
@@ -72,7 +76,30 @@ struct DoctorCommand: Command {
                 + "after the handshake, by the caps on links); \(admission.violations) protocol violations")
         if !admission.bannedHosts.isEmpty { out.line("  banned hosts: \(admission.bannedHosts.joined(separator: ", "))") }
         if !admission.bannedPeers.isEmpty { out.line("  banned peers: \(admission.bannedPeers.joined(separator: ", "))") }
+        forks(out, dataDirectory, context)
         return storage(out, dataDirectory, context)
+    }
+
+    /// Chains frozen by forks (`Forks.chains()`): a fork of this node's key or of a device of its
+    /// person is a problem with what to do; someone else's is a note. Read from the store, with
+    /// or without a node; nothing when there is none, or no store yet, or it cannot be opened
+    /// (the storage check says why). Leaves the exit status alone: a fork stays on record for
+    /// good, whatever the user does next.
+    private func forks(_ out: Output, _ dataDirectory: DataDirectory, _ context: Context) {
+        guard FileManager.default.fileExists(atPath: dataDirectory.databasePath), let identity = try? context.identity(),
+            let store = try? context.store(), let chains = try? store.forks.chains(), !chains.isEmpty
+        else { return }
+        let person = (try? store.devices.person(of: identity.id)) ?? identity.id
+        let me: Set<String> = [identity.id.text, person.text]
+        section(out, "Forks")
+        for fork in chains.map(ForkReport.init) {
+            if ForkText.isMine(fork, me: me) {
+                out.line("  ! " + ForkText.problem(fork))
+            } else {
+                let nick = UserID(text: fork.person).flatMap { try? store.directory.profile($0)?.nick }
+                out.line("  " + ForkText.note(fork, nick: nick))
+            }
+        }
     }
 
     /// Peers and authors whose clocks are off from this node's, and what that does.

@@ -64,7 +64,8 @@ struct StatusCommand: Command {
         "json",
         "print one JSON array with one object: pid, started_at, id, nick, data_dir, listen, web, "
             + "discovery_port, broadcast_targets, links, peers, store_ops, sync {fetched, wanted, ops_received, ops_sent, "
-            + "peers: [{id, nick, fetched, wanted, ops_received, ops_sent, bytes_received, bytes_sent, frames_received, frames_sent, since}]}")
+            + "peers: [{id, nick, fetched, wanted, ops_received, ops_sent, bytes_received, bytes_sent, frames_received, frames_sent, since}]}, "
+            + "forks: [{partition, kind, name, author, person, seq}]")
     let options = [Self.json.spec]
     let details = [
         "Asks the node running for the data directory; without one it fails with exit status 1.",
@@ -72,6 +73,7 @@ struct StatusCommand: Command {
             + "known to be missing now, so fetched = wanted means nothing is left to fetch; per linked peer the same for "
             + "the current link, ops received and sent in any sync message, and the link's bytes (encrypted, on the wire) "
             + "and frames each way.",
+        "forks: chains frozen because one key signed two different changes at one seq (`parley doctor` says what to do).",
     ]
     let examples = ["status", "status --json"]
 
@@ -105,6 +107,14 @@ struct StatusCommand: Command {
             context.output.line(
                 "  \(name): fetched \(peer.fetched) / \(peer.wanted); ops in \(peer.opsReceived), out \(peer.opsSent); "
                     + "bytes in \(peer.bytesReceived), out \(peer.bytesSent)")
+        }
+        let forks = status.forks ?? []
+        guard !forks.isEmpty else { return 0 }
+        context.output.line("forks       \(forks.count) \(forks.count == 1 ? "chain" : "chains") frozen (`parley doctor` says what to do)")
+        let mine: Set<String> = [status.id, ((try? context.me()) ?? UserID(text: status.id))?.text ?? status.id]
+        for fork in forks {
+            let who = ForkText.isMine(fork, me: mine) ? "your key" : UserID(text: fork.person).map { Format.person($0, nick: nil) } ?? fork.person
+            context.output.line("  \(who) forked in \(ForkText.place(fork))")
         }
         return 0
     }

@@ -50,6 +50,7 @@ enum Schema {
                 ], required: ["unauthenticated", "refused", "violations", "banned_hosts", "banned_peers"]),
             "clocks": .list(
                 object(["id": .string, "nick": .string, "ahead_millis": .integer, "source": .string], required: ["id", "ahead_millis", "source"])),
+            "forks": .list(fork),
         ],
         required: [
             "interfaces", "broadcast_targets", "sockets", "beacons", "sources", "rejections", "static_peers", "links", "unlinked", "admission",
@@ -79,7 +80,7 @@ enum Schema {
     static let avatar = nullable(attachment)
     static let person = object([
         "id": .string, "nick": .nullableString, "display_name": .nullableString, "status": .nullableString, "presence": .string,
-        "last_seen": .nullableString, "me": .boolean, "avatar": avatar,
+        "last_seen": .nullableString, "me": .boolean, "avatar": avatar, "forks": .integer,
     ])
     static let task = object(["id": .string, "title": .string, "status": taskStatus, "owner": .nullableString, "creator": .nullableString])
     static let profile = object([
@@ -108,8 +109,12 @@ enum Schema {
                         "frames_sent": .integer, "since": .string,
                     ])),
             ]),
-            "web": .string,
+            "forks": .list(fork), "web": .string,
         ])
+    /// A chain frozen by a fork, in `status` and `doctor`.
+    static let fork = object([
+        "partition": .string, "kind": .string, "name": .string, "author": .string, "person": .string, "seq": .integer,
+    ])
     static let digest = object([
         "partition": .string, "kind": .string, "name": .string, "ops": .integer, "authors": .integer, "digest": .string, "joined": .boolean,
     ])

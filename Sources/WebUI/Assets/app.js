@@ -185,6 +185,12 @@ function renderSidebar() {
     el("span", { class: `dot ${person.presence}`, role: "img", "aria-label": person.presence }),
     avatarElement(person),
     el("span", { class: "person-name", text: label }));
+    if (person.forks > 0) {
+      const where = person.forks === 1 ? "one room or conversation" : `${person.forks} rooms or conversations`;
+      const why = `${person.me ? "Your key" : "Their key"} signed two different changes at one position in ${where} `
+        + "(one identity.key used on two machines): the later changes there are left out everywhere. `parley doctor` says more.";
+      button.append(el("span", { class: "fork-mark", role: "img", title: why, "aria-label": `forked: ${why}`, text: "⚠" }));
+    }
     if (person.status) button.append(el("span", { class: "muted", text: person.status }));
     return el("li", {}, button);
   }));
