@@ -100,7 +100,8 @@ let package = Package(
         .target(
             name: "ParleyCLI",
             dependencies: [
-                "Lab", "Presentation", "JSONViews", "TerminalUI", "WebUI", "NodeRuntime", "Store", "Replica", "Identity", "Sodium", "SQLite", "Wire",
+                "Lab", "Presentation", "JSONViews", "TerminalUI", "WebUI", "NodeRuntime", "Store", "Replica", "Identity", "Sodium", "SQLite", "Wire", "Pairing",
+                "QRCode", "Transport",
             ]),
         .executableTarget(name: "parley", dependencies: ["ParleyCLI"]),
 

@@ -74,6 +74,17 @@ public enum ViewJSON {
         ])
     }
 
+    /// A device of the person (`device list --json`, `GET /api/devices`); `this` is the device
+    /// that answers.
+    public static func device(_ device: DeviceView, this: UserID) -> JSON {
+        .object([
+            "id": .string(device.device.text), "name": .string(device.name), "this": .bool(device.device == this),
+            "first": .bool(device.isPersonKey), "revoked": .bool(device.revoked),
+            "certified_by": device.certifier.map { .string($0.text) } ?? .null,
+            "certified_at": device.certifiedAt.map { .string(Format.isoTime(millis: $0.wallMillis)) } ?? .null,
+        ])
+    }
+
     /// One person of `people`; `forks` counts the partitions where a key of theirs forked.
     public static func person(_ person: PersonView) -> JSON {
         .object([

@@ -70,7 +70,8 @@ public enum CommandRegistry {
         TasksCommand(), TaskAddCommand(), TaskSetCommand(), TaskDeleteCommand(),
         ConversationCreateCommand(), ConversationAddCommand(), ConversationRemoveCommand(), ConversationLeaveCommand(),
         ConversationRenameCommand(), ConversationsCommand(), PeopleCommand(), AttachmentCommand(),
-        ProfileCommand(), DeviceListCommand(), DeviceRevokeCommand(), DigestCommand(), SQLCommand(), ExportCommand(), ImportCommand(), SalvageCommand(),
+        ProfileCommand(), DevicePairCommand(), DeviceListCommand(), DeviceRevokeCommand(), DigestCommand(), SQLCommand(), ExportCommand(), ImportCommand(),
+        SalvageCommand(),
         RunCommand(), ChatCommand(), PeersCommand(), StatusCommand(), DoctorCommand(), WipeCommand(), LabRunCommand(), HelpCommand(),
         CompletionCommand(), ManCommand(),
     ]

@@ -85,7 +85,7 @@ enum Lookup {
 
     /// A user id given on the command line; `me` stands for your own.
     static func user(_ text: String, option: String, context: Context, command: String) throws(CLIError) -> UserID {
-        if text == "me" { return try context.identity().id }
+        if text == "me" { return try context.me() }
         guard let user = UserID(text: text.trimmingWhitespace().lowercased()) else {
             throw .usage(
                 "--\(option) needs a user id (52 characters of a-z and 2-7, as `parley whoami` prints) or `me`, not '\(text)'",

@@ -63,6 +63,14 @@ final class NodeCluster: @unchecked Sendable {
         return node
     }
 
+    /// A node named `name` whose data directory a test sets up itself (`init --pair`), not yet
+    /// running; its `id` is for the test to set.
+    func pairedNode(_ name: String) async throws -> TestNode {
+        let node = TestNode(name: name, dataDir: root + "/" + name, cluster: self)
+        nodes.append(node)
+        return node
+    }
+
     /// The arguments of a node on loopback with this cluster's discovery port.
     var loopbackArguments: [String] {
         ["--listen", "127.0.0.1:0", "--broadcast", "127.255.255.255", "--discovery-port", "\(discoveryPort)"]

@@ -83,6 +83,11 @@ final class APIClient: Sendable {
             }
             let imported = await alice.parley(["import", file])
             try #require(imported.exitCode == 0, "\(imported)")
+            // A second device of alice's, to list and revoke.
+            let paired = try await DevicePairingRun.pair(
+                first: alice.dataDir, new: alice.directory.path + "/laptop", name: "laptop", byAddress: true,
+                environment: ["HOME": alice.directory.path], captureIn: alice.directory.path)
+            try #require(paired.guest.exitCode == 0 && paired.host.exitCode == 0, "\(paired.guest)\n\(paired.host)")
         }
         defer {
             node.kill()
@@ -314,6 +319,16 @@ final class APIClient: Sendable {
         try api.call("POST", "/api/import", json: ["archive": "x"], expect: 400)
         try api.call(
             "POST", "/api/import", json: ["archive": ["name": "big.parley", "data": Data(count: (8 << 20) + 1).base64EncodedString()]], expect: 413)
+
+        // Devices: the first and the paired laptop; revoking the laptop, a stranger's key, this one.
+        let devices = try api.call("GET", "/api/devices", expect: 200).array ?? []
+        #expect(devices.count == 2 && devices.contains { $0["this"] as? Bool == true && $0["first"] as? Bool == true }, "\(devices)")
+        let laptop = try #require(devices.first { $0["name"] as? String == "laptop" }?["id"] as? String)
+        let revoked = try api.call("POST", "/api/devices/{device}/revoke", ["device": laptop], expect: 200).object ?? [:]
+        #expect(revoked["revoked"] as? Bool == true)
+        try api.call("POST", "/api/devices/{device}/revoke", ["device": bob], expect: 404)
+        try api.call("POST", "/api/devices/{device}/revoke", ["device": node.id], expect: 409)
+        try api.call("POST", "/api/devices/{device}/revoke", ["device": "not-a-key"], expect: 400)
 
         // Last, since it ends the node: the wipe, refused without its confirmation, then done
         // (WipeAPITests checks what it leaves).

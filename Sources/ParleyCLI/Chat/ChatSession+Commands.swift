@@ -20,6 +20,8 @@ extension ChatSession {
         ("/conv leave | /conv rename NAME", "leave or rename the open conversation"),
         ("/nick NAME", "change your nickname"),
         ("/who", "who is online here"),
+        ("/devices", "your devices (pair one with `parley device pair` in a shell)"),
+        ("/revoke DEVICE", "revoke one of your devices (a lost laptop): its later writes are refused everywhere"),
         ("/tasks", "the task board of the open room or conversation"),
         ("/task add TITLE [--owner me]", "add a task"),
         ("/task set ID --status open|in-progress|complete", "change a task (also --title, --owner, --no-owner)"),
@@ -62,6 +64,10 @@ extension ChatSession {
         case "conv", "conversation": conversation(arguments, rest: rest)
         case "nick": nick(arguments)
         case "who", "names": who()
+        case "devices": execute(DeviceListCommand(), [])
+        case "revoke":
+            guard arguments.count == 1 else { return usage("/revoke DEVICE (an id from /devices)") }
+            execute(DeviceRevokeCommand(), arguments)
         case "tasks": if let target = requireTarget() { execute(TasksCommand(), target.options) }
         case "task": task(arguments, rest: rest)
         case "edit": edit(arguments, rest: rest)

@@ -51,7 +51,8 @@ final class ChatSession {
         state.nodeSummary = node.summary
     }
 
-    var me: UserID { identity.id }
+    /// The person this device writes for (docs/DESIGN.md §3.8).
+    var me: UserID { (try? context.me()) ?? identity.id }
     var now: UInt64 { context.nowMillis }
 
     /// Runs until `/quit`, SIGINT or SIGTERM. Opens `room` (joined first if needed), else #lobby,

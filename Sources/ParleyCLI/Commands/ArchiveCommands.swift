@@ -105,7 +105,7 @@ struct ImportCommand: Command {
             throw CLIError.failure("cannot import \(path): \(error); check that it was written by `parley export`")
         }
         let summary = try context.storeCall(command: name) {
-            let summary = try OpArchiver(store).importArchive(reader, me: identity.id, nowMillis: context.nowMillis)
+            let summary = try OpArchiver(store).importArchive(reader, me: try context.me(), nowMillis: context.nowMillis)
             try store.processInbox(me: identity)  // invites that came in the file
             return summary
         }

@@ -21,7 +21,7 @@ struct ConversationsCommand: Command {
 
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
         try expectPositionals(arguments, 0...0, names: [])
-        let me = try context.identity().id
+        let me = try context.me()
         let store = try context.store()
         let conversations = try context.storeCall { try store.views.conversations(reader: me) }
         if arguments[Self.json] {
@@ -64,7 +64,7 @@ struct PeopleCommand: Command {
 
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
         try expectPositionals(arguments, 0...0, names: [])
-        let me = try context.identity().id
+        let me = try context.me()
         let store = try context.store()
         // Presence comes from the running node's links; without a node everyone else is offline.
         var live: [UserID: PeerPresence] = [:]

@@ -1,4 +1,5 @@
 import Foundation
+import JSONViews
 import Presentation
 import Replica
 import Store
@@ -19,15 +20,7 @@ struct DeviceListCommand: Command {
         let person = try context.me()
         let devices = try context.storeCall { try store.devices.devices(of: person) }
         if arguments[Self.json] {
-            context.output.json(
-                devices.map { device in
-                    .object([
-                        "id": .string(device.device.text), "name": .string(device.name), "this": .bool(device.device == identity.id),
-                        "first": .bool(device.isPersonKey), "revoked": .bool(device.revoked),
-                        "certified_by": device.certifier.map { .string($0.text) } ?? .null,
-                        "certified_at": device.certifiedAt.map { .string(Format.isoTime(millis: $0.wallMillis)) } ?? .null,
-                    ])
-                })
+            context.output.json(devices.map { ViewJSON.device($0, this: identity.id) })
             return 0
         }
         for device in devices {
@@ -48,7 +41,7 @@ struct DeviceRevokeCommand: Command {
     let details = [
         "ID is the device's id or its first characters, as `parley device list` shows. What the device wrote up to what this "
             + "node holds of it stays; anything later is refused by every node, and every conversation you are in moves to a key "
-            + "the device never gets. It cannot be undone: pair the device again to use it.",
+            + "the device never gets. It cannot be undone: pair the device again to use it."
     ]
     let examples = ["device revoke k3v9q2"]
 
@@ -70,7 +63,8 @@ struct DeviceRevokeCommand: Command {
         }
         try context.storeCall(command: name) { try store.revokeDevice(device.device, by: identity, nowMillis: context.nowMillis) }
         context.notifyNodeOfWrites()
-        context.output.line("revoked \(device.device.short) (\(Format.safe(device.name, keepNewlines: false))): its later writes are refused, and your conversations rotate")
+        context.output.line(
+            "revoked \(device.device.short) (\(Format.safe(device.name, keepNewlines: false))): its later writes are refused, and your conversations rotate")
         return 0
     }
 }

@@ -1,4 +1,6 @@
+import Foundation
 import Identity
+import Pairing
 import Presentation
 import Replica
 import Store
@@ -10,24 +12,45 @@ import Store
 struct InitCommand: Command {
     let name = "init"
     let summary = "create your identity (never overwrites one), join #lobby, print your user id"
-    let usage = ["init [--nick NAME]"]
+    let usage = ["init [--nick NAME]", "init --pair CODE [--name DEVICE]"]
     static let nick = Option<String>.nickname("nick", "NAME", "set your nickname, shown to others as NAME#xxxxxx (no spaces or '#')")
-    let options = [
-        Self.nick.spec
-    ]
+    static let pair = Option.value("pair", "CODE", "make this a new device of yours: CODE is what `parley device pair` prints on another") {
+        text, command throws(CLIError) in
+        do {
+            return try PairingInvitation(parsing: text)
+        } catch {
+            throw CLIError.usage("--pair \(text): \(error)", command: command)
+        }
+    }
+    static let deviceName = Option.value("name", "DEVICE", "with --pair: this device's name in `device list` (default: the host name)") {
+        text, command throws(CLIError) in
+        if let problem = DeviceCertificate.nameProblem(text) { throw CLIError.usage("--name: \(problem)", command: command) }
+        return text
+    }
+    let options = [Self.nick.spec, Self.pair.spec, Self.deviceName.spec]
     let details = [
         "Creates the data directory (mode 0700) and the key file identity.key (mode 0600) if they are absent, "
             + "then prints your user id (52 characters) on stdout. An existing identity is kept as it is. "
             + "A new identity joins #lobby, the room everyone shares.",
         "With --passphrase-file FILE (or $PARLEY_PASSPHRASE) a new key is protected by that passphrase; "
             + "later commands then need the same passphrase.",
+        "With --pair CODE, in a new data directory, this becomes another device of the person whose device runs "
+            + "`parley device pair` on the same network: a key of its own, certified there, with your rooms, conversations "
+            + "and private rooms. It prints your user id, as on the first device.",
     ]
-    let examples = ["init --nick alice", "--data-dir /tmp/bob init --nick bob", "init --nick carol --passphrase-file ~/.parley-pass"]
+    let examples = [
+        "init --nick alice", "--data-dir ~/.parley-laptop init --pair k3v9q-2mx7d --name laptop", "--data-dir /tmp/bob init --nick bob",
+        "init --nick carol --passphrase-file ~/.parley-pass",
+    ]
 
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
         try expectPositionals(arguments, 0...0, names: [])
         // Check every input before creating anything.
         let nick = try arguments.value(Self.nick)
+        if let invitation = try arguments.value(Self.pair) {
+            return try pairDevice(context, invitation, name: try arguments.value(Self.deviceName) ?? Self.defaultDeviceName, nick: nick)
+        }
+        if try arguments.value(Self.deviceName) != nil { throw CLIError.usage("--name names a paired device: use it with --pair CODE", command: name) }
         let (identity, created) = try context.setUpIdentity(nick: nick, command: name)
         let directory = try context.dataDirectory()
 
@@ -39,6 +62,27 @@ struct InitCommand: Command {
                     ? "Created a new identity in \(directory.path); you are \(who). Say hello: parley send --room lobby hello"
                     : "Your identity in \(directory.path) is kept; you are \(who).")
         }
+        return 0
+    }
+
+    /// The host name, cut to a device name's length: what `device list` shows by default.
+    static var defaultDeviceName: String {
+        var name = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? ""
+        while name.utf8.count > DeviceCertificate.maxNameBytes { name.removeLast() }
+        return DeviceCertificate.nameProblem(name) == nil ? name : "device"
+    }
+
+    private func pairDevice(_ context: Context, _ invitation: PairingInvitation, name deviceName: String, nick: String?) throws -> Int32 {
+        let (person, device) = try context.pairNewDevice(invitation, name: deviceName, command: name)
+        if let nick, try context.nick(of: person) != nick {
+            try context.author(
+                .profile(subject: person, nick: nick, displayName: nil, status: nil, presence: nil, avatar: nil),
+                in: PartitionDescriptor.directory.id, command: name)
+        }
+        context.output.line(person.text)
+        context.output.errorLine(
+            "Paired: this device (\(Format.safe(deviceName, keepNewlines: false)), \(device.id.short)) writes as "
+                + "\(Format.person(person, nick: try context.nick(of: person))). Start it with `parley run`.")
         return 0
     }
 }

@@ -29,7 +29,7 @@ extension Context {
             return Target(id: joined.id, label: joined.name.description, option: "--room \(joined.name.value)")
         case (nil, let text?):
             let conversation = try Lookup.conversation(text, context: self, command: command)
-            let me = try identity().id
+            let me = try self.me()
             guard conversation.members.everMember.contains(me) else {
                 throw .failure("you are not a member of conversation \(conversation.id.text); `parley conversations` lists yours")
             }
@@ -78,7 +78,7 @@ extension Lookup {
     static func person(_ text: String, context: Context, command: String) throws(CLIError) -> UserID {
         let typed = text.trimmingWhitespace()
         guard !typed.isEmpty else { throw .usage("a user id is empty", command: command) }
-        if typed == "me" { return try context.identity().id }
+        if typed == "me" { return try context.me() }
         let lowered = typed.lowercased()
         if lowered.utf8.count == idLength, let user = UserID(text: lowered) {
             guard user.canReceiveSealedBoxes else { throw .usage("'\(typed)' is not a valid user id (it is not a public key)", command: command) }

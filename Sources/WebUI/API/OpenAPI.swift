@@ -82,6 +82,10 @@ enum Schema {
         "id": .string, "nick": .nullableString, "display_name": .nullableString, "status": .nullableString, "presence": .string,
         "last_seen": .nullableString, "me": .boolean, "avatar": avatar, "forks": .integer,
     ])
+    static let device = object([
+        "id": .string, "name": .string, "this": .boolean, "first": .boolean, "revoked": .boolean, "certified_by": .nullableString,
+        "certified_at": .nullableString,
+    ])
     static let task = object(["id": .string, "title": .string, "status": taskStatus, "owner": .nullableString, "creator": .nullableString])
     static let profile = object([
         "id": .string, "nick": .nullableString, "display_name": .nullableString, "status": .nullableString, "presence": .nullableString,

@@ -75,6 +75,7 @@ struct Route: Sendable {
         "message": RequestSchema.id("a message's id"),
         "task": RequestSchema.id("a task's id"),
         "user": RequestSchema.user("a person", inPath: true),
+        "device": RequestSchema.user("one of your devices (its key, as GET /api/devices lists it)", inPath: true),
         "index": RequestSchema.integer("an attachment's place in its message, from 1", minimum: 1, maximum: BodyLimits.attachments),
     ]
 

@@ -106,6 +106,14 @@ extension Route {
             method: "PUT", path: "/api/profile/avatar", summary: "Upload your avatar (an image, base64)", requestBody: RequestSchema.avatar, success: 200,
             response: Schema.profile, bodyLimit: Route.uploadBody, handle: API.uploadAvatar),
 
+        Route(
+            method: "GET", path: "/api/devices", summary: "Your devices: the first one (your identity key) and each one paired since", success: 200,
+            response: .list(Schema.device), handle: API.devices),
+        Route(
+            method: "POST", path: "/api/devices/{device}/revoke",
+            summary: "Revoke one of your devices (a lost laptop): its later writes are refused everywhere, and your conversations rotate their keys",
+            success: 200, response: Schema.device, errors: [404, 409], handle: API.revokeDevice),
+
         Route(method: "GET", path: "/api/peers", summary: "The node's peer table", success: 200, response: .list(Schema.peer), handle: API.peers),
         Route(method: "GET", path: "/api/status", summary: "The node at a glance", success: 200, response: Schema.status, handle: API.status),
         Route(method: "GET", path: "/api/digest", summary: "Each partition's digest", success: 200, response: .list(Schema.digest), handle: API.digest),
