@@ -32,7 +32,7 @@ final class PairingChannel: Sendable {
         let frame = writer.bytes
         let connection = connection
         do {
-            try blocking { try await connection.write(frame, deadline: deadline) }
+            try runBlocking { try await connection.write(frame, deadline: deadline) }
         } catch {
             throw Self.failure(error, sending: true)
         }
@@ -52,7 +52,7 @@ final class PairingChannel: Sendable {
         let connection = connection
         let header: [UInt8]
         do {
-            header = try blocking { try await connection.readExactly(4, deadline: deadline) }
+            header = try runBlocking { try await connection.readExactly(4, deadline: deadline) }
         } catch {
             throw Self.failure(error, sending: false)
         }
@@ -67,7 +67,7 @@ final class PairingChannel: Sendable {
         }
         guard length > 0 else { return [] }
         do {
-            return try blocking { try await connection.readExactly(length, deadline: deadline) }
+            return try runBlocking { try await connection.readExactly(length, deadline: deadline) }
         } catch {
             throw Self.failure(error, sending: false)
         }

@@ -69,7 +69,7 @@ public final class PairingHost: Sendable {
             let connection: TCPConnection
             do {
                 let listener = listener
-                connection = try blocking { try await listener.accept(deadline: expiresAt) }
+                connection = try runBlocking { try await listener.accept(deadline: expiresAt) }
             } catch TransportError.timedOut {
                 throw PairingError.expired(after: expiry)
             } catch {

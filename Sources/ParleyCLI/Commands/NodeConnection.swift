@@ -1,28 +1,11 @@
-import Dispatch
 import NodeRuntime
-import Synchronization
+import Transport
 
 /// What the node commands share: waiting for async work from a command's synchronous `run`,
 /// and asking the running node over its control socket.
 enum NodeConnection {
-    /// Runs `body` on the concurrency pool and blocks this thread until it finishes. The
-    /// command's thread is not a pool thread, so blocking it cannot starve the work it waits for.
-    static func wait<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-        let result = Mutex<Result<T, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            let outcome: Result<T, any Error>
-            do {
-                outcome = .success(try await body())
-            } catch {
-                outcome = .failure(error)
-            }
-            result.withLock { $0 = outcome }
-            done.signal()
-        }
-        done.wait()
-        return try result.withLock { $0! }.get()
-    }
+    /// Waits for async work from a command's synchronous `run` (`runBlocking`).
+    static func wait<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T { try runBlocking(body) }
 
     /// The message for "no node runs for this data directory".
     static func noNode(_ directory: String) -> String {

@@ -1,12 +1,11 @@
 import Dispatch
 import Synchronization
 
-/// Runs `body` on the concurrency pool and blocks the calling thread until it finishes.
-///
-/// Pairing's `run` methods are synchronous (the command line is) and call the caller's
-/// closures on the caller's thread; only their socket work is async. The calling thread must
-/// not be one of the pool's: blocking it could starve the work it waits for.
-func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+/// Runs `body` on the concurrency pool and blocks the calling thread until it finishes: how
+/// synchronous code (a command's `run`, a pairing) waits for the async socket work below it.
+/// The calling thread must not be one of the pool's: blocking it could starve the work it
+/// waits for.
+public func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
     let result = Mutex<Result<T, any Error>?>(nil)
     let done = DispatchSemaphore(value: 0)
     Task {
