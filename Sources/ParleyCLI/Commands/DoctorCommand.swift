@@ -38,8 +38,7 @@ struct DoctorCommand: Command {
                 return 0
             }
             offline(context, directory: directory)
-            forks(context.output, dataDirectory, context)
-            return storage(context.output, dataDirectory, context)
+            return storageThenForks(context.output, dataDirectory, context)
         }
         if arguments[Self.json] {
             context.output.line("[" + ControlProtocol.prettyJSON(report) + "]")
@@ -76,8 +75,15 @@ struct DoctorCommand: Command {
                 + "after the handshake, by the caps on links); \(admission.violations) protocol violations")
         if !admission.bannedHosts.isEmpty { out.line("  banned hosts: \(admission.bannedHosts.joined(separator: ", "))") }
         if !admission.bannedPeers.isEmpty { out.line("  banned peers: \(admission.bannedPeers.joined(separator: ", "))") }
+        return storageThenForks(out, dataDirectory, context)
+    }
+
+    /// The storage check, then the forks: the storage check reads the files as they are (their
+    /// modes, their pages) before the store is opened for the forks, which takes loose modes off.
+    private func storageThenForks(_ out: Output, _ dataDirectory: DataDirectory, _ context: Context) -> Int32 {
+        let status = storage(out, dataDirectory, context)
         forks(out, dataDirectory, context)
-        return storage(out, dataDirectory, context)
+        return status
     }
 
     /// Chains frozen by forks (`Forks.chains()`): a fork of this node's key or of a device of its
