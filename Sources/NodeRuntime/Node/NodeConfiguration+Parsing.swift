@@ -22,6 +22,16 @@ extension NodeConfiguration {
         }
     }
 
+    /// `--broadcast` when given (`option`), else `$PARLEY_BROADCAST` when set; else the targets
+    /// stay the default. Every command that sends beacons (`run`, `device pair`) reads them so.
+    public mutating func setBroadcast(option: String?, environment: [String: String]) throws(OptionError) {
+        if let option {
+            try setBroadcast(option)
+        } else if let text = environment["PARLEY_BROADCAST"], !text.isEmpty {
+            try setBroadcast(text, source: "$PARLEY_BROADCAST")
+        }
+    }
+
     /// `--broadcast ADDR[,ADDR...]` or `$PARLEY_BROADCAST`: numeric IPv4 addresses.
     public mutating func setBroadcast(_ text: String, source: String = "--broadcast") throws(OptionError) {
         let parts = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }

@@ -76,14 +76,11 @@ struct DevicePairCommand: Command {
 
     private func beaconTargets(_ context: Context, _ arguments: ParsedArguments) throws(CLIError) -> [String] {
         var configuration = NodeConfiguration(dataDirectory: try context.dataDirectory().path)
-        do {
-            if let text = try arguments.value(Self.broadcast) {
-                try configuration.setBroadcast(text)
-            } else if let text = context.environment["PARLEY_BROADCAST"], !text.isEmpty {
-                try configuration.setBroadcast(text, source: "$PARLEY_BROADCAST")
-            }
+        let option = try arguments.value(Self.broadcast)
+        do throws(NodeConfiguration.OptionError) {
+            try configuration.setBroadcast(option: option, environment: context.environment)
         } catch {
-            throw CLIError.usage("\(error)", command: name)
+            throw CLIError.usage(error.description, command: name)
         }
         return configuration.broadcastTargets ?? NodeConfiguration.defaultBroadcastTargets()
     }

@@ -219,11 +219,7 @@ struct RunCommand: Command {
         let (listen, broadcast, peers) = (try arguments.value(Self.listen), try arguments.value(Self.broadcast), try arguments.value(Self.peers))
         do throws(NodeConfiguration.OptionError) {
             if let listen { try configuration.setListen(listen) }
-            if let broadcast {
-                try configuration.setBroadcast(broadcast)
-            } else if let broadcast = context.environment["PARLEY_BROADCAST"], !broadcast.isEmpty {
-                try configuration.setBroadcast(broadcast, source: "$PARLEY_BROADCAST")
-            }
+            try configuration.setBroadcast(option: broadcast, environment: context.environment)
             if let peers { try configuration.loadPeersFile(peers) }
         } catch {
             throw .usage(error.description, command: name)
