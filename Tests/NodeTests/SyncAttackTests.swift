@@ -21,7 +21,9 @@ import Wire
         case malformedFrame
         /// Ops whose signatures do not verify, by a dozen authors, pushed as NEW_OP.
         case forgedOps
-        /// Validly signed directory entries written for the victim's user, which only it may write.
+        /// Validly signed ops that no author may write where they are sent (posts in the
+        /// directory). A profile written for the victim by a stranger is not this: it waits, since
+        /// a certificate making the stranger the victim's device may still come (DESIGN §3.8).
         case notItsToWrite
         /// An op pushed into the victim's private `self` partition, never offered to the peer.
         case unofferedPartition
@@ -78,8 +80,7 @@ import Wire
             case .notItsToWrite:
                 list(.directory)
                 for index in 0..<12 {
-                    let body = OperationBody.profile(subject: victim, nick: "pwned", displayName: nil, status: nil, presence: nil, avatar: nil)
-                    send(.newOp(factory.make(body, in: PartitionDescriptor.directory.id, by: Fixtures.identity(UInt8(120 + index)))))
+                    send(.newOp(factory.make(post("pwned"), in: PartitionDescriptor.directory.id, by: Fixtures.identity(UInt8(120 + index)))))
                 }
             case .unofferedPartition:
                 let own = PartitionDescriptor.ownData(owner: victim)
