@@ -51,8 +51,9 @@ final class ChatSession {
         state.nodeSummary = node.summary
     }
 
-    /// The person this device writes for (docs/DESIGN.md §3.8).
-    var me: UserID { (try? context.me()) ?? identity.id }
+    /// The person this device writes for (docs/DESIGN.md §3.8), read once: a device's person
+    /// does not change while it runs, and the chat asks on every redraw.
+    lazy var me: UserID = (try? context.me()) ?? identity.id
     var now: UInt64 { context.nowMillis }
 
     /// Runs until `/quit`, SIGINT or SIGTERM. Opens `room` (joined first if needed), else #lobby,

@@ -117,7 +117,7 @@ enum DevicePairing {
 
     static func request(decoding bytes: [UInt8]) throws -> DeviceRequest {
         var r = ByteReader(bytes)
-        let device = UserID(publicKey: try r.raw(32, "device"))!
+        guard let device = UserID(publicKey: try r.raw(32, "device")) else { throw CLIError.failure("the new device sent a malformed key") }
         let name = try r.string16("device name", limit: DeviceCertificate.maxNameBytes)
         let signature = try r.raw(64, "signature")
         try r.expectEnd()
