@@ -107,7 +107,8 @@ let package = Package(
 
         // Benchmarks (make bench); never part of the tests.
         .executableTarget(
-            name: "parley-bench", dependencies: ["Store", "Replica", "Identity", "Sodium", "SQLite", "TestSupport", "Lab", "NodeRuntime", "Subprocess"]),
+            name: "parley-bench",
+            dependencies: ["Store", "Replica", "Identity", "Sodium", "SQLite", "TestSupport", "Lab", "NodeRuntime", "Subprocess", "Transport"]),
 
         // Shared test fixtures.
         .target(name: "TestSupport", dependencies: ["Replica", "Identity", "Sodium", "Store", "Subprocess"]),

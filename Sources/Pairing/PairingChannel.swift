@@ -6,6 +6,10 @@ import Wire
 /// A frame is a u32 big-endian length and that many bytes. Every read has a deadline and a size
 /// limit checked before a byte of the body is read: handshake frames MUST be exactly their size,
 /// sealed messages at most `maxSealedFrameBytes`.
+///
+/// A pairing's socket work runs on the shared event loop's thread (`runBlocking(on:)`), never on
+/// the concurrency pool: in a process whose pool threads are all busy or blocked, pool work could
+/// wait past the other device's deadlines.
 final class PairingChannel: Sendable {
     /// The largest message a closure may hand over: 32 MiB.
     static let maxMessageBytes = 32 << 20
@@ -32,7 +36,7 @@ final class PairingChannel: Sendable {
         let frame = writer.bytes
         let connection = connection
         do {
-            try runBlocking { try await connection.write(frame, deadline: deadline) }
+            try runBlocking(on: EventLoop.shared) { try await connection.write(frame, deadline: deadline) }
         } catch {
             throw Self.failure(error, sending: true)
         }
@@ -52,7 +56,7 @@ final class PairingChannel: Sendable {
         let connection = connection
         let header: [UInt8]
         do {
-            header = try runBlocking { try await connection.readExactly(4, deadline: deadline) }
+            header = try runBlocking(on: EventLoop.shared) { try await connection.readExactly(4, deadline: deadline) }
         } catch {
             throw Self.failure(error, sending: false)
         }
@@ -67,7 +71,7 @@ final class PairingChannel: Sendable {
         }
         guard length > 0 else { return [] }
         do {
-            return try runBlocking { try await connection.readExactly(length, deadline: deadline) }
+            return try runBlocking(on: EventLoop.shared) { try await connection.readExactly(length, deadline: deadline) }
         } catch {
             throw Self.failure(error, sending: false)
         }

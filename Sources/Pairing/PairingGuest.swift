@@ -49,7 +49,7 @@ public struct PairingGuest: Sendable {
         while true {
             let datagram: Datagram
             do {
-                datagram = try runBlocking { try await socket.receive(deadline: deadline) }
+                datagram = try runBlocking(on: EventLoop.shared) { try await socket.receive(deadline: deadline) }
             } catch {
                 throw lastFailure ?? PairingError.nothingHeard(invitation.code, after: timeout)
             }
@@ -74,7 +74,9 @@ public struct PairingGuest: Sendable {
     private func connect(host: String, port: UInt16, deadline: ContinuousClock.Instant) throws(GuestSessionEnd) -> PairingChannel {
         let remaining = max(deadline - .now, .milliseconds(100))
         do {
-            let connection = try runBlocking { try await TCPConnection.connect(host: host, port: port, timeout: min(remaining, .seconds(5))) }
+            let connection = try runBlocking(on: EventLoop.shared) {
+                try await TCPConnection.connect(host: host, port: port, timeout: min(remaining, .seconds(5)))
+            }
             return PairingChannel(connection)
         } catch {
             throw .beforeKey(PairingError("cannot reach the other device at \(HostPort(host: host, port: port)): \(error)"))

@@ -69,7 +69,7 @@ public final class PairingHost: Sendable {
             let connection: TCPConnection
             do {
                 let listener = listener
-                connection = try runBlocking { try await listener.accept(deadline: expiresAt) }
+                connection = try runBlocking(on: EventLoop.shared) { try await listener.accept(deadline: expiresAt) }
             } catch TransportError.timedOut {
                 throw PairingError.expired(after: expiry)
             } catch {
@@ -101,7 +101,7 @@ public final class PairingHost: Sendable {
         }
         let beacon = PairingBeacon(tag: code.tag, port: port).encoded
         let (targets, beaconPort) = (beaconTargets, beaconPort)
-        return Task {
+        return Task(executorPreference: EventLoop.shared) {
             defer { socket.close() }
             while !Task.isCancelled {
                 for target in targets { try? await socket.send(beacon, to: target, port: beaconPort) }

@@ -303,24 +303,3 @@ func hostNotes(_ results: [BenchResult]) -> [String] {
             + "`make bench-tail NODES=\(nodes)` repeats the cluster and groups its p99 by that share."
     }
 }
-
-/// Runs `body` in a task and blocks the calling thread until it returns.
-func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-    let box = ResultBox<T>()
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        do {
-            box.result = .success(try await body())
-        } catch {
-            box.result = .failure(error)
-        }
-        done.signal()
-    }
-    done.wait()
-    return try box.result!.get()
-}
-
-/// The result of `runBlocking`'s task; written by the task before it signals, read after.
-private final class ResultBox<T>: @unchecked Sendable {
-    var result: Result<T, any Error>?
-}

@@ -10,6 +10,7 @@ import SQLite
 import Sodium
 import Store
 import TestSupport
+import Transport
 
 // A floor node of the latency figures' reference cluster (`FloorCluster.swift`), spawned by this program.
 if CommandLine.arguments.dropFirst().first == "--floor-node" { FloorNode.main(Array(CommandLine.arguments.dropFirst(2))) }

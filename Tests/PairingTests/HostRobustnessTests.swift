@@ -1,4 +1,7 @@
+import Dispatch
+import Foundation
 import Sodium
+import Synchronization
 import TestSupport
 import Testing
 import Transport
@@ -70,6 +73,71 @@ struct HostRobustnessTests {
             beaconPort: pairingTestPort(0))
         #expect(try await onThread { try guest.runRecording(request: [3], done: [4]) }.get() == GuestRecord(welcome: [1], bundle: [2]))
         #expect(try await hostResult.get() == HostRecord(request: [3], done: [4]))
+    }
+
+    /// Every thread of the concurrency pool blocked (as a busy process's tests or commands may
+    /// block them) must not stall a pairing: its socket work runs on the event loop.
+    @Test func aPairing_completesWhileEveryPoolThreadIsBlocked() async throws {
+        let code = PairingCode.generate()
+        let host = try PairingHost(code: code, beaconTargets: [], expiry: .seconds(30), maxWrongTries: 1, beaconPort: pairingTestPort(0))
+        let guest = PairingGuest(
+            invitation: PairingInvitation(code: code, address: HostPort(host: "127.0.0.1", port: host.port)), timeout: .seconds(10),
+            beaconPort: pairingTestPort(0))
+
+        // One blocker per pool thread (the pool is as wide as the machine has cores); each waits
+        // for the pairing to end, so the pairing runs while none of the pool can.
+        let poolWidth = ProcessInfo.processInfo.activeProcessorCount
+        let blockersStarted = StartedCount()
+        let pairingEnded = DispatchSemaphore(value: 0)
+        let blockers = (0..<poolWidth).map { _ in
+            Task.detached {
+                blockersStarted.add()
+                let ended = pairingEnded.wait(timeout: .now() + 20) == .success
+                pairingEnded.signal()  // wake the next blocker
+                return ended
+            }
+        }
+        let outcome = await onThread {
+            let deadline = ContinuousClock.now + .seconds(20)
+            while blockersStarted.value < poolWidth, ContinuousClock.now < deadline {
+                usleep(1_000)
+            }
+            let hostOutcome = ThreadOutcome<HostRecord>()
+            Thread { hostOutcome.finish(Result { try host.runRecording(welcome: [1], bundle: [2]) }) }.start()
+            let guestResult = Result { try guest.runRecording(request: [3], done: [4]) }
+            let hostResult = hostOutcome.wait()
+            pairingEnded.signal()
+            return (try guestResult.get(), try hostResult.get())
+        }
+        var blockedThroughout = true
+        for blocker in blockers { blockedThroughout = await blocker.value && blockedThroughout }
+        let (guestRecord, hostRecord) = try outcome.get()
+        #expect(guestRecord == GuestRecord(welcome: [1], bundle: [2]))
+        #expect(hostRecord == HostRecord(request: [3], done: [4]))
+        #expect(blockedThroughout, "the pairing ended only after the pool's threads were released")
+    }
+
+    /// How many blockers have started.
+    final class StartedCount: Sendable {
+        private let count = Atomic<Int>(0)
+        var value: Int { count.load(ordering: .sequentiallyConsistent) }
+        func add() { count.add(1, ordering: .sequentiallyConsistent) }
+    }
+
+    /// What a thread returned or threw, for another thread to wait on.
+    final class ThreadOutcome<T: Sendable>: Sendable {
+        private let result = Mutex<Result<T, any Error>?>(nil)
+        private let ended = DispatchSemaphore(value: 0)
+
+        func finish(_ outcome: Result<T, any Error>) {
+            result.withLock { $0 = outcome }
+            ended.signal()
+        }
+
+        func wait() -> Result<T, any Error> {
+            ended.wait()
+            return result.withLock { $0! }
+        }
     }
 
     @Test func aPeerThatTakesTheWelcomeAndLeaves_isAWrongTry() async throws {
