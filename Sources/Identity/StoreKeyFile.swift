@@ -12,7 +12,7 @@ import Wire
 /// so whoever can open `identity.key` can open the store and nobody else. A protected identity
 /// (passphrase) therefore protects the store with the same Argon2id unlock; an unprotected one
 /// leaves the store key as readable as its seed. Created once with mode 0600 (like the key file,
-/// never replaced); destroying it (`destroy`) makes the store unreadable at once, whatever its size.
+/// replaced only when a device key takes over from the person key, `DeviceKeyHandover`); destroying it (`destroy`) makes the store unreadable at once, whatever its size.
 ///
 /// Layout, 129 bytes:
 ///
@@ -54,10 +54,24 @@ public enum StoreKeyFile {
     }
 
     /// The store key in `path`, or nil when no file is there.
+    ///
+    /// A file sealed to another key while a copy sealed to `identity` waits beside it (a device
+    /// key handover that stopped between its two renames, `DeviceKeyHandover`) is finished here.
     public static func loadIfPresent(at path: String, identity: Identity) throws(KeyFileError) -> SecureBytes? {
         guard var contents = try KeyFileIO.readIfPresent(at: path, limit: KeyFile.maximumFileBytes) else { return nil }
         defer { KeyFileIO.wipe(&contents) }
-        return try decode(contents, identity: identity, path: path)
+        do {
+            return try decode(contents, identity: identity, path: path)
+        } catch {
+            let waiting = path + DeviceKeyHandover.waitingSuffix
+            guard case .otherIdentity = error, var next = try KeyFileIO.readIfPresent(at: waiting, limit: KeyFile.maximumFileBytes) else {
+                throw error
+            }
+            defer { KeyFileIO.wipe(&next) }
+            let key = try decode(next, identity: identity, path: waiting)
+            try KeyFileIO.rename(waiting, over: path)
+            return key
+        }
     }
 
     /// The store key of the data directory `directory` (its `identity.key` opened with

@@ -168,6 +168,12 @@ public final class Context {
         }
     }
 
+    /// Closes the store this command opened (before a node of this process opens its own).
+    func closeStore() {
+        openedStore?.database.close()
+        openedStore = nil
+    }
+
     /// The person this data directory writes for: the identity's own key, or the person whose
     /// device it is (`parley init --pair`; docs/DESIGN.md §3.8). Everything that asks "who am I"
     /// (membership, unread counts, `people`, `whoami`) asks this, and only signing uses the key.

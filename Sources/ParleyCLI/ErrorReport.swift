@@ -111,7 +111,8 @@ enum ErrorReport {
             return .failure(
                 "your identity wrote two different changes at position \(seq) here (a fork: one identity.key used from two "
                     + "data directories does this), so peers refuse its later changes in this room, conversation or profile; "
-                    + "write from one data directory only, and use a new identity (`parley init` in a new data directory) to write here again")
+                    + "run `parley device recover` (or restart the node, which does it) to go on writing as a new device of yours, "
+                    + "and pair other machines (`parley device pair`) instead of copying identity.key")
         case .rejected(let reason):
             return .failure("the change was refused: \(reason)")
         case .invalidInput(let why):

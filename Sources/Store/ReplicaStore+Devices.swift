@@ -100,6 +100,23 @@ extension ReplicaStore {
         }
     }
 
+    /// Makes `device` a device of `person` on the person key's word, the certificate written by
+    /// the device itself: how a store whose person key forked goes on writing (docs/DESIGN.md
+    /// §3.8, "Recovering a forked store"). The person key's forked chains stay frozen at their
+    /// forks with their proofs; the device grants itself every epoch key held here in the
+    /// person's conversations, so rotations and history go on. Does nothing when `device` is
+    /// already the person's.
+    public func certifyDeviceAfterFork(_ device: Identity, name: String, person: Identity, nowMillis: UInt64) throws {
+        try useIdentity(device)
+        guard try devices.person(of: device.id) != person.id else { return }
+        let certificate = DeviceCertificate(person: person.id, device: device, certifier: person, name: name)
+        if let problem = certificate.problem { throw StoreError.invalidInput(problem) }
+        try database.transaction(.immediate, durable: true) {
+            try author(.deviceCertificate(certificate), in: PartitionDescriptor.directory.id, by: device, nowMillis: nowMillis)
+            try shareKeys(with: device.id, person: person.id, by: device, nowMillis: nowMillis)
+        }
+    }
+
     /// Grants `device` every epoch key held in each joined conversation `person` is a current member of.
     private func shareKeys(with device: UserID, person: UserID, by identity: Identity, nowMillis: UInt64) throws {
         for record in try log.partitions() where record.joined && record.descriptor.kind == .conversation {

@@ -173,5 +173,80 @@ extension NodeProcessTests {
             await Support.run(alice, ["send", "--room", "lobby", "alice: still here"])
             #expect(await poll(timeout: .seconds(20)) { await Self.lobby(carol).contains { $0.text == "alice: still here" } })
         }
+
+        /// A store whose identity forked (identity.key copied to a second directory, both wrote
+        /// in #lobby) recovers: `parley run` hands the directory over to a new device at start,
+        /// the person goes on writing in the room and in a conversation, and the copy recovers
+        /// as a device of its own with `device recover`. The forked chain stays frozen.
+        @Test func aForkedStore_recoversAsADevice_andThePersonGoesOnWriting() async throws {
+            let cluster = NodeCluster(slot: 22)
+            defer { cluster.shutdown() }
+            let alice = try await cluster.node("alice"), bob = try await cluster.node("bob")
+            let conversation = await Support.run(alice, ["conversation", "create", "--name", "plans", "--members", bob.id])
+            await Support.run(alice, ["send", "--conversation", conversation, "alice: before the fork"])
+
+            // The fork, made as users make it: a copy of identity.key writes at alice's seq.
+            let copy = try await cluster.pairedNode("copy")
+            copy.id = alice.id
+            try FileManager.default.createDirectory(atPath: copy.dataDir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.copyItem(atPath: alice.dataDir + "/identity.key", toPath: copy.dataDir + "/identity.key")
+            await Support.run(alice, ["send", "--room", "lobby", "from the desk"])
+            await Support.run(copy, ["join", "lobby"])
+            await Support.run(copy, ["send", "--room", "lobby", "from the copy"])
+            let exported = cluster.root + "/copy.parley"
+            await Support.run(copy, ["export", "--out", exported, "--room", "lobby"])
+            await Support.run(alice, ["import", exported])
+            let refused = await alice.parley(["send", "--room", "lobby", "refused"])
+            #expect(refused.exitCode != 0 && refused.stderr.contains("parley device recover"), "\(refused)")
+
+            // `run` recovers at start: one line says so, and alice writes again as herself.
+            for node in [alice, bob] { try await node.start(cluster.loopbackArguments + NodeCluster.fastTiming + syncTiming) }
+            #expect(alice.process?.stderr.contains("this directory now writes as device") == true, "\(cluster.logs)")
+            #expect(FileManager.default.fileExists(atPath: alice.dataDir + "/person.key"))
+            let whoami = await alice.json(["whoami", "--json"]).first
+            #expect(whoami?["id"] as? String == alice.id)
+            // On links, alice's directory is known by its new device key now.
+            let device = try #require(whoami?["device"] as? String)
+            #expect(device != alice.id)
+            try #require(await poll(timeout: .seconds(20)) { await bob.peerIDs(inState: "linked").contains(device) }, "\(cluster.logs)")
+            await Support.run(alice, ["send", "--room", "lobby", "alice: after the fork"])
+            await Support.run(alice, ["send", "--conversation", conversation, "alice: after the fork, in private"])
+            let delivered = await poll(timeout: .seconds(20)) {
+                let inLobby = await Self.lobby(bob).contains { $0.text == "alice: after the fork" && $0.author == alice.id }
+                let inConversation = await Support.texts(bob, conversation)
+                return inLobby && inConversation.contains("alice: after the fork, in private")
+            }
+            #expect(delivered, "\(cluster.logs)")
+            // The fork stays on record, frozen, and alice is still one person to bob.
+            #expect(await bob.json(["people", "--json"]).filter { $0["id"] as? String == alice.id }.count == 1)
+            let forks = await poll(timeout: .seconds(20)) {
+                let status = await bob.json(["status", "--json"]).first
+                return (status?["forks"] as? [[String: Any]])?.contains { $0["author"] as? String == alice.id } == true
+            }
+            #expect(forks, "\(cluster.logs)")
+
+            // The copy learns of the fork from bob, then recovers on its own command as a second
+            // device, and writes too.
+            try await copy.start(cluster.loopbackArguments + NodeCluster.fastTiming + syncTiming)
+            let learned = await poll(timeout: .seconds(20)) {
+                let status = await copy.json(["status", "--json"]).first
+                return (status?["forks"] as? [[String: Any]])?.contains { $0["author"] as? String == alice.id } == true
+            }
+            try #require(learned, "\(cluster.logs)")
+            copy.kill(SIGTERM)
+            try #require(await poll(timeout: .seconds(10)) { copy.process?.isRunning == false })
+            let recovered = await Support.run(copy, ["device", "recover", "--name", "copy"])
+            #expect(recovered.contains("this directory now writes as device"), "\(recovered)")
+            #expect(await copy.parley(["device", "recover"]).stdout.contains("nothing to recover"))
+            await Support.run(copy, ["send", "--room", "lobby", "copy: after the fork"])
+            try await copy.start(cluster.loopbackArguments + NodeCluster.fastTiming + syncTiming)
+            let fromCopy = await poll(timeout: .seconds(20)) {
+                await Self.lobby(bob).contains { $0.text == "copy: after the fork" && $0.author == alice.id }
+            }
+            #expect(fromCopy, "\(cluster.logs)")
+            let devices = await poll(timeout: .seconds(20)) { await Self.devices(alice).count == 3 }
+            let listed = await Self.devices(alice)
+            #expect(devices, "\(listed)")
+        }
     }
 }

@@ -6,12 +6,12 @@ import Foundation
 /// The kernel drops an `flock` when its process dies, even by `kill -9`, so a crash never leaves
 /// a stale lock; a second `parley run` on the directory fails at once, naming the first one's
 /// pid. The file itself stays (removing it would race with a starting node).
-final class DataDirectoryLock: Sendable {
+public final class DataDirectoryLock: Sendable {
     private let descriptor: Int32
     let path: String
 
     /// Takes the lock of `directory`, or throws `NodeError.alreadyRunning`.
-    init(directory: String) throws(NodeError) {
+    public init(directory: String) throws(NodeError) {
         path = directory + "/node.lock"
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
@@ -35,7 +35,7 @@ final class DataDirectoryLock: Sendable {
     }
 
     /// Releases the lock (also done by the kernel at exit).
-    func release() {
+    public func release() {
         close(descriptor)
     }
 }

@@ -12,12 +12,12 @@ import SQLite
 /// and is not what the guarantee rests on.
 public enum DataWipe {
     /// The key files, destroyed first.
-    public static let keyFiles = ["store.key", "identity.key"]
+    public static let keyFiles = ["store.key", "identity.key", "person.key"]
     /// Other names Parley keeps in a data directory; files whose names start with `parley.db`,
-    /// `store.key` or `identity.key` (WAL, shared memory, conversion leftovers, temporary key
+    /// `store.key`, `identity.key` or `person.key` (WAL, shared memory, conversion leftovers, temporary key
     /// files) go too. Nothing else in the directory is touched.
     static let otherFiles = ["control.sock", "node.lock", "web.address", "chat-node.log"]
-    static let prefixes = ["parley.db", "store.key", "identity.key"]
+    static let prefixes = ["parley.db", "store.key", "identity.key", "person.key"]
 
     /// Overwrites and removes the key files of `directory` and zeroes the store keys this
     /// process holds; returns the names of the files destroyed.

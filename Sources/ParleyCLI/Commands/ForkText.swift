@@ -19,8 +19,9 @@ enum ForkText {
     /// A fork of this user's key: what happened and what to do.
     static func problem(_ fork: ForkReport) -> String {
         "your key forked in \(place(fork)): one identity.key wrote from two data directories, and this key cannot write "
-            + "there any more; keep identity.key in one data directory, and give another machine a key of its own "
-            + "(`parley device pair` here, `parley init --pair` there) instead of a copy"
+            + "there any more; `parley device recover` (or restarting the node) makes each directory a device of yours that "
+            + "writes on, and from now on give another machine a key of its own (`parley device pair` here, `parley init "
+            + "--pair` there) instead of a copy"
     }
 
     /// Someone else's fork: a note.
