@@ -57,8 +57,8 @@ final class ChatSession {
     var now: UInt64 { context.nowMillis }
 
     /// Runs until `/quit`, SIGINT or SIGTERM. Opens `room` (joined first if needed), else #lobby,
-    /// else the first room there is.
-    func run(opening room: RoomName?) {
+    /// else the first room there is. `notice` is shown first in place of the usual hint.
+    func run(opening room: RoomName?, notice: String? = nil) {
         if let room {
             if (try? context.store().log.partition(roomID(room))?.joined) != true {
                 execute(JoinCommand(), [room.value], show: false)
@@ -70,7 +70,7 @@ final class ChatSession {
             let lobby = PartitionDescriptor.room(RoomName("lobby")!).id.text
             open(targets[lobby] != nil ? lobby : state.entries.first?.key)
         }
-        state.notice("Type a message and press Enter; /help lists the commands, Ctrl-N/Ctrl-P switch rooms, /quit leaves.", millis: now)
+        state.notice(notice ?? "Type a message and press Enter; /help lists the commands, Ctrl-N/Ctrl-P switch rooms, /quit leaves.", millis: now)
         var lastPoll = ContinuousClock.now
         while !quit && !stop.isSet {
             draw()

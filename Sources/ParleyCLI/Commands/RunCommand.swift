@@ -112,7 +112,9 @@ struct RunCommand: Command {
         let web = try webAddress(arguments)
         let configuration = try Self.nodeConfiguration(context, arguments, command: name)
         let level = try Self.logLevel(arguments)
-        try Self.recoverFromFork(context)
+        if let recovery = try Self.recoverFromFork(context) {
+            FileHandle.standardError.write(Data("parley: \(recovery.summary)\n".utf8))
+        }
         let identity = try context.identity()
         let node = Node(configuration: configuration, identity: identity, log: NodeLog(level: level, format: .detect()))
         do {
@@ -152,15 +154,14 @@ struct RunCommand: Command {
     }
 
     /// A person key that forked in this store hands over to a new device before the node starts
-    /// (`parley device recover`, docs/DESIGN.md §3.8), so the person goes on writing. A directory
-    /// another node holds is left alone: starting the node reports that.
-    private static func recoverFromFork(_ context: Context) throws {
-        guard let lock = try? DataDirectoryLock(directory: context.dataDirectory().path) else { return }
+    /// (`parley device recover`, docs/DESIGN.md §3.8), so the person goes on writing; `run` and
+    /// `chat` do this first. A directory another node holds, or one without an identity yet, is
+    /// left alone.
+    static func recoverFromFork(_ context: Context) throws -> ForkRecovery? {
+        guard try context.dataDirectory().hasKeyFile, let lock = try? DataDirectoryLock(directory: context.dataDirectory().path) else { return nil }
         defer { lock.release() }
         defer { context.closeStore() }
-        if let recovery = try context.recoverFromFork(name: InitCommand.defaultDeviceName) {
-            FileHandle.standardError.write(Data("parley: \(recovery.summary)\n".utf8))
-        }
+        return try context.recoverFromFork(name: InitCommand.defaultDeviceName)
     }
 
     /// `--web` / `--no-web` / `--web-allow-remote`: where to serve the web UI, or nil for nowhere.
