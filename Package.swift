@@ -67,7 +67,9 @@ let package = Package(
         // directives of the pure protocol instances; plus the control socket and its client.
         .target(
             name: "NodeRuntime",
-            dependencies: ["Transport", "LinkProtocol", "SecureLink", "Discovery", "Gossip", "Store", "SQLite", "Replica", "Identity", "Sodium", "Wire"]),
+            dependencies: [
+                "Transport", "LinkProtocol", "SecureLink", "Discovery", "Gossip", "Store", "SQLite", "Replica", "Identity", "Sodium", "Wire", "Pairing",
+            ]),
 
         // What every interface shows: the JSON value, text formatting that is safe for terminals and
         // the rules for what a person types. Shared by the CLI, the terminal chat and the web UI;

@@ -20,6 +20,9 @@ extension PairingError {
         PairingError("the pairing code expired after \(minutesOrSeconds(expiry)); run `parley device pair` again")
     }
 
+    /// The host was cancelled before a guest paired.
+    public static let cancelled = PairingError("the pairing was cancelled; start it again for a new code")
+
     /// The guest's code did not open the host's welcome.
     static let wrongCode = PairingError(
         "the code did not match the other device's (a typo, or another device's code); check it and try again")

@@ -1,5 +1,6 @@
 import Glibc
 import Sodium
+import Synchronization
 import Transport
 
 /// The device that already belongs to the person: it shows a code, announces it on the LAN and
@@ -19,6 +20,7 @@ public final class PairingHost: Sendable {
     let maxWrongTries: Int
     let beaconPort: UInt16
     let listener: TCPListener
+    private let cancelled = Atomic<Bool>(false)
 
     /// Binds the TCP listener on `0.0.0.0`, an ephemeral port, at once (so `port` can be shown).
     /// Beacons go to each of `beaconTargets` (numeric addresses or names) at the pairing port.
@@ -43,6 +45,13 @@ public final class PairingHost: Sendable {
 
     /// The TCP listener's port.
     public var port: UInt16 { listener.port }
+
+    /// Ends a waiting `run` from another thread (the person closed the pairing): it throws
+    /// `PairingError.cancelled` once the guest it may be serving is done.
+    public func cancel() {
+        cancelled.store(true, ordering: .sequentiallyConsistent)
+        listener.close()
+    }
 
     /// `$PARLEY_PAIRING_PORT` when it is a port number, else `udpPort`.
     static func configuredUDPPort() -> UInt16 {
@@ -72,6 +81,8 @@ public final class PairingHost: Sendable {
                 connection = try runBlocking(on: EventLoop.shared) { try await listener.accept(deadline: expiresAt) }
             } catch TransportError.timedOut {
                 throw PairingError.expired(after: expiry)
+            } catch where cancelled.load(ordering: .sequentiallyConsistent) {
+                throw PairingError.cancelled
             } catch {
                 throw PairingError("cannot take the new device's connection: \(error)")
             }

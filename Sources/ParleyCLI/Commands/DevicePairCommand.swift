@@ -37,40 +37,35 @@ struct DevicePairCommand: Command {
         let identity = try context.identity()
         let store = try context.store()
         let person = try context.me()
+        let minutes = try arguments.value(Self.minutes) ?? DevicePairingOffer.defaultMinutes
         let targets = try beaconTargets(context, arguments)
-        let minutes = try arguments.value(Self.minutes) ?? 10
-        let host: PairingHost
+        let offer: DevicePairingOffer
         do {
-            host = try PairingHost(code: .generate(), beaconTargets: targets, expiry: .seconds(minutes * 60))
+            // The answer runs on this thread (`offer.run()` below), where the command's store lives.
+            nonisolated(unsafe) let (store, context) = (store, context)
+            offer = try DevicePairingOffer(person: person, beaconTargets: targets, minutes: minutes, nowMillis: context.nowMillis) { request in
+                try store.certifyDevice(request, by: identity, nowMillis: context.nowMillis)
+                return try DevicePairing.bundle(for: request.device, person: person, store: store)
+            }
         } catch {
             throw CLIError.failure(error.description)
         }
-        let address = Self.address(for: targets).map { HostPort(host: $0, port: host.port) }
-        let invitation = PairingInvitation(code: host.code, address: address)
-        context.output.line(host.code.formatted)
-        if let address { context.output.line("or, where beacons do not reach: parley init --pair \(host.code.formatted)@\(address)") }
-        if !arguments[Self.noQR], context.output.outputIsTerminal, let symbol = try? QRSymbol(encoding: invitation.uri) {
+        context.output.line(offer.code.formatted)
+        if let address = offer.invitation.address {
+            context.output.line("or, where beacons do not reach: parley init --pair \(offer.code.formatted)@\(address)")
+        }
+        if !arguments[Self.noQR], context.output.outputIsTerminal, let symbol = try? QRSymbol(encoding: offer.invitation.uri) {
             for line in symbol.terminalLines() { context.output.line(line) }
         }
-        context.output.line("waiting for the new device (up to \(minutes) min); on it run: parley init --pair \(host.code.formatted)")
+        context.output.line("waiting for the new device (up to \(minutes) min); on it run: parley init --pair \(offer.code.formatted)")
         context.output.flush()
-        var paired: DeviceRequest?
-        do {
-            try host.run(
-                welcome: DevicePairing.welcome(person: person),
-                answer: { bytes in
-                    let request = try DevicePairing.request(decoding: bytes)
-                    try store.certifyDevice(request, by: identity, nowMillis: context.nowMillis)
-                    paired = request
-                    return try DevicePairing.bundle(for: request.device, person: person, store: store)
-                },
-                finished: { _ in })
-        } catch let error as PairingError {
-            throw CLIError.failure(error.description)
-        }
+        let outcome = offer.run()
         context.notifyNodeOfWrites()
-        guard let paired else { return 1 }
-        context.output.line("paired \(paired.name) (\(paired.device.text)): it writes as \(Format.person(person, nick: try context.nick(of: person)))")
+        guard case .paired(let device, let name) = outcome else {
+            if case .failed(let why) = outcome { throw CLIError.failure(why) }
+            return 1
+        }
+        context.output.line("paired \(name) (\(device.text)): it writes as \(Format.person(person, nick: try context.nick(of: person)))")
         return 0
     }
 
@@ -83,99 +78,6 @@ struct DevicePairCommand: Command {
             throw CLIError.usage(error.description, command: name)
         }
         return configuration.broadcastTargets ?? NodeConfiguration.defaultBroadcastTargets()
-    }
-
-    /// The address a new device reaches this one at, for the beacon targets: loopback for the
-    /// loopback broadcast, else the first interface whose broadcast is a target.
-    static func address(for targets: [String]) -> String? {
-        if targets.allSatisfy({ $0.hasPrefix("127.") }) { return "127.0.0.1" }
-        let interfaces = (try? NetworkInterfaces.list()) ?? []
-        return interfaces.first { $0.isUp && !$0.isLoopback && $0.directedBroadcast.map(targets.contains) == true }?.address
-    }
-}
-
-/// The four messages of a pairing (docs/DESIGN.md §3.8): the welcome names the person; the
-/// request is the new device's key, name and consent; the bundle carries the certificate with the
-/// person's directory ops and what the device joins; `done` is empty.
-enum DevicePairing {
-    static let magic = Array("PRLYDEV1".utf8)
-
-    static func welcome(person: UserID) -> [UInt8] { magic + person.publicKey }
-
-    static func person(decodingWelcome bytes: [UInt8]) throws -> UserID {
-        guard bytes.count == 40, Array(bytes.prefix(8)) == magic, let person = UserID(publicKey: bytes.suffix(32)) else {
-            throw CLIError.failure("the other device does not speak this version's pairing; update both to the same version")
-        }
-        return person
-    }
-
-    static func request(_ request: DeviceRequest) -> [UInt8] {
-        var w = ByteWriter()
-        w.raw(request.device.publicKey); w.string16(request.name); w.raw(request.signature)
-        return w.bytes
-    }
-
-    static func request(decoding bytes: [UInt8]) throws -> DeviceRequest {
-        var r = ByteReader(bytes)
-        guard let device = UserID(publicKey: try r.raw(32, "device")) else { throw CLIError.failure("the new device sent a malformed key") }
-        let name = try r.string16("device name", limit: DeviceCertificate.maxNameBytes)
-        let signature = try r.raw(64, "signature")
-        try r.expectEnd()
-        return DeviceRequest(device: device, name: name, signature: signature)
-    }
-
-    /// What a new device needs from the store to start: the directory ops of the person and
-    /// their devices (with the certificate just written), the public rooms and conversations to
-    /// join, and the private rooms' keys (the conversations' keys travel as grants).
-    static func bundle(for device: UserID, person: UserID, store: ReplicaStore) throws -> [UInt8] {
-        var w = ByteWriter()
-        let family = Set(try store.devices.deviceKeys(of: person, includingRevoked: true))
-        let directory = try store.log.allOps(in: PartitionDescriptor.directory.id).filter { family.contains($0.author) }
-        w.u32(UInt32(directory.count))
-        for op in directory {
-            let bytes = op.encoded
-            w.u32(UInt32(bytes.count)); w.raw(bytes)
-        }
-        let records = try store.log.partitions().filter(\.joined)
-        let joinable = records.filter { [.room, .conversation].contains($0.descriptor.kind) }
-        w.u32(UInt32(joinable.count))
-        for record in joinable {
-            let bytes = record.descriptor.encoded
-            w.u16(UInt16(bytes.count)); w.raw(bytes)
-        }
-        let rooms = try store.privateRoomKeys()
-        w.u32(UInt32(rooms.count))
-        for keys in rooms {
-            w.string16(keys.name.value); w.raw(keys.roomKey.seed.bytes); w.raw(keys.contentKey.bytes)
-        }
-        return w.bytes
-    }
-
-    /// What `bundle` carries, decoded.
-    struct Bundle {
-        var directory: [Replica.Operation] = []
-        var partitions: [PartitionDescriptor] = []
-        var privateRooms: [PrivateRoomKeys] = []
-    }
-
-    static func bundle(decoding bytes: [UInt8]) throws -> Bundle {
-        var r = ByteReader(bytes)
-        var bundle = Bundle()
-        for _ in 0..<Int(try r.u32("op count")) {
-            let length = Int(try r.u32("op length"))
-            bundle.directory.append(try Replica.Operation(encoded: try r.raw(length, "op")))
-        }
-        for _ in 0..<Int(try r.u32("partition count")) {
-            let length = Int(try r.u16("descriptor length"))
-            bundle.partitions.append(try PartitionDescriptor(decoding: try r.raw(length, "descriptor")))
-        }
-        for _ in 0..<Int(try r.u32("private room count")) {
-            let name = try r.string16("room name", limit: 64)
-            guard let room = RoomName(name) else { throw CLIError.failure("the other device sent a private room with a bad name") }
-            bundle.privateRooms.append(PrivateRoomKeys(name: room, seed: try r.raw(32, "room seed"), contentKey: try r.raw(32, "content key")))
-        }
-        try r.expectEnd()
-        return bundle
     }
 }
 
