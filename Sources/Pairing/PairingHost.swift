@@ -81,9 +81,8 @@ public final class PairingHost: Sendable {
                 connection = try runBlocking(on: EventLoop.shared) { try await listener.accept(deadline: expiresAt) }
             } catch TransportError.timedOut {
                 throw PairingError.expired(after: expiry)
-            } catch where cancelled.load(ordering: .sequentiallyConsistent) {
-                throw PairingError.cancelled
             } catch {
+                if cancelled.load(ordering: .sequentiallyConsistent) { throw PairingError.cancelled }
                 throw PairingError("cannot take the new device's connection: \(error)")
             }
             let channel = PairingChannel(connection)
