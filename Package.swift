@@ -84,7 +84,8 @@ let package = Package(
         // The web UI and JSON API served by `parley run`: HTTP server (libmicrohttpd), auth,
         // routes, Server-Sent Events, the OpenAPI document; the page as plain HTML/CSS/JS resources.
         .target(
-            name: "WebUI", dependencies: ["CMicroHTTPD", "Presentation", "JSONViews", "NodeRuntime", "Store", "Replica", "Identity", "Sodium", "Wire"],
+            name: "WebUI",
+            dependencies: ["CMicroHTTPD", "Presentation", "JSONViews", "NodeRuntime", "Store", "Replica", "Identity", "Sodium", "Wire", "Pairing", "QRCode", "Transport"],
             resources: [.copy("Assets")]),
 
         // The terminal chat's screen: a pure model, layout, wrapping and line editor, and the one

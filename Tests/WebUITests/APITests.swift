@@ -330,6 +330,39 @@ final class APIClient: Sendable {
         try api.call("POST", "/api/devices/{device}/revoke", ["device": node.id], expect: 409)
         try api.call("POST", "/api/devices/{device}/revoke", ["device": "not-a-key"], expect: 400)
 
+        // Pairing from the page: a phone pairs with the address the offer shows (this node runs
+        // without discovery, so nothing is beaconed); one offer waits at a time, and ending one
+        // spends its code.
+        try api.call("GET", "/api/devices/pair", expect: 404)
+        try api.call("DELETE", "/api/devices/pair", expect: 404)
+        try api.call("POST", "/api/devices/pair", json: ["minutes": 0], expect: 400)
+        let offer = try api.call("POST", "/api/devices/pair", json: [:], expect: 201).object ?? [:]
+        #expect(offer["state"] as? String == "waiting" && (offer["qr_svg"] as? String)?.hasPrefix("<svg") == true, "\(offer)")
+        let invitation = try #require(offer["address"] as? String)
+        #expect(invitation.hasPrefix("\(offer["code"] as? String ?? "?")@127.0.0.1:") && offer["command"] as? String == "parley init --pair \(invitation)")
+        try api.call("POST", "/api/devices/pair", json: [:], expect: 409)
+        let binary = try #require(ParleyExecutable.path)
+        let phone = await CompletedProcess.run(
+            binary, ["--data-dir", directory.path + "/phone", "init", "--pair", invitation, "--name", "phone"],
+            environment: ["HOME": directory.path], captureIn: directory.path, timeout: .seconds(60))
+        #expect(phone.exitCode == 0, "\(phone)")
+        var pairing: [String: Any] = [:]
+        let paired = await poll(timeout: .seconds(10)) {
+            pairing = (try? api.call("GET", "/api/devices/pair", expect: 200).object) ?? [:]
+            return pairing["state"] as? String == "paired"
+        }
+        #expect(paired && pairing["device_name"] as? String == "phone", "\(pairing)")
+        let afterPairing = try api.call("GET", "/api/devices", expect: 200).array ?? []
+        #expect(afterPairing.contains { $0["name"] as? String == "phone" && $0["id"] as? String == pairing["device"] as? String }, "\(afterPairing)")
+        try api.call("POST", "/api/devices/pair", json: ["minutes": 1], expect: 201)
+        try api.call("DELETE", "/api/devices/pair", expect: 204)
+        try api.call("DELETE", "/api/devices/pair", expect: 204)  // ended already: nothing to do
+        let ended = await poll(timeout: .seconds(10)) {
+            pairing = (try? api.call("GET", "/api/devices/pair", expect: 200).object) ?? [:]
+            return pairing["state"] as? String == "failed"
+        }
+        #expect(ended && (pairing["error"] as? String)?.contains("cancelled") == true, "\(pairing)")
+
         // Last, since it ends the node: the wipe, refused without its confirmation, then done
         // (WipeAPITests checks what it leaves).
         try api.call("POST", "/api/wipe", json: ["confirm": "no"], expect: 400)

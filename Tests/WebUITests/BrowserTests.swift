@@ -60,7 +60,8 @@ enum WebTestPorts {
         try FileManager.default.createDirectory(atPath: BrowserTools.screenshots, withIntermediateDirectories: true)
         print("web UI screenshots: \(BrowserTools.screenshots)")
         let driver = try ChildProcess(
-            executable: python, arguments: [BrowserTools.driver, chromium, nodes[0].url, nodes[1].url, BrowserTools.screenshots, directory.path],
+            executable: python,
+            arguments: [BrowserTools.driver, chromium, nodes[0].url, nodes[1].url, BrowserTools.screenshots, directory.path, try #require(ParleyExecutable.path)],
             environment: ["HOME": directory.path, "PYTHONDONTWRITEBYTECODE": "1"], captureIn: directory.path, name: "e2e")
         defer { driver.kill() }
         let ended = await driver.waitForExit(timeout: .seconds(240))
@@ -70,6 +71,6 @@ enum WebTestPorts {
             Issue.record(Comment(rawValue: "the browser test failed (screenshots in \(BrowserTools.screenshots))\n\(report)"))
         }
         let shots = (try? FileManager.default.contentsOfDirectory(atPath: BrowserTools.screenshots)) ?? []
-        #expect(shots.filter { $0.hasSuffix(".png") }.count >= 14, "screenshots: \(shots.sorted())")
+        #expect(shots.filter { $0.hasSuffix(".png") }.count >= 16, "screenshots: \(shots.sorted())")
     }
 }

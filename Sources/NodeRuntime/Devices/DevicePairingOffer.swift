@@ -35,14 +35,18 @@ public final class DevicePairingOffer: Sendable {
     /// Opens the host: a fresh code, beacons to `beaconTargets`, good for `minutes`. `answer`
     /// certifies the new device's request and returns the bundle it gets (`DevicePairing.bundle`);
     /// it runs on the thread that runs the offer.
+    ///
+    /// With no beacon targets (discovery off), the address shown is `listenHost`'s when it is
+    /// one address, else the first interface's.
     public init(
-        person: UserID, beaconTargets: [String], minutes: Int, nowMillis: UInt64,
+        person: UserID, beaconTargets: [String], listenHost: String = "0.0.0.0", minutes: Int, nowMillis: UInt64,
         answer: @escaping @Sendable (DeviceRequest) throws -> [UInt8]
     ) throws(PairingError) {
         let host = try PairingHost(code: .generate(), beaconTargets: beaconTargets, expiry: .seconds(minutes * 60))
         self.host = host
         code = host.code
-        invitation = PairingInvitation(code: host.code, address: Self.address(for: beaconTargets).map { HostPort(host: $0, port: host.port) })
+        let address = Self.address(for: beaconTargets, listenHost: listenHost)
+        invitation = PairingInvitation(code: host.code, address: address.map { HostPort(host: $0, port: host.port) })
         expiresAtMillis = nowMillis + UInt64(minutes) * 60_000
         welcome = DevicePairing.welcome(person: person)
         self.answer = answer
@@ -87,11 +91,21 @@ public final class DevicePairingOffer: Sendable {
         host.cancel()
     }
 
-    /// The address a new device reaches this one at, for the beacon targets: loopback for the
-    /// loopback broadcast, else the first interface whose broadcast is a target.
-    static func address(for targets: [String]) -> String? {
-        if targets.allSatisfy({ $0.hasPrefix("127.") }) { return "127.0.0.1" }
-        let interfaces = (try? NetworkInterfaces.list()) ?? []
-        return interfaces.first { $0.isUp && !$0.isLoopback && $0.directedBroadcast.map(targets.contains) == true }?.address
+    /// Where a node with `configuration` sends pairing beacons: where its discovery beacons go,
+    /// and nowhere when discovery is off (a person who turned it off wants nothing broadcast).
+    public static func beaconTargets(for configuration: NodeConfiguration) -> [String] {
+        guard configuration.discoveryPort != nil else { return [] }
+        return configuration.broadcastTargets ?? NodeConfiguration.defaultBroadcastTargets()
+    }
+
+    /// The address a new device reaches this one at: loopback for the loopback broadcast; the
+    /// first interface whose broadcast is a target; with no targets, `listenHost` when it is one
+    /// address, else the first interface that is up.
+    static func address(for targets: [String], listenHost: String) -> String? {
+        if targets.isEmpty, listenHost != "0.0.0.0" { return listenHost }
+        if !targets.isEmpty, targets.allSatisfy({ $0.hasPrefix("127.") }) { return "127.0.0.1" }
+        let interfaces = ((try? NetworkInterfaces.list()) ?? []).filter { $0.isUp && !$0.isLoopback }
+        if targets.isEmpty { return interfaces.first?.address }
+        return interfaces.first { $0.directedBroadcast.map(targets.contains) == true }?.address
     }
 }

@@ -325,25 +325,6 @@ extension API {
 
     /// `POST /api/wipe` with `{"confirm": "wipe"}`: the keys are destroyed before the answer;
     /// the files go and the node stops right after it.
-    static func devices(_ call: Call) async throws -> HTTPReply {
-        let (me, this) = (call.access.me, call.access.identity.id)
-        return json(.array(try await call.access.read { try $0.devices.devices(of: me) }.map { ViewJSON.device($0, this: this) }))
-    }
-
-    static func revokeDevice(_ call: Call) async throws -> HTTPReply {
-        let device = try userID(call.parameter("device"), field: "device", inPath: true)
-        let (me, identity) = (call.access.me, call.access.identity)
-        guard let found = try await call.access.read({ try $0.devices.devices(of: me) }).first(where: { $0.device == device }) else {
-            throw WebError.notFound("\(device.short) is not one of your devices; GET /api/devices lists them")
-        }
-        guard device != identity.id else { throw WebError.conflict("that is this device; revoke it from another of your devices, or wipe this one") }
-        if !found.revoked {
-            try await call.access.write { store in _ = try store.revokeDevice(device, by: identity, nowMillis: call.access.nowMillis()) }
-        }
-        let after = try await call.access.read { try $0.devices.devices(of: me) }.first { $0.device == device } ?? found
-        return json(ViewJSON.device(after, this: identity.id))
-    }
-
     static func wipe(_ call: Call) async throws -> HTTPReply {
         let body = try call.body
         guard try body.string("confirm") == "wipe" else {

@@ -86,6 +86,10 @@ enum Schema {
         "id": .string, "name": .string, "this": .boolean, "first": .boolean, "revoked": .boolean, "certified_by": .nullableString,
         "certified_at": .nullableString,
     ])
+    static let pairing = object([
+        "code": .string, "address": .nullableString, "uri": .string, "command": .string, "expires_at": .string, "qr_svg": .nullableString,
+        "state": .string, "device": .nullableString, "device_name": .nullableString, "error": .nullableString,
+    ])
     static let task = object(["id": .string, "title": .string, "status": taskStatus, "owner": .nullableString, "creator": .nullableString])
     static let profile = object([
         "id": .string, "nick": .nullableString, "display_name": .nullableString, "status": .nullableString, "presence": .nullableString,

@@ -47,15 +47,16 @@ struct RequestBody: @unchecked Sendable {
 
     func bool(_ key: String) throws(WebError) -> Bool? {
         guard let value = fields[key], !(value is NSNull) else { return nil }
-        guard let flag = value as? Bool else {
+        // On Linux a JSON 1 casts to Bool too: ask the number what it was parsed as.
+        guard let number = value as? NSNumber, SchemaCheck.isBoolean(number) else {
             throw .badRequest("\(key) must be true or false")
         }
-        return flag
+        return number.boolValue
     }
 
     func number(_ key: String) throws(WebError) -> Double? {
         guard let value = fields[key], !(value is NSNull) else { return nil }
-        guard let number = value as? NSNumber, !(value is Bool) else { throw .badRequest("\(key) must be a number") }
+        guard let number = value as? NSNumber, !SchemaCheck.isBoolean(number) else { throw .badRequest("\(key) must be a number") }
         return number.doubleValue
     }
 

@@ -1,3 +1,4 @@
+import NodeRuntime
 import Presentation
 import Replica
 
@@ -173,6 +174,11 @@ enum RequestSchema {
         fields["required"] = .array(["name", "mime", "data"].map { .string($0) })
         return .object(fields)
     }()
+    static let pair = object([
+        "minutes": integer(
+            "how long the code stays good, in minutes", minimum: DevicePairingOffer.minutesRange.lowerBound,
+            maximum: DevicePairingOffer.minutesRange.upperBound)
+    ])
     static let importArchive = object(["archive": file(mime: anyMime)], required: ["archive"])
 }
 

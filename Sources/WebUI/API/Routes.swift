@@ -113,6 +113,16 @@ extension Route {
             method: "POST", path: "/api/devices/{device}/revoke",
             summary: "Revoke one of your devices (a lost laptop): its later writes are refused everywhere, and your conversations rotate their keys",
             success: 200, response: Schema.device, errors: [404, 409], handle: API.revokeDevice),
+        Route(
+            method: "POST", path: "/api/devices/pair",
+            summary: "Pair a new device of yours: a code (and its QR code) for `parley init --pair` on it; this node waits for it",
+            requestBody: RequestSchema.pair, success: 201, response: Schema.pairing, errors: [409], handle: API.startPairing),
+        Route(
+            method: "GET", path: "/api/devices/pair", summary: "The pairing started here last, and where it stands", success: 200,
+            response: Schema.pairing, errors: [404], handle: API.pairing),
+        Route(
+            method: "DELETE", path: "/api/devices/pair", summary: "End the waiting pairing: its code is no good from then on", success: 204,
+            errors: [404], handle: API.cancelPairing),
 
         Route(method: "GET", path: "/api/peers", summary: "The node's peer table", success: 200, response: .list(Schema.peer), handle: API.peers),
         Route(method: "GET", path: "/api/status", summary: "The node at a glance", success: 200, response: Schema.status, handle: API.status),

@@ -714,6 +714,80 @@ function retentionPhrase(text) {
   return "everything";
 }
 
+// Your devices: GET /api/devices with a Revoke action for the others, and pairing a new one
+// (POST /api/devices/pair shows the code and its QR code; the state is asked every second
+// until the new device paired, the code ended, or the dialog closed).
+async function openDevices() {
+  $("profile-dialog").close();
+  $("devices-error").textContent = "";
+  await renderDevices();
+  const current = await api("GET", "/api/devices/pair").catch(() => null);
+  showPairing(current && current.state === "waiting" ? current : null);
+  openDialog($("devices-dialog"), $("pair-start"));
+}
+
+async function renderDevices() {
+  const devices = await api("GET", "/api/devices");
+  $("devices-list").replaceChildren(...devices.map((device) => {
+    const marks = [device.this ? "this device" : null, device.first ? "first" : null, device.revoked ? "revoked" : null].filter(Boolean);
+    const item = el("li", { "data-device": device.id },
+      el("span", { class: "chat-name", text: device.name }),
+      el("span", { class: "muted", text: ` ${device.id.slice(0, 8)}${marks.length ? ` (${marks.join(", ")})` : ""}` }));
+    if (!device.this && !device.revoked) {
+      item.append(el("button", {
+        type: "button", class: "quiet danger", text: "Revoke", "aria-label": `Revoke ${device.name}`,
+        onclick: async () => {
+          if (!window.confirm(`Revoke ${device.name}? Its later writes are refused everywhere, and your conversations move to keys it never gets. This cannot be undone.`)) return;
+          try {
+            await api("POST", `/api/devices/${encodeURIComponent(device.id)}/revoke`);
+            await renderDevices();
+          } catch (error) { $("devices-error").textContent = error.message; }
+        },
+      }));
+    }
+    return item;
+  }));
+}
+
+function showPairing(offer) {
+  clearTimeout(showPairing.timer);
+  const waiting = offer && offer.state === "waiting";
+  $("pair-panel").hidden = !offer;
+  $("pair-cancel").hidden = !waiting;
+  $("pair-start").hidden = waiting;
+  if (!offer) return;
+  $("pair-command").textContent = offer.command;
+  $("pair-code").textContent = offer.code;
+  $("pair-expires").textContent = new Date(offer.expires_at).toLocaleTimeString();
+  const qr = $("pair-qr");
+  qr.hidden = !waiting || !offer.qr_svg;
+  if (waiting && offer.qr_svg) qr.src = "data:image/svg+xml;charset=utf-8," + encodeURIComponent(offer.qr_svg);
+  if (offer.state === "paired") {
+    $("pair-status").textContent = `Paired ${offer.device_name}: it writes as you now.`;
+    renderDevices().catch(showError);
+  } else if (offer.state === "failed") {
+    $("pair-status").textContent = offer.error;
+  } else {
+    $("pair-status").textContent = "Waiting for the new device…";
+    showPairing.timer = setTimeout(async () => {
+      if (!$("devices-dialog").open) return;
+      try { showPairing(await api("GET", "/api/devices/pair")); } catch (error) { $("devices-error").textContent = error.message; }
+    }, 1000);
+  }
+}
+
+async function startPairing() {
+  $("devices-error").textContent = "";
+  try { showPairing(await api("POST", "/api/devices/pair", {})); } catch (error) { $("devices-error").textContent = error.message; }
+}
+
+async function cancelPairing() {
+  try {
+    await api("DELETE", "/api/devices/pair");
+    showPairing(await api("GET", "/api/devices/pair"));
+  } catch (error) { $("devices-error").textContent = error.message; }
+}
+
 // The room directory ("Browse rooms"): GET /api/directory, each room with a join action.
 async function openBrowse() {
   $("browse-error").textContent = "";
@@ -973,6 +1047,9 @@ function wire() {
   $("profile-form").addEventListener("submit", saveProfile);
   $("profile-cancel").addEventListener("click", () => $("profile-dialog").close());
   $("wipe-button").addEventListener("click", wipeNode);
+  $("devices-button").addEventListener("click", () => openDevices().catch(showError));
+  $("pair-start").addEventListener("click", startPairing);
+  $("pair-cancel").addEventListener("click", cancelPairing);
   $("avatar-input").addEventListener("change", uploadAvatar);
   $("nick-form").addEventListener("submit", submitNick);
   $("nick-dialog").addEventListener("cancel", (event) => event.preventDefault());

@@ -15,6 +15,8 @@ public final class NodeAccess: Sendable {
     /// The person this node writes for (its identity, or the person whose device it is).
     var me: UserID { node.me }
     let hub = EventHub()
+    /// The pairing the page offered last (one waits at a time).
+    let pairing = Mutex<DevicePairingOffer?>(nil)
     private let tasks = TaskBox()
     private let reads: ReadConnection
 

@@ -9,6 +9,7 @@ every step passed but one that depends on a missing part of the node (named on a
 import json
 import os
 import struct
+import subprocess
 import sys
 import time
 import traceback
@@ -38,7 +39,7 @@ def js(value):
 
 
 def main():
-    chromium, url_a, url_b, shots, work = sys.argv[1:6]
+    chromium, url_a, url_b, shots, work, parley = sys.argv[1:7]
     os.makedirs(shots, exist_ok=True)
     browser = Browser(chromium, os.path.join(work, "chromium-profile"), os.path.join(work, "chromium.log"))
     pages = {}
@@ -285,6 +286,32 @@ def main():
         bob.wait_for("[...document.querySelectorAll('#messages .text')].some(e => e.textContent === 'ops is open')", "alice's message in #ops, fetched on join", timeout=30)
         shot("bob", "14-joined-from-the-directory")
         bob.click("#tab-tasks")
+
+        step("alice pairs a new device from her page: the code and its QR code, then the device in her list")
+        alice.click("#profile-button")
+        alice.wait_for("document.getElementById('profile-dialog').open", "the profile dialog")
+        alice.click("#devices-button")
+        alice.wait_for("document.getElementById('devices-dialog').open && document.querySelectorAll('#devices-list li').length === 1",
+                       "the devices dialog with this device")
+        alice.click("#pair-start")
+        command = alice.wait_for("document.getElementById('pair-command').textContent || null", "the pairing command")
+        alice.wait_for("(() => { const qr = document.getElementById('pair-qr'); return !qr.hidden && qr.complete && qr.naturalWidth > 0; })()",
+                       "the QR code drawn")
+        shot("alice", "15-pairing-code")
+        invitation = command.split(" ")[-1]
+        guest = subprocess.run([parley, "--data-dir", os.path.join(work, "phone"), "init", "--pair", invitation, "--name", "phone"],
+                               capture_output=True, text=True, timeout=60, env={"HOME": work, "PATH": "/usr/bin:/bin"})
+        if guest.returncode != 0:
+            raise RuntimeError(f"init --pair {invitation} failed: {guest.stdout} {guest.stderr}")
+        alice.wait_for("document.getElementById('pair-status').textContent.startsWith('Paired phone')", "the page to say the phone paired")
+        alice.wait_for("[...document.querySelectorAll('#devices-list li')].some(li => li.textContent.includes('phone'))", "the phone in the list")
+        shot("alice", "16-paired")
+        step("alice revokes the phone from the same list")
+        alice.evaluate("window.confirm = () => true")
+        alice.click("#devices-list li:last-child button")
+        alice.wait_for("[...document.querySelectorAll('#devices-list li')].some(li => li.textContent.includes('phone') && li.textContent.includes('revoked'))",
+                       "the phone marked revoked")
+        alice.press("Escape")
 
         step("the page at phone width")
         bob.resize(390, 800, mobile=True)
