@@ -85,7 +85,9 @@ let package = Package(
         // routes, Server-Sent Events, the OpenAPI document; the page as plain HTML/CSS/JS resources.
         .target(
             name: "WebUI",
-            dependencies: ["CMicroHTTPD", "Presentation", "JSONViews", "NodeRuntime", "Store", "Replica", "Identity", "Sodium", "Wire", "Pairing", "QRCode", "Transport"],
+            dependencies: [
+                "CMicroHTTPD", "Presentation", "JSONViews", "NodeRuntime", "Store", "Replica", "Identity", "Sodium", "Wire", "Pairing", "QRCode", "Transport",
+            ],
             resources: [.copy("Assets")]),
 
         // The terminal chat's screen: a pure model, layout, wrapping and line editor, and the one

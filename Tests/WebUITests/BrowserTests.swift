@@ -61,7 +61,9 @@ enum WebTestPorts {
         print("web UI screenshots: \(BrowserTools.screenshots)")
         let driver = try ChildProcess(
             executable: python,
-            arguments: [BrowserTools.driver, chromium, nodes[0].url, nodes[1].url, BrowserTools.screenshots, directory.path, try #require(ParleyExecutable.path)],
+            arguments: [
+                BrowserTools.driver, chromium, nodes[0].url, nodes[1].url, BrowserTools.screenshots, directory.path, try #require(ParleyExecutable.path),
+            ],
             environment: ["HOME": directory.path, "PYTHONDONTWRITEBYTECODE": "1"], captureIn: directory.path, name: "e2e")
         defer { driver.kill() }
         let ended = await driver.waitForExit(timeout: .seconds(240))
