@@ -20,7 +20,8 @@ extension ChatSession {
         ("/conv leave | /conv rename NAME", "leave or rename the open conversation"),
         ("/nick NAME", "change your nickname"),
         ("/who", "who is online here"),
-        ("/devices", "your devices (pair one with `parley device pair` in a shell)"),
+        ("/devices", "your devices"),
+        ("/pair [stop]", "pair a new device of yours: shows a code for `parley init --pair CODE` on it; the chat goes on meanwhile"),
         ("/revoke DEVICE", "revoke one of your devices (a lost laptop): its later writes are refused everywhere"),
         ("/tasks", "the task board of the open room or conversation"),
         ("/task add TITLE [--owner me]", "add a task"),
@@ -65,6 +66,7 @@ extension ChatSession {
         case "nick": nick(arguments)
         case "who", "names": who()
         case "devices": execute(DeviceListCommand(), [])
+        case "pair": pair(arguments)
         case "revoke":
             guard arguments.count == 1 else { return usage("/revoke DEVICE (an id from /devices)") }
             execute(DeviceRevokeCommand(), arguments)

@@ -1,4 +1,5 @@
 import Identity
+import NodeRuntime
 import Presentation
 import Replica
 import Store
@@ -20,6 +21,8 @@ final class ChatSession {
     let node: ChatNode
     let terminal: Terminal
     let stop: StopFlag
+    /// The options the node was started with: where `/pair` beacons.
+    let configuration: NodeConfiguration
     var state = ChatState()
     /// The partitions behind the sidebar entries, by key (the partition id's text).
     var targets: [String: ChatTarget] = [:]
@@ -40,9 +43,15 @@ final class ChatSession {
     var quit = false
     /// The private room whose passphrase the input line is asking for (`/join NAME --private`).
     var pendingPrivateJoin: RoomName?
+    /// The pairing `/pair` offered, until its end is shown.
+    var pairing: DevicePairingOffer?
 
-    init(context: Context, capture: CapturedOutput, identity: Identity, node: ChatNode, terminal: Terminal, stop: StopFlag) {
+    init(
+        context: Context, capture: CapturedOutput, identity: Identity, node: ChatNode, terminal: Terminal, stop: StopFlag,
+        configuration: NodeConfiguration
+    ) {
         self.context = context
+        self.configuration = configuration
         self.capture = capture
         self.identity = identity
         self.node = node
@@ -88,6 +97,7 @@ final class ChatSession {
                 lastPoll = ContinuousClock.now
             }
         }
+        pairing?.cancel()  // a code waiting past the chat would pair nothing anyone sees
     }
 
     // MARK: Keys
@@ -145,6 +155,7 @@ final class ChatSession {
         if let current = state.current {
             state.typing = node.news.typists(in: current).filter { $0 != me }.map { name(of: $0) }
         }
+        showPairingEnd()
     }
 
     /// Reads everything the screen shows from the store.

@@ -55,7 +55,8 @@ struct ChatCommand: Command {
         terminal.draw(ChatLayout.frame(ChatState(), width: terminal.size.width, height: terminal.size.height, clock: "starting…"))
         let node = try ChatNode.attachOrStart(chat, identity: identity, configuration: configuration, level: level)
         defer { node.stop() }
-        let session = ChatSession(context: chat, capture: capture, identity: identity, node: node, terminal: terminal, stop: stop)
+        let session = ChatSession(
+            context: chat, capture: capture, identity: identity, node: node, terminal: terminal, stop: stop, configuration: configuration)
         session.run(opening: room, notice: recovery?.summary)
         return 0
     }
