@@ -14,6 +14,9 @@ public struct LabConfiguration: Sendable {
     public var faultSpec: String?
     public var rooms = 3
     public var conversations = 2
+    /// Nodes that are paired devices of another node's person (the last `devices` nodes; node
+    /// `persons + k` is a device of node `k % persons`).
+    public var devices = 0
     public var netns = false
     /// How long to wait for convergence after the last heal and the last write.
     public var settleTimeout = 60.0
@@ -26,6 +29,14 @@ public struct LabConfiguration: Sendable {
 
     public init(out: String) {
         self.out = out
+    }
+
+    /// The nodes that are persons of their own (the first ones).
+    public var persons: Int { nodes - devices }
+
+    /// The person node whose device node `index` is, or nil for a person.
+    public func person(ofDevice index: Int) -> Int? {
+        index >= persons ? (index - persons) % persons : nil
     }
 
     /// The fault plan, parsed (the default one without `--faults`).
@@ -45,7 +56,10 @@ public struct LabConfiguration: Sendable {
         guard rate > 0, rate <= 5_000 else { throw .usage("--rate must be writes per second from 0.1 to 5000, not \(rate)") }
         guard (1...50).contains(rooms) else { throw .usage("--rooms must be from 1 to 50, not \(rooms)") }
         guard (0...50).contains(conversations) else { throw .usage("--conversations must be from 0 to 50, not \(conversations)") }
-        if conversations > 0, nodes < 2 { throw .usage("--conversations needs at least 2 nodes; use --conversations 0") }
+        guard (0..<nodes).contains(devices) else { throw .usage("--devices must be from 0 to \(nodes - 1) (one node at least is a person), not \(devices)") }
+        if conversations > 0, persons < 2 {
+            throw .usage("--conversations needs at least 2 nodes that are not devices; use --conversations 0 or fewer --devices")
+        }
         guard settleTimeout >= 1, settleTimeout <= 3_600 else { throw .usage("--settle-timeout must be seconds from 1 to 3600") }
         guard !out.isEmpty else { throw .usage("--out needs a directory") }
         let plan = try faultPlan()

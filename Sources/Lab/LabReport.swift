@@ -31,6 +31,9 @@ public struct LabReport: Codable, Sendable {
     public var wireBytesPerOp: Double
     public var nodes: [NodeReport]
     public var faults: [FaultReport]
+    /// Chains frozen by a fork, summed over the nodes' stores at the end: 0 unless a key signed
+    /// two ops at one position (two devices of one person never do). Absent in older reports.
+    public var forks: Int?
     /// Partitions whose digests still differed at the end (empty when converged).
     public var divergedPartitions: [String]
     /// The first lost writes, with the nodes that lack them.
@@ -64,6 +67,8 @@ public struct LabReport: Codable, Sendable {
         public var clockSkewMs: Int64
         public var writesAcknowledged: Int
         public var address: String?
+        /// For a paired device (`--devices`): the node whose person it writes for.
+        public var deviceOf: Int?
     }
 
     public struct FaultReport: Codable, Sendable, Equatable {
@@ -92,6 +97,7 @@ public struct LabReport: Codable, Sendable {
         public var seed: UInt64
         public var rooms: Int
         public var conversations: Int
+        public var devices: Int?
         public var netns: Bool
         public var faults: String
         public var settleTimeoutSeconds: Double
@@ -103,8 +109,8 @@ public struct LabReport: Codable, Sendable {
         public var counts: [Int]
     }
 
-    /// Whether the lab passes: converged and nothing lost.
-    public var passed: Bool { converged && lostWrites == 0 && error == nil }
+    /// Whether the lab passes: converged, nothing lost, no fork.
+    public var passed: Bool { converged && lostWrites == 0 && (forks ?? 0) == 0 && error == nil }
 
     /// The latency summary of `millis`.
     public static func latency(_ millis: [Double]) -> Latency {

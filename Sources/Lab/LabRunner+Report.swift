@@ -26,16 +26,18 @@ extension LabRunner {
             nodes: nodes.map { node in
                 LabReport.NodeReport(
                     index: node.index, name: node.name, id: node.id, peakRssBytes: node.peakRSS, cpuSeconds: node.cpuSeconds, starts: node.starts,
-                    clockSkewMs: node.skewMillis, writesAcknowledged: writes.filter { $0.node == node.index }.count, address: node.address)
+                    clockSkewMs: node.skewMillis, writesAcknowledged: writes.filter { $0.node == node.index }.count, address: node.address,
+                    deviceOf: configuration.person(ofDevice: node.index))
             },
-            faults: faultReports, divergedPartitions: diverged,
+            faults: faultReports, forks: nodes.reduce(0) { $0 + StoreReader.forkedChains(path: $1.dataDirectory + "/parley.db") },
+            divergedPartitions: diverged,
             lostSample: verdict.lost.prefix(20).map { lost in
                 LabReport.LostWrite(
                     id: lost.write.id, partition: lost.write.partition, kind: lost.write.kind, writtenBy: lost.write.node, missingOn: lost.missingOn)
             },
             configuration: LabReport.Configuration(
                 nodes: configuration.nodes, durationSeconds: configuration.duration, rate: configuration.rate, seed: configuration.seed,
-                rooms: configuration.rooms, conversations: configuration.conversations, netns: configuration.netns,
+                rooms: configuration.rooms, conversations: configuration.conversations, devices: configuration.devices, netns: configuration.netns,
                 faults: plan.faults.map(\.description).joined(separator: ";"), settleTimeoutSeconds: configuration.settleTimeout,
                 command: configuration.command),
             deliveredPerSecond: verdict.deliveredPerSecond,

@@ -1,6 +1,7 @@
 import Foundation
 import NodeRuntime
 import Replica
+import Subprocess
 
 /// One run of the convergence lab: starts the nodes, drives the workload while the faults
 /// come and go, waits for the cluster to settle, and judges it (docs/DESIGN.md §1: "people who test
@@ -141,10 +142,10 @@ public final class LabRunner: @unchecked Sendable {
     /// `parley init` for every node, a few at a time.
     private func createIdentities() async throws(LabError) {
         nodes = (0..<configuration.nodes).map { LabNode(index: $0, root: nodeDirectory) }
-        progress.note("creating \(nodes.count) identities")
+        progress.note("creating \(configuration.persons) identities")
         let environment = nodeEnvironment
-        for batch in stride(from: 0, to: nodes.count, by: 4) {
-            let group = Array(nodes[batch..<min(batch + 4, nodes.count)])
+        for batch in stride(from: 0, to: configuration.persons, by: 4) {
+            let group = Array(nodes[batch..<min(batch + 4, configuration.persons)])
             let results = await withTaskGroup(of: (Int, LabProcess.Result).self) { tasks in
                 for node in group {
                     tasks.addTask { [binary, logDirectory] in
@@ -170,6 +171,51 @@ public final class LabRunner: @unchecked Sendable {
                 nodes[index].id = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             }
         }
+        for index in configuration.persons..<nodes.count {
+            guard let person = configuration.person(ofDevice: index) else { continue }
+            try await pair(nodes[index], asDeviceOf: nodes[person])
+        }
+    }
+
+    /// Makes `device` a paired device of `person`'s person with the commands a person types:
+    /// `device pair` on the person's directory and `init --pair CODE@127.0.0.1:PORT` on the
+    /// device's (the address: no beacon needs to be heard). Its `id` is then the device key,
+    /// which its peers see on links.
+    private func pair(_ device: LabNode, asDeviceOf person: LabNode) async throws(LabError) {
+        progress.note("pairing \(device.name) as a device of \(person.name)")
+        let environment = nodeEnvironment
+        let host: ChildProcess
+        do {
+            host = try ChildProcess(
+                executable: binary,
+                arguments: ["--data-dir", person.dataDirectory, "device", "pair", "--broadcast", "127.255.255.255", "--minutes", "2", "--no-qr"],
+                environment: environment, captureIn: logDirectory, name: "pair-\(device.name)")
+        } catch {
+            throw .failure("cannot start \(binary) device pair: \(error)")
+        }
+        cleanup.track(host)
+        defer { host.kill() }
+        let deadline = ContinuousClock.now + .seconds(10)
+        var invitation: String?
+        while invitation == nil, host.isRunning, ContinuousClock.now < deadline {
+            invitation = host.stdout.split(separator: "\n").dropFirst().first?.split(separator: " ").last.map(String.init)
+            if invitation == nil { try? await Task.sleep(for: .milliseconds(50)) }
+        }
+        guard let invitation, invitation.contains("@") else {
+            throw .failure("\(person.name)'s device pair printed no address in 10 s: \(host.stdout) \(host.stderr)")
+        }
+        let guest = await LabProcess.run(
+            binary, ["--data-dir", device.dataDirectory, "init", "--pair", invitation, "--name", device.name], environment: environment,
+            captureIn: logDirectory, timeout: .seconds(60))
+        guard guest.status == 0 else {
+            throw .failure("pairing \(device.name) with \(person.name) failed (exit \(guest.status)): \(guest.stderr)")
+        }
+        _ = await host.waitForExit(timeout: .seconds(20))
+        let whoami = await LabProcess.run(
+            binary, ["--data-dir", device.dataDirectory, "whoami", "--json"], environment: environment, captureIn: logDirectory, timeout: .seconds(30))
+        let rows = (try? JSONSerialization.jsonObject(with: Data(whoami.stdout.utf8))) as? [[String: Any]]
+        guard let key = rows?.first?["device"] as? String else { throw .failure("\(device.name): whoami --json names no device: \(whoami.stdout)") }
+        device.id = key
     }
 
     /// The environment of every node process: beacons only to loopback, whatever happens.
@@ -232,9 +278,10 @@ public final class LabRunner: @unchecked Sendable {
         progress.note("not every node linked to every other within \(Int(timeout)) s; starting anyway")
     }
 
-    /// Creates `--conversations` conversations, each by one node with 2–4 others.
+    /// Creates `--conversations` conversations, each by one node with 2–4 others (persons only:
+    /// a device is in its person's conversations through the person).
     private func createConversations() async {
-        let count = nodes.count
+        let count = configuration.persons
         for index in 0..<configuration.conversations {
             let creator = index % count
             let others = (0..<count).filter { $0 != creator }.shuffled(using: &random)

@@ -11,6 +11,7 @@ enum ReportPage {
             ("convergence", report.convergenceSeconds.map { String(format: "%.2f s", $0) } ?? "never"),
             ("acknowledged writes", "\(report.acknowledgedWrites)"),
             ("lost writes", "\(report.lostWrites)"),
+            ("forked chains", "\(report.forks ?? 0)"),
             ("refused writes", "\(report.refusedWrites)"),
             ("writes skipped (cluster behind --rate)", "\(report.skippedWrites)"),
             ("latency p50 / p95 / p99", [report.latencyMs.p50, report.latencyMs.p95, report.latencyMs.p99].map(milliseconds).joined(separator: " / ")),
@@ -31,7 +32,7 @@ enum ReportPage {
             </style></head><body>
             <h1>parley lab \(verdict)</h1>
             <p><code>\(escape(report.configuration.command))</code></p>
-            <p>\(report.configuration.nodes) nodes, \(Fault.format(report.configuration.durationSeconds)) s at \(Fault.format(report.configuration.rate)) writes/s, seed \(report.configuration.seed), \(report.configuration.rooms) rooms, \(report.configuration.conversations) conversations\(report.configuration.netns ? ", network namespaces" : ", loopback"). Faults: <code>\(escape(report.configuration.faults.isEmpty ? "none" : report.configuration.faults))</code></p>
+            <p>\(report.configuration.nodes) nodes, \(Fault.format(report.configuration.durationSeconds)) s at \(Fault.format(report.configuration.rate)) writes/s, seed \(report.configuration.seed), \(report.configuration.rooms) rooms, \(report.configuration.conversations) conversations\((report.configuration.devices ?? 0) > 0 ? ", \(report.configuration.devices ?? 0) paired devices" : "")\(report.configuration.netns ? ", network namespaces" : ", loopback"). Faults: <code>\(escape(report.configuration.faults.isEmpty ? "none" : report.configuration.faults))</code></p>
             <table>
             """
         for (name, value) in numbers { page += "<tr><th>\(name)</th><td>\(escape(value))</td></tr>\n" }

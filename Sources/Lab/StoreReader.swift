@@ -26,6 +26,13 @@ public enum StoreReader {
         return (try? StoreKeyFile.load(dataDirectory: directory)) ?? nil
     }
 
+    /// How many chains the store holds fork proofs for.
+    public static func forkedChains(path: String) -> Int {
+        guard let database = try? Database(path: path, mode: .readOnly, cipherKey: storeKey(path)?.bytes) else { return 0 }
+        defer { database.close() }
+        return ((try? database.scalar("SELECT count(*) FROM fork_proofs", as: Int.self)) ?? nil) ?? 0
+    }
+
     /// Every op the store holds: op id (text) → `received_at` (the node's clock).
     public static func receivedTimes(path: String) -> [String: UInt64] {
         guard let database = try? Database(path: path, mode: .readOnly, cipherKey: storeKey(path)?.bytes) else { return [:] }

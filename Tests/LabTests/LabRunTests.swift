@@ -60,6 +60,25 @@ import Testing
         #expect(processes(mentioning: out).isEmpty)
     }
 
+    /// Two of five nodes are paired devices of two others' persons (`--devices`), paired with
+    /// the real commands, and every node writes at once under the default faults: the cluster
+    /// converges, loses nothing, and no chain forks.
+    @Test func pairedDevices_writeAtOnceWithTheirPersons_andNothingForks() async throws {
+        let seed = SeededRandom.announce("LabRunTests.pairedDevices")
+        let (result, report, out) = try await lab(
+            ["--nodes", "5", "--devices", "2", "--duration", "12", "--rate", "12", "--seed", "\(seed)", "--settle-timeout", "45"],
+            timeout: .seconds(150))
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let json = try #require(report, "no report.json: \(result)")
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(json.converged && json.lostWrites == 0, "lost: \(json.lostSample)")
+        #expect(json.forks == 0)
+        #expect(json.configuration.devices == 2)
+        #expect(json.nodes.map(\.deviceOf) == [nil, nil, nil, 0, 1])
+        #expect(json.nodes.filter { $0.deviceOf != nil }.allSatisfy { $0.writesAcknowledged > 0 }, "\(json.nodes)")
+        #expect(Set(json.nodes.map(\.id)).count == 5, "each device has a key of its own")
+    }
+
     @Test func brokenNode_makesTheLabFail() async throws {
         let seed = SeededRandom.announce("LabRunTests.brokenNode")
         let (result, report, out) = try await lab(
@@ -81,7 +100,7 @@ import Testing
     }
 
     @Test func badOptions_exitTwoWithOneLine() async throws {
-        for arguments in [["--nodes", "0"], ["--faults", "kill:node=7"], ["--rate", "fast"]] {
+        for arguments in [["--nodes", "0"], ["--faults", "kill:node=7"], ["--rate", "fast"], ["--devices", "4"]] {
             let (result, report, out) = try await lab(arguments, timeout: .seconds(20))
             defer { try? FileManager.default.removeItem(atPath: out) }
             #expect(result.exitCode == 2, "\(result)")

@@ -10,7 +10,7 @@ struct LabRunCommand: Command {
     let summary = "convergence lab: run N nodes with a workload and faults, check they converge, report numbers"
     let usage = [
         "lab run --nodes N --duration SECONDS --rate MSGS_PER_S --seed N --out DIR [--faults SPEC] [--rooms R] "
-            + "[--conversations C] [--netns]"
+            + "[--conversations C] [--devices D] [--netns]"
     ]
     static let nodes = integer("nodes", "N", "how many nodes (1-64, default 4)")
     static let duration = number("duration", "SECONDS", "how long the workload runs (default 20)")
@@ -23,10 +23,12 @@ struct LabRunCommand: Command {
     static let faults = Option.value("faults", "SPEC", "the fault schedule (default: a kill, a split and a clock skew; see below)")
     static let rooms = integer("rooms", "R", "rooms every node joins (default 3)")
     static let conversations = integer("conversations", "C", "private conversations, each with 3-5 member nodes (default 2)")
+    static let devices = integer(
+        "devices", "D", "the last D nodes are paired devices of the first ones' persons, writing at once with them (default 0)")
     static let netns = Flag.flag("netns", "run each node in its own network namespace on a bridge (root); splits move cables")
     let options = [
         Self.nodes.spec, Self.duration.spec, Self.rate.spec, Self.seed.spec, Self.out.spec, Self.faults.spec, Self.rooms.spec, Self.conversations.spec,
-        Self.netns.spec,
+        Self.devices.spec, Self.netns.spec,
     ]
     static let settleTimeout = number("settle-timeout", "SECONDS", "how long to wait for convergence after the last heal and write (default 60)")
     static let keepData = Flag.flag("keep-data", "keep the nodes' data directories under DIR/nodes (default: removed after the report)")
@@ -38,7 +40,9 @@ struct LabRunCommand: Command {
             + "127.255.255.255 on a discovery port below 32768 derived from the pid and seed (with --netns: only inside the "
             + "lab's own namespaces). Writes go through each node's control socket (`author`): a write the node answers is "
             + "acknowledged and must reach every node that holds its partition. Workload: posts, edits, deletes, "
-            + "reactions, tasks and conversation membership changes, spread over the rooms, the conversations and the nodes.",
+            + "reactions, tasks and conversation membership changes, spread over the rooms, the conversations and the nodes. "
+            + "With --devices, the last D nodes are paired (`device pair`, `init --pair`) as devices of the first nodes' "
+            + "persons before the start and write in the rooms as those persons.",
         "Faults (--faults): items separated by ';', each KIND[:key=value,...], times in seconds from the start. "
             + "kill:node=N,at=T,for=D (kill -9, restart after D); pause:node=N,at=T,for=D (SIGSTOP/SIGCONT); "
             + "split:groups=G,at=T,for=D (groups that cannot reach each other); skew:node=N,at=T,offset=S (restart with the "
@@ -47,9 +51,9 @@ struct LabRunCommand: Command {
             + "'default', 'none', and 'random' or 'random:count=K' (drawn from the seed) are schedules.",
         "Verdict: after the last fault healed and the last write, the lab polls every node's digests until they are "
             + "equal (convergence time), then checks every acknowledged write on every node that should hold it, and "
-            + "measures per-delivery latency (p50/p95/p99), ops/s, wire bytes per op delivered and each node's peak RSS. "
+            + "checks no chain forked, and measures per-delivery latency (p50/p95/p99), ops/s, wire bytes per op delivered and each node's peak RSS. "
             + "DIR/report.json and DIR/report.html hold the numbers and charts. A live progress line goes to stderr.",
-        "Exit status: 0 when the cluster converged and lost nothing, 1 when it did not (or the lab could not run), "
+        "Exit status: 0 when the cluster converged, lost nothing and nothing forked, 1 when it did not (or the lab could not run), "
             + "2 for a usage error. Ctrl-C stops every node and removes everything the lab made.",
     ]
     let examples = [
@@ -68,6 +72,7 @@ struct LabRunCommand: Command {
         configuration.faultSpec = try arguments.value(Self.faults)
         configuration.rooms = try arguments.value(Self.rooms) ?? configuration.rooms
         configuration.conversations = try arguments.value(Self.conversations) ?? configuration.conversations
+        configuration.devices = try arguments.value(Self.devices) ?? configuration.devices
         configuration.netns = arguments[Self.netns]
         configuration.settleTimeout = try arguments.value(Self.settleTimeout) ?? configuration.settleTimeout
         configuration.keepData = arguments[Self.keepData]
@@ -97,7 +102,7 @@ struct LabRunCommand: Command {
             throw convert(error)
         }
         let output = context.output
-        output.line(report.passed ? "PASS: the cluster converged and lost nothing" : "FAIL: " + failure(report))
+        output.line(report.passed ? "PASS: the cluster converged, lost nothing and nothing forked" : "FAIL: " + failure(report))
         output.line(
             String(
                 format: "convergence %@, %d acknowledged writes, %d lost, latency p50/p95/p99 %@/%@/%@ ms, %.1f ops/s, %.0f wire bytes/op, peak RSS %.1f MiB",
@@ -112,6 +117,7 @@ struct LabRunCommand: Command {
         var parts: [String] = []
         if !report.converged { parts.append("the cluster did not converge (\(report.divergedPartitions.count) partition(s) differ)") }
         if report.lostWrites > 0 { parts.append("\(report.lostWrites) acknowledged write(s) lost") }
+        if let forks = report.forks, forks > 0 { parts.append("\(forks) chain(s) forked") }
         return parts.joined(separator: "; ")
     }
 
