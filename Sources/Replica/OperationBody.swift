@@ -144,7 +144,8 @@ public enum OperationBody: Hashable, Sendable {
     case invite(conversation: PartitionDescriptor)
     /// The first op of a private room's new epoch (a passphrase change, docs/DESIGN.md §3.7):
     /// names the epoch it replaces by its room key and hands on that epoch's content key, so
-    /// holders of the new passphrase read the earlier history. Encrypted under the new key.
+    /// holders of the new passphrase read the earlier history; all zeros (`withheldKey`) when the
+    /// change keeps the history from new joiners. Encrypted under the new key.
     case roomLink(predecessor: Bytes32, contentKey: Bytes32)
     /// "This room's passphrase was changed": written into the old epoch, encrypted under the old
     /// key, so holders of the old passphrase see why nothing more arrives there.
@@ -437,4 +438,10 @@ extension ByteReader {
             name: try string16("attachment name", limit: BodyLimits.nameBytes * 2), size: try u64("attachment size"),
             mime: try string16("attachment mime", limit: BodyLimits.nameBytes), hash: try bytes32("attachment hash"))
     }
+}
+
+extension OperationBody {
+    /// The content key a room link carries when the passphrase change gives new joiners no
+    /// history: no key at all (docs/DESIGN.md §3.7).
+    public static let withheldKey = Bytes32([UInt8](repeating: 0, count: 32))!
 }

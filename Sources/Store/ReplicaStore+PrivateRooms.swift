@@ -110,12 +110,13 @@ extension ReplicaStore {
 
     /// Changes a private room's passphrase: joins the room `newKeys` derive (same name, new
     /// passphrase) as its next epoch, writes there a link to the current epoch with its content
-    /// key (so holders of the new passphrase read the earlier history), and writes into the
-    /// current epoch a notice that the passphrase changed. Holders of the old passphrase only
-    /// cannot open anything written in the new epoch. Returns the new epoch.
+    /// key (so holders of the new passphrase read the earlier history; without it when
+    /// `keepHistory` is false, so those who join with the new passphrase only read from here
+    /// on), and writes into the current epoch a notice that the passphrase changed. Holders of
+    /// the old passphrase only cannot open anything written in the new epoch. Returns the new epoch.
     @discardableResult
     public func changePrivateRoomPassphrase(
-        _ partition: PartitionID, to newKeys: PrivateRoomKeys, by identity: Identity, nowMillis: UInt64
+        _ partition: PartitionID, to newKeys: PrivateRoomKeys, keepHistory: Bool = true, by identity: Identity, nowMillis: UInt64
     ) throws
         -> PartitionRecord
     {
@@ -129,7 +130,9 @@ extension ReplicaStore {
             }
             let next = try joinPrivateRoom(newKeys)
             try authorInPrivateRoom(
-                .roomLink(predecessor: Bytes32(oldKeys.roomKey.publicKey)!, contentKey: Bytes32(oldKeys.contentKey.bytes)!), record: next,
+                .roomLink(
+                    predecessor: Bytes32(oldKeys.roomKey.publicKey)!,
+                    contentKey: keepHistory ? Bytes32(oldKeys.contentKey.bytes)! : OperationBody.withheldKey), record: next,
                 by: identity, nowMillis: nowMillis)
             try authorInPrivateRoom(.roomNotice, record: current, by: identity, nowMillis: nowMillis)
             try views.flushPendingRebuilds()

@@ -200,6 +200,14 @@ extension Views {
         guard descriptor.id != record.id,
             let name = try database.scalar("SELECT name FROM private_rooms WHERE pid = ?", .integer(record.pid), as: String.self)
         else { return }
+        // No key handed on (no history for new joiners): only a node that holds the earlier
+        // epoch already links it to this one; others do not learn of it.
+        if contentKey == OperationBody.withheldKey {
+            if let earlier = try log.partition(descriptor.id) {
+                try database.cachedStatement("UPDATE private_rooms SET successor = ? WHERE pid = ?").run(.integer(record.pid), .integer(earlier.pid))
+            }
+            return
+        }
         let earlier = try log.ensurePartition(descriptor, joined: true)
         let known: Int = try database.scalar("SELECT count(*) FROM private_rooms WHERE pid = ?", .integer(earlier.pid)) ?? 0
         try database.cachedStatement(

@@ -310,15 +310,18 @@ struct RoomsCommand: Command {
 struct RoomPassphraseCommand: Command {
     let name = "room passphrase"
     let summary = "change a private room's passphrase: later messages are unreadable with the old one"
-    let usage = ["room passphrase ROOM --new-room-passphrase-file FILE"]
+    let usage = ["room passphrase ROOM --new-room-passphrase-file FILE [--no-history]"]
     static let newPassphraseFile = Option.value(
         "new-room-passphrase-file", "FILE", "the room's new passphrase (at least 8 bytes; one line)")
-    let options = [Self.newPassphraseFile.spec]
+    static let noHistory = Flag.flag("no-history", "those who join with the new passphrase only read what is written from now on")
+    let options = [Self.newPassphraseFile.spec, Self.noHistory.spec]
     let details = [
         "ROOM is a private room you joined (with --room-passphrase-file). Its messages from now on are encrypted under keys "
             + "derived from the new passphrase, in a new epoch of the room: a node that holds only the old passphrase keeps "
             + "what came before and sees a notice that the passphrase changed, and cannot read anything later. A node that "
-            + "joins with the new passphrase reads the old history too. Give the new passphrase to those who should stay."
+            + "joins with the new passphrase reads the old history too, unless --no-history: then the new epoch carries no key "
+            + "to the old one, and only those who held the old passphrase read what came before. Give the new passphrase to "
+            + "those who should stay."
     ]
     let examples = ["room passphrase ops --new-room-passphrase-file ops-new.pass"]
 
@@ -337,9 +340,12 @@ struct RoomPassphraseCommand: Command {
             throw CLIError.failure("the new passphrase is the room's current one; write another in the file")
         }
         try context.storeCall(command: name) {
-            try store.changePrivateRoomPassphrase(current.id, to: keys, by: identity, nowMillis: context.nowMillis)
+            try store.changePrivateRoomPassphrase(
+                current.id, to: keys, keepHistory: !arguments[Self.noHistory], by: identity, nowMillis: context.nowMillis)
         }
-        context.output.line("changed the passphrase of private room \(room); holders of the old one cannot read what follows")
+        context.output.line(
+            "changed the passphrase of private room \(room); holders of the old one cannot read what follows"
+                + (arguments[Self.noHistory] ? ", and those who join with the new one cannot read what came before" : ""))
         return 0
     }
 }
