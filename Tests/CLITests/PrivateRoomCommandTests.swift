@@ -82,4 +82,31 @@ import Testing
             #expect(other.parley("history", "--room", "lantern-watch", "--json").jsonArray().compactMap { $0["text"] as? String } == ["north door at ten"])
         }
     }
+
+    /// `room passphrase --no-history`: bob, who joins with the new passphrase only, reads what
+    /// follows the change; alice, who held both, reads everything.
+    @Test func aPassphraseChangeWithoutHistory_isReadFromTheChangeOnByNewJoiners() throws {
+        try withSandbox { sandbox in
+            sandbox.initialize()
+            let (old, new) = (sandbox.write("old.pass", "correct horse battery staple\n"), sandbox.write("new.pass", "a much newer passphrase\n"))
+            expectSuccess(sandbox.parley("join", "vault", "--room-passphrase-file", old))
+            expectSuccess(sandbox.parley("send", "--room", "vault", "before the change"))
+            let changed = sandbox.parley("room", "passphrase", "vault", "--new-room-passphrase-file", new, "--no-history")
+            expectSuccess(changed)
+            #expect(changed.stdout.contains("those who join with the new one cannot read what came before"), "\(changed)")
+            expectSuccess(sandbox.parley("send", "--room", "vault", "after the change"))
+            let file = sandbox.root + "/vault.parley"
+            expectSuccess(sandbox.parley("export", "--out", file))
+            let bob = Sandbox(root: sandbox.root + "/bob")
+            try FileManager.default.createDirectory(atPath: bob.root, withIntermediateDirectories: true)
+            bob.initialize(nick: "bob")
+            expectSuccess(bob.parley("join", "vault", "--room-passphrase-file", new))
+            expectSuccess(bob.parley("import", file))
+            func texts(_ who: Sandbox) -> [String] {
+                who.parley("history", "--room", "vault", "--json").jsonArray().compactMap { $0["text"] as? String }
+            }
+            #expect(texts(bob) == ["after the change"])
+            #expect(texts(sandbox).first == "before the change" && texts(sandbox).last == "after the change")
+        }
+    }
 }
