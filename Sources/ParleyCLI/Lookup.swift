@@ -157,6 +157,14 @@ extension Lookup {
 }
 
 extension Option where Value == String {
+    /// `--name DEVICE`: a device's name as `device list` shows it (1-64 bytes, one line).
+    static func deviceName(_ help: String) -> Option {
+        Option.value("name", "DEVICE", help) { text, command throws(CLIError) in
+            if let problem = DeviceCertificate.nameProblem(text) { throw CLIError.usage("--name: \(problem)", command: command) }
+            return text
+        }
+    }
+
     /// An option whose value is a nickname (`Lookup.nickname`: trimmed, no spaces or '#').
     static func nickname(_ name: String, _ valueName: String, _ help: String) -> Option {
         Option.value(name, valueName, help) { text, command throws(CLIError) in try Lookup.nickname(text, option: name, command: command) }

@@ -10,11 +10,7 @@ struct DeviceRecoverCommand: Command {
     let name = "device recover"
     let summary = "go on writing after your identity forked (identity.key copied to another machine): this directory becomes a new device of yours"
     let usage = ["device recover [--name DEVICE]"]
-    static let deviceName = Option.value("name", "DEVICE", "the new device's name in `device list` (default: the host name)") {
-        text, command throws(CLIError) in
-        if let problem = DeviceCertificate.nameProblem(text) { throw CLIError.usage("--name: \(problem)", command: command) }
-        return text
-    }
+    static let deviceName = Option<String>.deviceName("the new device's name in `device list` (default: the host name)")
     let options = [Self.deviceName.spec]
     let details = [
         "Where your key forked, its chain stays frozen at the fork on every node (the proof travels with it). This makes a new "

@@ -22,11 +22,7 @@ struct InitCommand: Command {
             throw CLIError.usage("--pair \(text): \(error)", command: command)
         }
     }
-    static let deviceName = Option.value("name", "DEVICE", "with --pair: this device's name in `device list` (default: the host name)") {
-        text, command throws(CLIError) in
-        if let problem = DeviceCertificate.nameProblem(text) { throw CLIError.usage("--name: \(problem)", command: command) }
-        return text
-    }
+    static let deviceName = Option<String>.deviceName("with --pair: this device's name in `device list` (default: the host name)")
     let options = [Self.nick.spec, Self.pair.spec, Self.deviceName.spec]
     let details = [
         "Creates the data directory (mode 0700) and the key file identity.key (mode 0600) if they are absent, "
