@@ -70,7 +70,7 @@ public enum CommandRegistry {
         TasksCommand(), TaskAddCommand(), TaskSetCommand(), TaskDeleteCommand(),
         ConversationCreateCommand(), ConversationAddCommand(), ConversationRemoveCommand(), ConversationLeaveCommand(),
         ConversationRenameCommand(), ConversationsCommand(), PeopleCommand(), AttachmentCommand(),
-        ProfileCommand(), DevicePairCommand(), DeviceListCommand(), DeviceRevokeCommand(), DeviceRecoverCommand(), DigestCommand(), SQLCommand(),
+        ProfileCommand(), DevicePairCommand(), DeviceListCommand(), DeviceRevokeCommand(), DeviceRecoverCommand(), WebLoginCommand(), WebLogoutCommand(), DigestCommand(), SQLCommand(),
         ExportCommand(), ImportCommand(),
         SalvageCommand(),
         RunCommand(), ChatCommand(), PeersCommand(), StatusCommand(), DoctorCommand(), WipeCommand(), LabRunCommand(), HelpCommand(),

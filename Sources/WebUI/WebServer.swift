@@ -17,7 +17,7 @@ public final class WebServer: Sendable {
     private let state = ServerState()
 
     /// `host` must be an IPv4 address; anything but loopback needs `allowRemote` (the caller
-    /// warns). The token is new at every start.
+    /// warns). The token is the data directory's login secret (`web.secret`, `WebSecret`).
     public init(node: Node, identity: Identity, host: String, port: UInt16, allowRemote: Bool) throws(WebError) {
         guard Gate.isIPv4Literal(host) else { throw .badAddress("--web needs an IPv4 address and a port, such as 127.0.0.1:7749; '\(host)' is not one") }
         guard host.hasPrefix("127.") || allowRemote else {
@@ -35,13 +35,15 @@ public final class WebServer: Sendable {
 
     /// Starts serving; returns the URL to open (it carries the token: print it, never log it).
     public func start() throws(WebError) -> String {
+        let secret = WebSecret(dataDirectory: access.node.configuration.dataDirectory)
+        let token = try secret.current()
         try server.start(host: host, port: requestedPort)
-        let gate = Gate(boundHost: host, port: server.port)
+        let gate = Gate(secret: secret, boundHost: host, port: server.port)
         let shownHost = host == "0.0.0.0" ? "127.0.0.1" : host
         let base = "http://\(shownHost):\(server.port)/"
         state.set(gate: gate, info: WebInfo(url: base), assets: Assets.load())
         access.startWatching()
-        return base + "?token=" + gate.token
+        return base + "?token=" + token
     }
 
     /// The port it listens on (after `start`).

@@ -40,7 +40,8 @@ import Testing
         #expect(!Self.gate.isAuthorized(request(["authorization": "Bearer \(token.dropLast())"])))
         #expect(!Self.gate.isAuthorized(request(["authorization": "Basic \(token)"])))
         #expect(!Self.gate.isAuthorized(request([:])))
-        #expect(Self.gate.cookie == "parley_token_7749=\(token); Path=/; HttpOnly; SameSite=Strict")
+        #expect(Self.gate.cookie == "parley_token_7749=\(token); Path=/; Max-Age=34560000; HttpOnly; SameSite=Strict")
+        #expect(!Gate(token: "", boundHost: "127.0.0.1", port: 7749).matches(""), "an unreadable secret matches nothing")
     }
 
     @Test func routes_areUniqueByMethodAndPattern_andUploadsAloneTakeLargeBodies() {

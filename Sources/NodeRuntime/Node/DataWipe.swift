@@ -16,7 +16,7 @@ public enum DataWipe {
     /// Other names Parley keeps in a data directory; files whose names start with `parley.db`,
     /// `store.key`, `identity.key` or `person.key` (WAL, shared memory, conversion leftovers, temporary key
     /// files) go too. Nothing else in the directory is touched.
-    static let otherFiles = ["control.sock", "node.lock", "web.address", "chat-node.log"]
+    static let otherFiles = ["control.sock", "node.lock", "web.address", "web.secret", "chat-node.log"]
     static let prefixes = ["parley.db", "store.key", "identity.key", "person.key"]
 
     /// Overwrites and removes the key files of `directory` and zeroes the store keys this

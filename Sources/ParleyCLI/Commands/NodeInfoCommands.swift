@@ -49,7 +49,7 @@ struct PeersCommand: Command {
 }
 
 /// Where the running node's web UI listens, from the file `parley run` keeps (nil: no web UI).
-private func webAddress(_ context: Context) -> String? {
+func webAddress(_ context: Context) -> String? {
     guard let path = try? context.dataDirectory().webAddressPath, let data = FileManager.default.contents(atPath: path) else { return nil }
     let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     return text.hasPrefix("http://") ? text : nil

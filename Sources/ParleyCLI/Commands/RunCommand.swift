@@ -112,6 +112,14 @@ struct RunCommand: Command {
         let web = try webAddress(arguments)
         let configuration = try Self.nodeConfiguration(context, arguments, command: name)
         let level = try Self.logLevel(arguments)
+        if !(try context.dataDirectory().hasKeyFile) {
+            // A first run: the identity is made here, and the page (or `parley profile`) asks
+            // for a nickname, rather than a refusal that sends the person to `parley init`.
+            let (identity, _) = try context.setUpIdentity(nick: nil, command: name)
+            context.closeStore()
+            FileHandle.standardError.write(
+                Data("parley: made a new identity \(identity.id.short) in \(try context.dataDirectory().path); pick a nickname on the page or with `parley profile --nick NAME`\n".utf8))
+        }
         if let recovery = try Self.recoverFromFork(context) {
             FileHandle.standardError.write(Data("parley: \(recovery.summary)\n".utf8))
         }

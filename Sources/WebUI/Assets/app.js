@@ -27,13 +27,22 @@ class ApiError extends Error {
   constructor(status, message) { super(message); this.status = status; }
 }
 
+// What the page says when the node does not answer at all, and when it answers "who are you".
+const NODE_DOWN = "Parley is not running on this computer — start it with `parley run`; this page reconnects by itself.";
+const SIGNED_OUT = "Not signed in: run `parley web login` and open the link it prints.";
+
 async function api(method, path, body) {
   const options = { method, headers: {}, credentials: "same-origin" };
   if (body !== undefined) {
     options.headers["Content-Type"] = "application/json";
     options.body = JSON.stringify(body);
   }
-  const response = await fetch(path, options);
+  let response;
+  try {
+    response = await fetch(path, options);
+  } catch (_) {
+    throw new ApiError(0, NODE_DOWN);  // no answer at all: the node is down (never "Failed to fetch")
+  }
   if (response.status === 204) return null;
   let data = null;
   try { data = await response.json(); } catch (_) { data = null; }
@@ -930,7 +939,19 @@ function connectEvents() {
     renderTyping();
   });
   source.addEventListener("bye", () => { $("connection").textContent = "the node stopped"; });
-  source.onerror = () => { $("connection").textContent = "reconnecting…"; };
+  // The browser reconnects by itself; meanwhile say why, and once back fetch what was missed.
+  source.onerror = async () => {
+    connectEvents.lost = true;
+    $("connection").textContent = "reconnecting…";
+    try {
+      await api("GET", "/api/me");
+    } catch (error) {
+      $("connection").textContent = error.status === 0 ? NODE_DOWN : error.status === 401 ? SIGNED_OUT : "reconnecting…";
+    }
+  };
+  source.addEventListener("hello", () => {
+    if (connectEvents.lost) { connectEvents.lost = false; scheduleRefresh([]); }
+  });
   setInterval(renderTyping, 1000);
 }
 
@@ -1062,14 +1083,19 @@ async function start() {
   try {
     await loadMe();
   } catch (error) {
-    $("connection").textContent = "not signed in";
-    if (error.status === 401) {
-      $("chat-title").textContent = "Open the link that `parley run` printed: it carries this node's access token.";
+    if (error.status === 0) {
+      $("connection").textContent = "node not running";
+      $("chat-title").textContent = NODE_DOWN;
+      setTimeout(() => start().catch(showError), 2000);
+    } else if (error.status === 401) {
+      $("connection").textContent = "not signed in";
+      $("chat-title").textContent = SIGNED_OUT;
     } else {
       showError(error);
     }
     return;
   }
+  $("chat-title").textContent = "…";
   if (!state.me.nick) {
     openDialog($("nick-dialog"), $("nick-input"));
     return;

@@ -9,26 +9,38 @@ import Sodium
 /// - `Origin`, when present, MUST be `http://` plus that host: other sites' pages are refused,
 ///   whatever their requests carry.
 /// - The API needs the token, from the cookie the start URL sets or `Authorization: Bearer`,
-///   compared in constant time. The page's static files carry no data and need none.
+///   compared in constant time. The page's static files carry no data and need none. The token
+///   is the data directory's login secret (`WebSecret`): it outlives the node's restarts.
 struct Gate: Sendable {
-    /// The secret: 32 random bytes, hex.
-    let token: String
+    private let currentToken: @Sendable () -> String
     let boundHost: String
     let port: UInt16
 
-    init(token: String = Sodium.hex(Sodium.randomBytes(32)), boundHost: String, port: UInt16) {
-        self.token = token
+    /// A gate whose token is the login secret in its file, read again when the file changes.
+    init(secret: WebSecret, boundHost: String, port: UInt16) {
+        currentToken = { (try? secret.current()) ?? "" }
         self.boundHost = boundHost
         self.port = port
     }
+
+    /// A gate with a fixed token (tests).
+    init(token: String, boundHost: String, port: UInt16) {
+        currentToken = { token }
+        self.boundHost = boundHost
+        self.port = port
+    }
+
+    /// The secret: 32 random bytes, hex; empty when it cannot be read (then nothing matches).
+    var token: String { currentToken() }
 
     /// The cookie's name carries the port: cookies ignore ports, and two nodes on one machine
     /// must not overwrite each other's.
     var cookieName: String { "parley_token_\(port)" }
 
-    /// The `Set-Cookie` value that keeps the token in the browser (never readable by scripts,
-    /// never sent by other sites' requests).
-    var cookie: String { "\(cookieName)=\(token); Path=/; HttpOnly; SameSite=Strict" }
+    /// The `Set-Cookie` value that keeps the token in the browser for 400 days (browsers' most),
+    /// through restarts of the node and of the browser; never readable by scripts, never sent by
+    /// other sites' requests.
+    var cookie: String { "\(cookieName)=\(token); Path=/; Max-Age=34560000; HttpOnly; SameSite=Strict" }
 
     /// Refuses a request whose `Host` or `Origin` is not this server.
     func checkSite(_ request: HTTPRequest) throws(WebError) {
@@ -63,7 +75,7 @@ struct Gate: Sendable {
 
     func matches(_ candidate: String) -> Bool {
         let given = Array(candidate.utf8), expected = Array(token.utf8)
-        return given.count == expected.count && Sodium.constantTimeEqual(given, expected)
+        return !expected.isEmpty && given.count == expected.count && Sodium.constantTimeEqual(given, expected)
     }
 
     static func isIPv4Literal(_ text: String) -> Bool {
