@@ -117,8 +117,9 @@ struct RunCommand: Command {
             // for a nickname, rather than a refusal that sends the person to `parley init`.
             let (identity, _) = try context.setUpIdentity(nick: nil, command: name)
             context.closeStore()
-            FileHandle.standardError.write(
-                Data("parley: made a new identity \(identity.id.short) in \(try context.dataDirectory().path); pick a nickname on the page or with `parley profile --nick NAME`\n".utf8))
+            let note = "parley: made a new identity \(identity.id.short) in \(try context.dataDirectory().path); "
+                + "pick a nickname on the page or with `parley profile --nick NAME`\n"
+            FileHandle.standardError.write(Data(note.utf8))
         }
         if let recovery = try Self.recoverFromFork(context) {
             FileHandle.standardError.write(Data("parley: \(recovery.summary)\n".utf8))
