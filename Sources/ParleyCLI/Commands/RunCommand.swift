@@ -117,7 +117,8 @@ struct RunCommand: Command {
             // for a nickname, rather than a refusal that sends the person to `parley init`.
             let (identity, _) = try context.setUpIdentity(nick: nil, command: name)
             context.closeStore()
-            let note = "parley: made a new identity \(identity.id.short) in \(try context.dataDirectory().path); "
+            let note =
+                "parley: made a new identity \(identity.id.short) in \(try context.dataDirectory().path); "
                 + "pick a nickname on the page or with `parley profile --nick NAME`\n"
             FileHandle.standardError.write(Data(note.utf8))
         }
