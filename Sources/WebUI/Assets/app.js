@@ -290,11 +290,34 @@ function renderMessages() {
   const top = !state.hasOlder ? null
     : state.older < MOST_OLDER ? el("li", { class: "older" }, el("button", { type: "button", id: "show-older", onclick: () => showOlder().catch(showError), text: "Show older messages" }))
     : el("li", { class: "muted older", text: `The page shows the newest ${PAGE + MOST_OLDER}; older ones: parley history --limit N` });
-  list.replaceChildren(...(top ? [top] : []), ...state.messages.map(renderMessage));
+  list.replaceChildren(...(top ? [top] : []), ...state.messages.map((message, index) => renderMessage(message, state.messages[index - 1])));
   restoreFocus(focused);
 }
 
-function renderMessage(message) {
+// A message that follows one of its author's within five minutes joins that run: its name and
+// time are kept for screen readers but not drawn again.
+const RUN_GAP_MS = 5 * 60 * 1000;
+function continuesRun(message, previous) {
+  return Boolean(previous) && previous.author === message.author && !previous.deleted && !message.deleted
+    && Date.parse(message.time) - Date.parse(previous.time) < RUN_GAP_MS;
+}
+
+// The text with its http(s) links as links: each opens in a new tab with no way back to this
+// page (`noopener`) and no referrer. Built as nodes, never as HTML.
+const LINK = /\bhttps?:\/\/[^\s<>"'`]+[^\s<>"'`.,;:!?)\]]/g;
+function linkified(text) {
+  const nodes = [];
+  let last = 0;
+  for (const match of text.matchAll(LINK)) {
+    if (match.index > last) nodes.push(document.createTextNode(text.slice(last, match.index)));
+    nodes.push(el("a", { href: match[0], target: "_blank", rel: "noopener noreferrer", text: match[0] }));
+    last = match.index + match[0].length;
+  }
+  if (last < text.length) nodes.push(document.createTextNode(text.slice(last)));
+  return nodes;
+}
+
+function renderMessage(message, previous) {
   const mine = state.me && message.author === state.me.id;
   const person = state.people.find((p) => p.id === message.author) || { id: message.author, nick: message.nick };
   const bubble = el("div", { class: "bubble" });
@@ -324,7 +347,7 @@ function renderMessage(message) {
       el("button", { type: "button", text: "Cancel", onclick: () => { state.editing = null; renderMessages(); } })));
     setTimeout(() => box.focus(), 0);
   } else {
-    if (message.text) bubble.append(el("p", { class: "text", text: message.text }));
+    if (message.text) bubble.append(el("p", { class: "text", dir: "auto" }, ...linkified(message.text)));
     const attachments = renderAttachments(message);
     if (attachments) bubble.append(attachments);
     if (message.location) {
@@ -377,7 +400,8 @@ function renderMessage(message) {
     }
     bubble.append(actions);
   }
-  return el("li", { class: `message${mine ? " mine" : ""}${message.deleted ? " deleted" : ""}`, "data-message": message.id },
+  const run = continuesRun(message, previous) ? " grouped" : "";
+  return el("li", { class: `message${mine ? " mine" : ""}${message.deleted ? " deleted" : ""}${run}`, "data-message": message.id },
     avatarElement(person), bubble);
 }
 
@@ -985,6 +1009,11 @@ function wire() {
   $("composer").addEventListener("submit", send);
   $("composer-text").addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) { event.preventDefault(); $("composer").requestSubmit(); }
+    // Up in an empty box edits your last message, as in most chats.
+    if (event.key === "ArrowUp" && !event.altKey && $("composer-text").value === "" && state.me) {
+      const last = [...state.messages].reverse().find((m) => m.author === state.me.id && !m.deleted && m.text);
+      if (last) { event.preventDefault(); state.editing = last.id; renderMessages(); }
+    }
   });
   $("composer-text").addEventListener("input", noteTyping);
   $("attach-button").addEventListener("click", () => $("attach-input").click());

@@ -305,6 +305,29 @@ def main():
         shot("bob", "14-joined-from-the-directory")
         bob.click("#tab-tasks")
 
+        step("a link opens safely, a right-to-left line takes its direction, a run shows its author once, Up edits the last")
+        alice.evaluate("document.getElementById('tab-messages').click(), true")
+        alice.focus("#composer-text")
+        alice.type("see https://example.com/a?b=1.")
+        alice.press("Enter")
+        alice.wait_for("(() => { const a = document.querySelector('#messages .text a[href=\"https://example.com/a?b=1\"]');"
+                       " return a !== null && a.rel === 'noopener noreferrer' && a.target === '_blank' && a.textContent === 'https://example.com/a?b=1'; })()",
+                       "the link, without the full stop, opening in a new tab with no opener")
+        alice.focus("#composer-text")
+        alice.type("שלום לכולם")
+        alice.press("Enter")
+        alice.wait_for("[...document.querySelectorAll('#messages .text')].some(p => p.textContent === 'שלום לכולם'"
+                       " && p.dir === 'auto' && getComputedStyle(p).direction === 'rtl')", "the Hebrew line right to left")
+        alice.wait_for("document.querySelector('#messages li.message:last-child').classList.contains('grouped')",
+                       "alice's second message in a row drawn without her name again")
+        shot("alice", "14a-link-rtl-run")
+        alice.focus("#composer-text")
+        alice.press("ArrowUp")
+        alice.wait_for("document.activeElement.classList.contains('edit-box') && document.activeElement.value === 'שלום לכולם'",
+                       "Up in the empty box editing her last message")
+        alice.press("Escape")
+        alice.wait_for("document.querySelector('.edit-box') === null", "the edit closed")
+
         step("alice pairs a new device from her page: the code and its QR code, then the device in her list")
         alice.click("#profile-button")
         alice.wait_for("document.getElementById('profile-dialog').open", "the profile dialog")
