@@ -160,6 +160,15 @@ async function loadSidebar() {
   renderSidebar();
 }
 
+// Unread messages in every chat, where they show outside the list: the tab's title "(3) Parley"
+// (seen from other tabs) and the phone-width menu button, which hides the list.
+function showUnreadTotal(total) {
+  document.title = total > 0 ? `(${total}) Parley` : "Parley";
+  const toggle = $("menu-toggle");
+  toggle.dataset.unread = total > 0 ? String(total) : "";
+  toggle.title = total > 0 ? `Rooms and people: ${total} unread (Alt+M)` : "Rooms and people (Alt+M)";
+}
+
 function chats() {
   return [
     ...state.rooms.map((r) => ({ id: r.partition, kind: "room", name: r.private ? `#${r.name} (private)` : `#${r.name}`, room: r.name, unread: r.unread, topic: r.topic || "", retention: r.retention, history: r.history })),
@@ -181,6 +190,7 @@ function renderSidebar() {
     }));
   };
   const all = chats();
+  showUnreadTotal(all.reduce((sum, chat) => sum + (chat.unread > 0 ? chat.unread : 0), 0));
   renderList($("rooms"), all.filter((c) => c.kind === "room"));
   renderList($("conversations"), all.filter((c) => c.kind === "conversation"));
   if (state.conversations.length === 0) $("conversations").append(el("li", { class: "muted", text: "none yet" }));

@@ -328,6 +328,20 @@ def main():
         alice.press("Escape")
         alice.wait_for("document.querySelector('.edit-box') === null", "the edit closed")
 
+        step("a message in a room alice is not looking at counts in her tab's title")
+        title_matches = ("(() => { const total = state.rooms.concat(state.conversations).reduce((s, c) => s + c.unread, 0);"
+                         " const lobby = state.rooms.find((r) => r.name === 'lobby');"
+                         " return %s && document.title === (total ? `(${total}) Parley` : 'Parley')"
+                         " && (document.getElementById('menu-toggle').dataset.unread || '0') === String(total); })()")
+        bob.evaluate("""(async () => {
+            const lobby = state.rooms.find((r) => r.name === "lobby").partition;
+            await api("POST", `/api/partitions/${lobby}/messages`, { text: "lobby news while alice is away" });
+        })(), true""")
+        alice.wait_for(title_matches % "lobby.unread >= 1", "the unread count of every chat in alice's title", timeout=20)
+        shot("alice", "14b-unread-in-title")
+        alice.click("#rooms button[data-chat='" + alice.evaluate("state.rooms.find((r) => r.name === 'lobby').partition") + "']")
+        alice.wait_for(title_matches % "lobby.unread === 0", "the title down by #lobby's once alice reads it", timeout=20)
+
         step("alice pairs a new device from her page: the code and its QR code, then the device in her list")
         alice.click("#profile-button")
         alice.wait_for("document.getElementById('profile-dialog').open", "the profile dialog")
