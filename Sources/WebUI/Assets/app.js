@@ -297,11 +297,60 @@ function renderMessages() {
     return;
   }
   const focused = focusKey();
-  const top = !state.hasOlder ? null
-    : state.older < MOST_OLDER ? el("li", { class: "older" }, el("button", { type: "button", id: "show-older", onclick: () => showOlder().catch(showError), text: "Show older messages" }))
-    : el("li", { class: "muted older", text: `The page shows the newest ${PAGE + MOST_OLDER}; older ones: parley history --limit N` });
-  list.replaceChildren(...(top ? [top] : []), ...state.messages.map((message, index) => renderMessage(message, state.messages[index - 1])));
+  const top = !state.hasOlder ? null : state.older < MOST_OLDER ? olderButton() : olderLimit();
+  // Each message's node is made again only when what it shows changed (its own fields, whether
+  // it continues a run, the edit in progress, the names and pictures of the people); the others
+  // stay as they are, so a refresh touches what changed and nothing else.
+  const people = state.people.map((p) => `${p.id}:${p.nick}:${p.avatar ? p.avatar.hash : ""}`).join(",") + new Date().toDateString();
+  const before = renderMessages.nodes || new Map();
+  const nodes = new Map();
+  const wanted = top ? [top] : [];
+  state.messages.forEach((message, index) => {
+    const previous = state.messages[index - 1];
+    const key = JSON.stringify([message, continuesRun(message, previous), state.editing === message.id, state.me && state.me.id]) + people;
+    const kept = before.get(message.id);
+    const node = kept && kept.key === key ? kept.node : renderMessage(message, previous);
+    nodes.set(message.id, { key, node });
+    wanted.push(node);
+  });
+  renderMessages.nodes = nodes;
+  patchChildren(list, wanted);
   restoreFocus(focused);
+}
+
+// The view follows new messages while it is at the bottom (`scroll` keeps `following`); an image
+// that loads after its message was drawn makes the message taller, so the view goes down again.
+function keepFollowing() {
+  const list = $("messages");
+  if (list.dataset.following !== "false") list.scrollTop = list.scrollHeight;
+}
+
+// "Show older messages", made once: a button redrawn between the press and the release of a
+// click would take no click.
+function olderButton() {
+  olderButton.node ||= el("li", { class: "older" },
+    el("button", { type: "button", id: "show-older", onclick: () => showOlder().catch(showError), text: "Show older messages" }));
+  return olderButton.node;
+}
+
+function olderLimit() {
+  olderLimit.node ||= el("li", { class: "muted older", text: `The page shows the newest ${PAGE + MOST_OLDER}; older ones: parley history --limit N` });
+  return olderLimit.node;
+}
+
+// Makes `list`'s children exactly `wanted`, in order, moving or removing only what differs:
+// nodes already in place are not touched (their focus, selection and loaded images stay).
+function patchChildren(list, wanted) {
+  let cursor = list.firstChild;
+  for (const node of wanted) {
+    if (node === cursor) { cursor = cursor.nextSibling; continue; }
+    list.insertBefore(node, cursor);
+  }
+  while (cursor) {
+    const next = cursor.nextSibling;
+    cursor.remove();
+    cursor = next;
+  }
 }
 
 // A message that follows one of its author's within five minutes joins that run: its name and
@@ -428,9 +477,18 @@ function renderAttachments(message) {
     if (attachment.mime.startsWith("image/") && ["image/png", "image/jpeg", "image/gif", "image/webp"].includes(attachment.mime)) {
       const src = thumbnail ? `/api/messages/${message.id}/attachments/${thumbnail}` : url;
       const link = el("a", { href: url, target: "_blank", rel: "noopener", title: attachment.name });
+      const waiting = el("span", { text: `🖼 ${attachment.name} (not here yet)`, hidden: true });
       const img = el("img", { src, alt: attachment.name, loading: "lazy", class: "thumbnail" });
-      img.addEventListener("error", () => { link.replaceChildren(document.createTextNode(`🖼 ${attachment.name} (not here yet)`)); });
-      link.append(img);
+      // The picture may reach this node after its message: until then say so, and ask again
+      // every 2 s while the message is on screen (it is not drawn again by every refresh).
+      let tries = 0;
+      img.addEventListener("load", () => { waiting.hidden = true; img.hidden = false; keepFollowing(); });
+      img.addEventListener("error", () => {
+        waiting.hidden = false;
+        img.hidden = true;
+        if (tries++ < 150) setTimeout(() => { if (img.isConnected) img.src = `${src}?try=${tries}`; }, 2000);
+      });
+      link.append(img, waiting);
       box.append(link);
     } else {
       box.append(el("a", { class: "file-link", href: url, download: attachment.name, text: `📄 ${attachment.name} (${sizeText(attachment.size)})` }));
@@ -1026,6 +1084,10 @@ function wire() {
     }
   });
   $("composer-text").addEventListener("input", noteTyping);
+  $("messages").addEventListener("scroll", () => {
+    const list = $("messages");
+    list.dataset.following = String(list.scrollHeight - list.scrollTop - list.clientHeight < 80);
+  });
   $("attach-button").addEventListener("click", () => $("attach-input").click());
   $("attach-input").addEventListener("change", async () => { await addFiles([...$("attach-input").files]); $("attach-input").value = ""; });
   $("location-button").addEventListener("click", () => openDialog($("location-dialog"), $("location-lat")));

@@ -339,8 +339,19 @@ def main():
         })(), true""")
         alice.wait_for(title_matches % "lobby.unread >= 1", "the unread count of every chat in alice's title", timeout=20)
         shot("alice", "14b-unread-in-title")
-        alice.click("#rooms button[data-chat='" + alice.evaluate("state.rooms.find((r) => r.name === 'lobby').partition") + "']")
+        lobby_button = "#rooms button[data-chat='" + alice.evaluate("state.rooms.find((r) => r.name === 'lobby').partition") + "']"
+        click_until(alice, lobby_button, "document.getElementById('chat-title').textContent === '#lobby'", "#lobby open on alice's page")
         alice.wait_for(title_matches % "lobby.unread === 0", "the title down by #lobby's once alice reads it", timeout=20)
+
+        step("a new message is drawn without redrawing the others")
+        alice.evaluate("window.keptNode = [...document.querySelectorAll('#messages li.message')].pop(), true")
+        bob.evaluate("""(async () => {
+            const lobby = state.rooms.find((r) => r.name === "lobby").partition;
+            await api("POST", `/api/partitions/${lobby}/messages`, { text: "drawn alone" });
+        })(), true""")
+        alice.wait_for("[...document.querySelectorAll('#messages .text')].some(e => e.textContent === 'drawn alone')", "bob's new message on alice's page")
+        alice.wait_for("window.keptNode.isConnected && [...document.querySelectorAll('#messages li.message')].slice(-2)[0] === window.keptNode",
+                       "the message before it still the same node, in place")
 
         step("alice pairs a new device from her page: the code and its QR code, then the device in her list")
         alice.click("#profile-button")
