@@ -12,15 +12,16 @@ enum NodeConnection {
         "no node is running for \(directory); start one with `parley run`"
     }
 
-    /// Sends `request` to the node of `context`'s data directory; nil when no node runs.
-    static func ask(_ request: ControlRequest, _ context: Context) throws(CLIError) -> ControlResponse? {
+    /// Sends `request` to the node of `context`'s data directory and waits up to `timeout` for
+    /// the answer; nil when no node runs.
+    static func ask(_ request: ControlRequest, _ context: Context, timeout: Duration = .seconds(10)) throws(CLIError) -> ControlResponse? {
         let directory = try context.dataDirectory().path
         let response: ControlResponse
         do {
             response = try wait {
                 let client = try ControlClient.connect(dataDirectory: directory)
                 defer { client.close() }
-                return try await client.send(request)
+                return try await client.send(request, timeout: timeout)
             }
         } catch ControlClientError.noNode {
             return nil

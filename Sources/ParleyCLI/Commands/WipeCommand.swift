@@ -56,12 +56,15 @@ struct WipeCommand: Command {
     /// Tells a running node to wipe and stop, and waits (bounded) until its control socket stops
     /// answering; returns its pid, nil when none ran.
     private func stopNode(_ context: Context, directory: String) throws(CLIError) -> Int32? {
-        guard let pong = try? NodeConnection.ask(ControlRequest(.ping), context)?.pong else { return nil }
-        _ = try? NodeConnection.ask(ControlRequest(.wipe), context)
+        // Short waits: a node busy stopping may take a request and answer late, and the whole
+        // wipe stays within a few seconds of the deadline.
+        let patience: Duration = .seconds(2)
+        guard let pong = try? NodeConnection.ask(ControlRequest(.ping), context, timeout: patience)?.pong else { return nil }
+        _ = try? NodeConnection.ask(ControlRequest(.wipe), context, timeout: patience)
         let deadline = Date().addingTimeInterval(Self.nodeStopDeadline)
         while Date() < deadline {
             if kill(pong.pid, 0) != 0 && errno == ESRCH { return pong.pid }
-            guard (try? NodeConnection.ask(ControlRequest(.ping), context)) ?? nil != nil else { return pong.pid }
+            guard (try? NodeConnection.ask(ControlRequest(.ping), context, timeout: .milliseconds(500))) ?? nil != nil else { return pong.pid }
             usleep(20_000)
         }
         throw .failure(
