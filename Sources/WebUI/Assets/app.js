@@ -17,6 +17,8 @@ const state = {
   location: null,
   typing: new Map(),    // user -> { nick, until }
   editing: null,        // message id being edited
+  unreadFrom: null,     // the first message that was unread when the chat was opened ("New messages" line)
+  newBelow: 0,          // others' messages that arrived while the view was scrolled up ("↓ N new")
 };
 
 const $ = (id) => document.getElementById(id);
@@ -227,6 +229,9 @@ async function openChat(id) {
   state.current = chat;
   state.editing = null;
   state.older = 0;
+  state.unreadFrom = null;
+  state.unreadAtOpen = chat.unread;
+  state.newBelow = 0;
   state.typing.clear();
   localStorage.setItem("parley.chat", id);
   $("chat-title").textContent = chat.name;
@@ -251,13 +256,17 @@ async function refreshCurrent(scroll, announceNew = true) {
     const known = new Set(state.messages.map((m) => m.id));
     const fresh = state.messages.length && !scroll && announceNew ? messages.filter((m) => !known.has(m.id) && state.me && m.author !== state.me.id) : [];
     state.messages = messages;
+    if (scroll) placeUnreadLine();
     if (fresh.length) announce(fresh.map((m) => `${personLabel(m.author, m.nick)}: ${m.text}`).join(". "));
     renderMessages();
-    if (scroll || nearBottom) list.scrollTop = list.scrollHeight;
-    const chat = chats().find((c) => c.id === id);
-    if (document.visibilityState === "visible" && chat && chat.unread > 0) {
-      await api("POST", `/api/partitions/${id}/read`);
+    if (scroll || nearBottom) {
+      list.scrollTop = list.scrollHeight;
+    } else if (fresh.length) {
+      state.newBelow += fresh.length;  // the reader is further up: say what came, do not move the view
     }
+    showNewBelow();
+    // Read is what was seen: messages that arrive while the view is scrolled up stay unread.
+    if (scroll || nearBottom) await markRead(id);
   } else {
     state.tasks = await api("GET", `/api/partitions/${id}/tasks`);
     renderTasks();
@@ -266,6 +275,47 @@ async function refreshCurrent(scroll, announceNew = true) {
 }
 
 // ---------- messages ----------
+
+// The "New messages" line goes before the first of the others' messages that were unread when
+// the chat was opened, and stays there until another chat is opened.
+function placeUnreadLine() {
+  let left = state.unreadAtOpen || 0;
+  state.unreadFrom = null;
+  for (let index = state.messages.length - 1; index >= 0 && left > 0; index--) {
+    const message = state.messages[index];
+    if (state.me && message.author === state.me.id) continue;
+    left--;
+    if (left === 0) state.unreadFrom = message.id;
+  }
+}
+
+function unreadLine() {
+  unreadLine.node ||= el("li", { class: "unread-divider", role: "separator", "aria-label": "New messages", text: "New messages" });
+  return unreadLine.node;
+}
+
+function showNewBelow() {
+  const pill = $("new-below");
+  pill.hidden = state.newBelow === 0;
+  pill.textContent = `↓ ${state.newBelow} new`;
+  pill.setAttribute("aria-label", `${state.newBelow} new message${state.newBelow === 1 ? "" : "s"} below; go to the newest`);
+}
+
+async function markRead(id) {
+  const chat = chats().find((c) => c.id === id);
+  if (document.visibilityState === "visible" && chat && chat.unread > 0) {
+    await api("POST", `/api/partitions/${id}/read`);
+    chat.unread = 0;
+  }
+}
+
+// Back at the bottom: the new ones are seen.
+function reachedBottom() {
+  if (state.newBelow === 0 && !(state.current && (chats().find((c) => c.id === state.current.id) || {}).unread > 0)) return;
+  state.newBelow = 0;
+  showNewBelow();
+  if (state.current) markRead(state.current.id).then(() => loadSidebar()).catch(() => {});
+}
 
 const PAGE = 200;          // the newest messages shown; "Show older messages" adds as many again
 const MOST_OLDER = 1000;   // older messages the page holds at most (the API's largest page)
@@ -306,11 +356,13 @@ function renderMessages() {
   const nodes = new Map();
   const wanted = top ? [top] : [];
   state.messages.forEach((message, index) => {
-    const previous = state.messages[index - 1];
+    // A run starts again after the "New messages" line.
+    const previous = message.id === state.unreadFrom ? undefined : state.messages[index - 1];
     const key = JSON.stringify([message, continuesRun(message, previous), state.editing === message.id, state.me && state.me.id]) + people;
     const kept = before.get(message.id);
     const node = kept && kept.key === key ? kept.node : renderMessage(message, previous);
     nodes.set(message.id, { key, node });
+    if (message.id === state.unreadFrom) wanted.push(unreadLine());
     wanted.push(node);
   });
   renderMessages.nodes = nodes;
@@ -1086,7 +1138,14 @@ function wire() {
   $("composer-text").addEventListener("input", noteTyping);
   $("messages").addEventListener("scroll", () => {
     const list = $("messages");
-    list.dataset.following = String(list.scrollHeight - list.scrollTop - list.clientHeight < 80);
+    const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 80;
+    list.dataset.following = String(atBottom);
+    if (atBottom) reachedBottom();
+  });
+  $("new-below").addEventListener("click", () => {
+    const list = $("messages");
+    list.scrollTop = list.scrollHeight;
+    $("composer-text").focus();
   });
   $("attach-button").addEventListener("click", () => $("attach-input").click());
   $("attach-input").addEventListener("change", async () => { await addFiles([...$("attach-input").files]); $("attach-input").value = ""; });

@@ -353,6 +353,35 @@ def main():
         alice.wait_for("window.keptNode.isConnected && [...document.querySelectorAll('#messages li.message')].slice(-2)[0] === window.keptNode",
                        "the message before it still the same node, in place")
 
+        step("scrolled up, alice's view stays put and counts what came below; back down, it is read")
+        lobby_unread = "state.rooms.find((r) => r.name === 'lobby').unread"
+        alice.evaluate("document.getElementById('messages').scrollTop = 0, true")
+        alice.wait_for("document.getElementById('messages').dataset.following === 'false'", "alice's view away from the bottom")
+        bob.evaluate("""(async () => {
+            const lobby = state.rooms.find((r) => r.name === "lobby").partition;
+            for (const text of ["below one", "below two"]) await api("POST", `/api/partitions/${lobby}/messages`, { text });
+        })(), true""")
+        alice.wait_for("!document.getElementById('new-below').hidden && document.getElementById('new-below').textContent === '↓ 2 new'",
+                       "'↓ 2 new' on alice's page", timeout=20)
+        alice.wait_for(f"document.getElementById('messages').scrollTop < 10 && {lobby_unread} === 2", "the view still at the top, both unread")
+        shot("alice", "14c-new-below")
+        alice.click("#new-below")
+        alice.wait_for(f"document.getElementById('new-below').hidden && {lobby_unread} === 0", "at the bottom, read", timeout=20)
+
+        step("the 'New messages' line marks where the unread ones begin")
+        vault_button = "#rooms button[data-chat='" + alice.evaluate("state.rooms.find((r) => r.name === 'vault').partition") + "']"
+        click_until(alice, vault_button, "document.getElementById('chat-title').textContent === '#vault (private)'", "#vault open on alice's page")
+        bob.evaluate("""(async () => {
+            const lobby = state.rooms.find((r) => r.name === "lobby").partition;
+            await api("POST", `/api/partitions/${lobby}/messages`, { text: "after the line" });
+        })(), true""")
+        alice.wait_for(f"{lobby_unread} === 1", "one unread in #lobby on alice's page", timeout=20)
+        click_until(alice, lobby_button, "document.getElementById('chat-title').textContent === '#lobby'", "#lobby open on alice's page")
+        alice.wait_for("(() => { const line = document.querySelector('#messages .unread-divider');"
+                       " return line !== null && line.nextElementSibling.querySelector('.text').textContent === 'after the line'; })()",
+                       "the line right before bob's unread message")
+        shot("alice", "14d-new-messages-line")
+
         step("alice pairs a new device from her page: the code and its QR code, then the device in her list")
         alice.click("#profile-button")
         alice.wait_for("document.getElementById('profile-dialog').open", "the profile dialog")
