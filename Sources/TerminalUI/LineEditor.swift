@@ -82,6 +82,35 @@ public struct LineEditor: Sendable, Equatable {
     }
 
     /// Replaces the line (for `/edit` prefills and tests).
+    /// Tab completion of the word before the cursor from `names` (nicknames): an `@` stays in
+    /// front, case does not matter, one match is completed with a space after it, several to
+    /// their longest common start. Returns whether the line changed; a word with no match, or
+    /// no word at all, is left for the caller (the chat switches rooms then).
+    public mutating func complete(from names: [String]) -> Bool {
+        guard !isSecret else { return false }
+        var start = cursor
+        while start > 0, !characters[start - 1].isWhitespace { start -= 1 }
+        var word = String(characters[start..<cursor])
+        let at = word.hasPrefix("@")
+        if at { word.removeFirst() }
+        guard !word.isEmpty else { return false }
+        let matches = Array(Set(names.filter { $0.lowercased().hasPrefix(word.lowercased()) })).sorted { ($0.lowercased(), $0) < ($1.lowercased(), $1) }
+        guard let first = matches.first else { return false }
+        var completion = first
+        if matches.count > 1 {
+            completion = matches.dropFirst().reduce(first) { common, name in
+                String(zip(common, name).prefix { $0.lowercased() == $1.lowercased() }.map(\.0))
+            }
+            guard completion.count > word.count else { return false }
+        } else {
+            completion += " "
+        }
+        let replacement = Array((at ? "@" : "") + completion)
+        characters.replaceSubrange(start..<cursor, with: replacement)
+        cursor = start + replacement.count
+        return true
+    }
+
     public mutating func set(_ text: String) {
         characters = Array(text)
         cursor = characters.count

@@ -83,6 +83,32 @@ import Testing
         for character in text { _ = editor.handle(.character(character)) }
     }
 
+    @Test func tabCompletesANickname_withItsAt_orToTheCommonStart() {
+        let names = ["gwen", "Gwendolyn", "bob", "bob"]
+        var editor = LineEditor()
+        type("hi @b", into: &editor)
+        var changed = editor.complete(from: names)
+        #expect(changed && editor.text == "hi @bob " && editor.cursor == 8)
+        editor = LineEditor()
+        type("GW", into: &editor)
+        changed = editor.complete(from: names)
+        #expect(changed && editor.text == "gwen", "two matches: their common start, in the names' case")
+        changed = editor.complete(from: names)
+        #expect(!changed, "nothing more in common: left to the caller")
+        editor = LineEditor()
+        type("hi @zed", into: &editor)
+        changed = editor.complete(from: names)
+        #expect(!changed && editor.text == "hi @zed")
+        editor = LineEditor()
+        type("hi ", into: &editor)
+        changed = editor.complete(from: names)
+        #expect(!changed, "no word before the cursor: Tab switches chats")
+        editor.isSecret = true
+        type("b", into: &editor)
+        changed = editor.complete(from: names)
+        #expect(!changed, "never in a passphrase")
+    }
+
     @Test func editingKeysMoveAndDelete() {
         var editor = LineEditor()
         type("hello world", into: &editor)

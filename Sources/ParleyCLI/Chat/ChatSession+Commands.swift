@@ -33,7 +33,7 @@ extension ChatSession {
         ("/read", "mark the open room as read"),
         ("/attach FILE [TEXT]", "send a file (at most 8 MiB)"),
         ("/ids", "show or hide message ids"),
-        ("/help", "this list; PgUp/PgDn scroll, Ctrl-N/Ctrl-P switch, Up/Down recall"),
+        ("/help", "this list; PgUp/PgDn scroll, Ctrl-N/Ctrl-P switch, Tab completes a nickname, Up/Down recall"),
         ("/wipe", "destroy your identity and every message on this device for good (asks first)"),
         ("/quit", "leave the chat"),
     ]

@@ -110,7 +110,11 @@ final class ChatSession {
             state.scroll += max(1, terminal.size.height - 4)
         case .pageDown:
             state.scroll = max(0, state.scroll - max(1, terminal.size.height - 4))
-        case .control("n"), .tab:
+        case .tab:
+            // A nickname begun before the cursor is completed; otherwise Tab is the next chat.
+            let names = ((try? nicknames()) ?? [:]).values.compactMap { $0 }.filter { !$0.isEmpty }
+            if !state.input.complete(from: names) { open(state.neighbour(after: true)) }
+        case .control("n"):
             open(state.neighbour(after: true))
         case .control("p"):
             open(state.neighbour(after: false))

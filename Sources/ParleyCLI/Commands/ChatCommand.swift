@@ -20,7 +20,8 @@ struct ChatCommand: Command {
             + "gracefully on /quit.",
         "Type a message and press Enter. Commands: /join, /leave, /msg NICK, /conv new|add|remove|leave, /nick, /who, "
             + "/tasks, /task add|set|delete, /edit, /delete, /react, /read, /attach, /ids, /help, /quit. PgUp/PgDn scroll, "
-            + "Ctrl-N/Ctrl-P switch between rooms and conversations, Up/Down recall what you typed.",
+            + "Ctrl-N/Ctrl-P switch between rooms and conversations, Tab completes a nickname (else goes to the next one), "
+            + "Up/Down recall what you typed.",
     ]
     let examples = ["chat", "chat dev", "chat lobby --broadcast 127.255.255.255", "chat --no-discovery --peers ~/parley-peers.txt"]
 

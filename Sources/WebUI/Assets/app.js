@@ -358,7 +358,7 @@ function renderMessages() {
   state.messages.forEach((message, index) => {
     // A run starts again after the "New messages" line.
     const previous = message.id === state.unreadFrom ? undefined : state.messages[index - 1];
-    const key = JSON.stringify([message, continuesRun(message, previous), state.editing === message.id, state.me && state.me.id]) + people;
+    const key = JSON.stringify([message, continuesRun(message, previous), state.editing === message.id, state.me && state.me.id, state.me && state.me.nick]) + people;
     const kept = before.get(message.id);
     const node = kept && kept.key === key ? kept.node : renderMessage(message, previous);
     nodes.set(message.id, { key, node });
@@ -420,8 +420,35 @@ function linkified(text) {
   const nodes = [];
   let last = 0;
   for (const match of text.matchAll(LINK)) {
-    if (match.index > last) nodes.push(document.createTextNode(text.slice(last, match.index)));
+    if (match.index > last) nodes.push(...withMentions(text.slice(last, match.index)));
     nodes.push(el("a", { href: match[0], target: "_blank", rel: "noopener noreferrer", text: match[0] }));
+    last = match.index + match[0].length;
+  }
+  if (last < text.length) nodes.push(...withMentions(text.slice(last)));
+  return nodes;
+}
+
+// `@nick` for this user's nickname, any case, not inside a longer word.
+function mentionPattern() {
+  const nick = state.me && state.me.nick;
+  if (!nick) return null;
+  return new RegExp(`@${nick.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?![\\p{L}\\p{N}_])`, "giu");
+}
+
+function mentionsMe(text) {
+  const pattern = mentionPattern();
+  return Boolean(pattern && text && text.match(pattern));
+}
+
+// Text with this user's mentions marked.
+function withMentions(text) {
+  const pattern = mentionPattern();
+  if (!pattern) return [document.createTextNode(text)];
+  const nodes = [];
+  let last = 0;
+  for (const match of text.matchAll(pattern)) {
+    if (match.index > last) nodes.push(document.createTextNode(text.slice(last, match.index)));
+    nodes.push(el("mark", { class: "mention", text: match[0] }));
     last = match.index + match[0].length;
   }
   if (last < text.length) nodes.push(document.createTextNode(text.slice(last)));
@@ -512,7 +539,8 @@ function renderMessage(message, previous) {
     bubble.append(actions);
   }
   const run = continuesRun(message, previous) ? " grouped" : "";
-  return el("li", { class: `message${mine ? " mine" : ""}${message.deleted ? " deleted" : ""}${run}`, "data-message": message.id },
+  const mention = !mine && !message.deleted && mentionsMe(message.text) ? " mentions-me" : "";
+  return el("li", { class: `message${mine ? " mine" : ""}${message.deleted ? " deleted" : ""}${run}${mention}`, "data-message": message.id },
     avatarElement(person), bubble);
 }
 

@@ -382,6 +382,15 @@ def main():
                        "the line right before bob's unread message")
         shot("alice", "14d-new-messages-line")
 
+        step("a message that mentions alice is marked on her page")
+        bob.evaluate("""(async () => {
+            const lobby = state.rooms.find((r) => r.name === "lobby").partition;
+            await api("POST", `/api/partitions/${lobby}/messages`, { text: "@ALICE look here, not @alicexyz" });
+        })(), true""")
+        alice.wait_for("(() => { const marks = [...document.querySelectorAll('#messages li.mentions-me mark.mention')];"
+                       " return marks.length === 1 && marks[0].textContent === '@ALICE'; })()", "the mention marked, once", timeout=20)
+        shot("alice", "14e-mention")
+
         step("alice pairs a new device from her page: the code and its QR code, then the device in her list")
         alice.click("#profile-button")
         alice.wait_for("document.getElementById('profile-dialog').open", "the profile dialog")
