@@ -73,6 +73,6 @@ enum WebTestPorts {
             Issue.record(Comment(rawValue: "the browser test failed (screenshots in \(BrowserTools.screenshots))\n\(report)"))
         }
         let shots = (try? FileManager.default.contentsOfDirectory(atPath: BrowserTools.screenshots)) ?? []
-        #expect(shots.filter { $0.hasSuffix(".png") }.count >= 23, "screenshots: \(shots.sorted())")
+        #expect(shots.filter { $0.hasSuffix(".png") }.count >= 24, "screenshots: \(shots.sorted())")
     }
 }

@@ -107,6 +107,10 @@ class Page:
         self.call("Emulation.setDeviceMetricsOverride",
                   {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})
 
+    def color_scheme(self, scheme):
+        """Emulates the system's light or dark preference (`prefers-color-scheme`)."""
+        self.call("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
+
     def navigate(self, url):
         self.call("Page.navigate", {"url": url})
 

@@ -426,6 +426,12 @@ def main():
         bob.click("#menu-toggle")
         bob.wait_for("document.getElementById('sidebar').getBoundingClientRect().left >= 0", "the sidebar to slide in")
         shot("bob", "12-phone-sidebar")
+
+        step("the page in dark mode follows the system's preference")
+        alice.color_scheme("dark")
+        alice.wait_for("getComputedStyle(document.body).backgroundColor === 'rgb(23, 25, 28)'", "the dark background")
+        shot("alice", "19-dark")
+        alice.color_scheme("light")
         step("alice's node restarts under her open page: the page says so, comes back by itself, and posts again")
         alice_dir = os.path.join(work, "alice")
         with open(os.path.join(alice_dir, "node.lock")) as lock:
