@@ -17,10 +17,16 @@ struct DevicePairCommand: Command {
     let usage = ["device pair [--broadcast ADDR[,...]] [--minutes N] [--no-qr]"]
     static let broadcast = Option.value(
         "broadcast", "ADDR[,...]", "where the pairing beacon goes (default: as `run`: $PARLEY_BROADCAST, else every interface's)")
-    static let minutes = Option.value("minutes", "N", "how long the code stays good (1-60, default 10)") { text, command throws(CLIError) in
-        guard let minutes = Int(text), (1...60).contains(minutes) else { throw CLIError.usage("--minutes needs a whole number from 1 to 60", command: command) }
+    static let minutes = Option.value(
+        "minutes", "N",
+        "how long the code stays good (\(range.lowerBound)-\(range.upperBound), default \(DevicePairingOffer.defaultMinutes))"
+    ) { text, command throws(CLIError) in
+        guard let minutes = Int(text), range.contains(minutes) else {
+            throw CLIError.usage("--minutes needs a whole number from \(range.lowerBound) to \(range.upperBound)", command: command)
+        }
         return minutes
     }
+    private static var range: ClosedRange<Int> { DevicePairingOffer.minutesRange }
     static let noQR = Flag.flag("no-qr", "do not draw the QR code")
     let options = [Self.broadcast.spec, Self.minutes.spec, Self.noQR.spec]
     let details = [

@@ -1,6 +1,8 @@
+import Foundation
 import Identity
 import NodeRuntime
 import Replica
+import SQLite
 import Store
 
 /// `parley device recover`: a data directory whose identity forked (its `identity.key` was
@@ -65,6 +67,18 @@ struct ForkRecovery {
 }
 
 extension Context {
+    /// Whether the store may hold a fork proof: one read on a read-only connection, so a start
+    /// where nothing forked (nearly every start) does not open the store a second time. True
+    /// when the read cannot tell (an old store, a damaged file): the full check decides then.
+    func storeMayHoldForks() -> Bool {
+        guard let path = try? dataDirectory().databasePath, FileManager.default.fileExists(atPath: path) else { return false }
+        let key = Database.fileFormat(at: path) == .encrypted ? (try? storeKey()) : nil
+        guard let database = try? Database(path: path, mode: .readOnly, cipherKey: key?.bytes) else { return true }
+        defer { database.close() }
+        let found = (try? database.scalar("SELECT EXISTS (SELECT 1 FROM fork_proofs)", as: Int.self)) ?? nil
+        return found.map { $0 != 0 } ?? true
+    }
+
     /// Hands this data directory over to a new device key when its identity is a person key
     /// that forked here (docs/DESIGN.md §3.8, "Recovering a forked store"); nil when it did not
     /// fork, or is a device already. The caller holds the directory's lock, so no node writes

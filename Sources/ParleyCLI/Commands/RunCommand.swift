@@ -168,7 +168,9 @@ struct RunCommand: Command {
     /// `chat` do this first. A directory another node holds, or one without an identity yet, is
     /// left alone.
     static func recoverFromFork(_ context: Context) throws -> ForkRecovery? {
-        guard try context.dataDirectory().hasKeyFile, let lock = try? DataDirectoryLock(directory: context.dataDirectory().path) else { return nil }
+        guard try context.dataDirectory().hasKeyFile, context.storeMayHoldForks(),
+            let lock = try? DataDirectoryLock(directory: context.dataDirectory().path)
+        else { return nil }
         defer { lock.release() }
         defer { context.closeStore() }
         return try context.recoverFromFork(name: InitCommand.defaultDeviceName)

@@ -305,7 +305,6 @@ async function markRead(id) {
   const chat = chats().find((c) => c.id === id);
   if (document.visibilityState === "visible" && chat && chat.unread > 0) {
     await api("POST", `/api/partitions/${id}/read`);
-    chat.unread = 0;
   }
 }
 

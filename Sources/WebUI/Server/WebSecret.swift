@@ -47,13 +47,6 @@ public final class WebSecret: Sendable {
         return secret
     }
 
-    /// Whether `candidate` is the secret (constant time).
-    func matches(_ candidate: String) -> Bool {
-        guard let secret = try? current() else { return false }
-        let given = Array(candidate.utf8), expected = Array(secret.utf8)
-        return given.count == expected.count && Sodium.constantTimeEqual(given, expected)
-    }
-
     static func parse(_ text: String) -> String? {
         let secret = text.trimmingCharacters(in: .whitespacesAndNewlines)
         return secret.count == 64 && secret.allSatisfy(\.isHexDigit) ? secret : nil
