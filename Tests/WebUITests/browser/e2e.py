@@ -355,6 +355,8 @@ def main():
 
         step("scrolled up, alice's view stays put and counts what came below; back down, it is read")
         lobby_unread = "state.rooms.find((r) => r.name === 'lobby').unread"
+        # Start from nothing unread: the last message of the step before is read once its refresh ends.
+        alice.wait_for(f"{lobby_unread} === 0", "#lobby read on alice's page", timeout=20)
         alice.evaluate("document.getElementById('messages').scrollTop = 0, true")
         alice.wait_for("document.getElementById('messages').dataset.following === 'false'", "alice's view away from the bottom")
         bob.evaluate("""(async () => {
