@@ -41,9 +41,12 @@ public enum ViewJSON {
 
     /// One room of `rooms`: `private` is true for a room protected by a passphrase; the policy
     /// fields (`roomPolicy`) for a public room.
-    public static func room(name: RoomName, id: PartitionID, unread: Int, isPrivate: Bool = false, policy: RoomPolicyView? = nil) -> JSON {
+    public static func room(name: RoomName, id: PartitionID, unread: Int, isPrivate: Bool = false, policy: RoomPolicyView? = nil, muted: Bool = false)
+        -> JSON
+    {
         var fields: [String: JSON] = [
             "name": .string(name.value), "partition": .string(id.text), "unread": .integer(Int64(unread)), "private": .bool(isPrivate),
+            "muted": .bool(muted),
         ]
         fields.merge(roomPolicy(policy)) { $1 }
         return .object(fields)
@@ -70,7 +73,7 @@ public enum ViewJSON {
         .object([
             "id": .string(conversation.id.text), "name": .string(conversation.name),
             "members": .array(conversation.members.map { .string($0.text) }), "unread": .integer(Int64(conversation.unread)),
-            "creator": .string(conversation.creator.text), "member": .bool(conversation.isMember),
+            "creator": .string(conversation.creator.text), "member": .bool(conversation.isMember), "muted": .bool(conversation.muted),
         ])
     }
 

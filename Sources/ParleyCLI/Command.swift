@@ -66,7 +66,7 @@ enum GlobalOptions {
 public enum CommandRegistry {
     public static let commands: [any Command] = [
         InitCommand(), WhoamiCommand(), JoinCommand(), LeaveCommand(), RoomsCommand(), RoomSetCommand(), RoomPassphraseCommand(),
-        SendCommand(), HistoryCommand(), EditCommand(), DeleteCommand(), ReactCommand(), ReadCommand(),
+        SendCommand(), HistoryCommand(), EditCommand(), DeleteCommand(), ReactCommand(), ReadCommand(), MuteCommand(), MuteCommand(muted: false),
         TasksCommand(), TaskAddCommand(), TaskSetCommand(), TaskDeleteCommand(),
         ConversationCreateCommand(), ConversationAddCommand(), ConversationRemoveCommand(), ConversationLeaveCommand(),
         ConversationRenameCommand(), ConversationsCommand(), PeopleCommand(), AttachmentCommand(),

@@ -26,6 +26,9 @@ public enum OperationType: UInt8, Sendable, CaseIterable {
     case taskUpdate = 0x41
     case taskDelete = 0x42
     case readMarker = 0x50
+    /// A chat muted or unmuted by its reader: kept in the reader's own partition, so every
+    /// device of theirs follows it; the newest by HLC wins.
+    case chatMute = 0x51
     case invite = 0x60
 
     /// Whether, in a conversation, this type's body is encrypted with the epoch key (docs/DESIGN.md
@@ -140,6 +143,8 @@ public enum OperationBody: Hashable, Sendable {
     case taskDelete(target: OpID)
     /// Everything in `partition` up to `position` has been read (kept in the reader's own partition).
     case readMarker(partition: PartitionID, position: HLC)
+    /// `partition` muted (no bell, no notification) or unmuted, by its reader.
+    case chatMute(partition: PartitionID, muted: Bool)
     /// "You were added to this conversation", sealed to an inbox's owner (see `Invite`).
     case invite(conversation: PartitionDescriptor)
     /// The first op of a private room's new epoch (a passphrase change, docs/DESIGN.md §3.7):
@@ -172,6 +177,7 @@ public enum OperationBody: Hashable, Sendable {
         case .taskUpdate: .taskUpdate
         case .taskDelete: .taskDelete
         case .readMarker: .readMarker
+        case .chatMute: .chatMute
         case .invite: .invite
         case .roomLink: .roomLink
         case .roomNotice: .roomNotice
@@ -244,6 +250,8 @@ extension OperationBody {
             }
         case .readMarker(let partition, let position):
             w.partitionID(partition); w.u64(position.raw)
+        case .chatMute(let partition, let muted):
+            w.partitionID(partition); w.u8(muted ? 1 : 0)
         case .invite(let descriptor):
             w.raw(descriptor.encoded)
         case .roomLink(let predecessor, let contentKey):
@@ -303,7 +311,7 @@ extension OperationBody {
         case .deviceRevocation(let revocation):
             if revocation.cutoffs.count > DeviceRevocation.maxCutoffs { return "a revocation lists more than \(DeviceRevocation.maxCutoffs) partitions" }
             return nil
-        case .taskDelete, .memberAdd, .memberRemove, .memberLeave, .readMarker, .roomLink, .roomNotice:
+        case .taskDelete, .memberAdd, .memberRemove, .memberLeave, .readMarker, .chatMute, .roomLink, .roomNotice:
             return nil
         }
     }
@@ -412,6 +420,11 @@ extension OperationBody {
             self = .taskDelete(target: try r.opID("target"))
         case .readMarker:
             self = .readMarker(partition: try r.partitionID("partition"), position: HLC(raw: try r.u64("position")))
+        case .chatMute:
+            let partition = try r.partitionID("partition")
+            let muted = try r.u8("muted")
+            guard muted <= 1 else { throw .invalidValue(field: "muted") }
+            self = .chatMute(partition: partition, muted: muted == 1)
         case .invite:
             self = .invite(conversation: try PartitionDescriptor(decoding: r.raw(r.remaining, "conversation")))
         case .roomLink:

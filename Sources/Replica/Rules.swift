@@ -127,7 +127,7 @@ public enum PartitionRules {
             return true
         case (.directory, .profile), (.directory, .deviceCertificate), (.directory, .deviceRevocation):
             return true
-        case (.ownData, .readMarker):
+        case (.ownData, .readMarker), (.ownData, .chatMute):
             return true
         case (.inbox, .invite):
             return true

@@ -48,6 +48,8 @@ extension ReplicaStore {
         public var unread: Int
         public var isPrivate: Bool
         public var policy: RoomPolicyView?
+        /// Muted by the reader (`Views.isMuted`).
+        public var muted: Bool
     }
 
     /// Every joined room, by name (a public room before a private one of the same name).
@@ -56,10 +58,12 @@ extension ReplicaStore {
             guard record.joined, case .room(let name) = record.descriptor else { return nil }
             return JoinedRoom(
                 name: name, id: record.id, unread: try views.unreadCount(record.id, reader: reader), isPrivate: false,
-                policy: try views.roomPolicy(record.id))
+                policy: try views.roomPolicy(record.id), muted: try views.isMuted(record.id, owner: reader))
         }
         let privateRooms = try privateRooms().filter { $0.writable && $0.successor == nil }.map { room in
-            JoinedRoom(name: room.name, id: room.id, unread: try views.unreadCount(room.id, reader: reader), isPrivate: true, policy: nil)
+            JoinedRoom(
+                name: room.name, id: room.id, unread: try views.unreadCount(room.id, reader: reader), isPrivate: true, policy: nil,
+                muted: try views.isMuted(room.id, owner: reader))
         }
         return (publicRooms + privateRooms).sorted { ($0.name.value, $0.isPrivate ? 1 : 0) < ($1.name.value, $1.isPrivate ? 1 : 0) }
     }

@@ -306,6 +306,21 @@ enum Schema {
                 body BLOB NOT NULL
             ) STRICT;
             """),
+        // Chats muted by their reader (`OperationBody.chatMute`): the newest op by (hlc,
+        // writer, seq) is the row, whichever order the ops came in.
+        Migration(
+            "015-mutes",
+            """
+            CREATE TABLE mutes(
+                owner BLOB NOT NULL,
+                target BLOB NOT NULL,
+                muted INTEGER NOT NULL,
+                hlc INTEGER NOT NULL,
+                writer BLOB NOT NULL,
+                seq INTEGER NOT NULL,
+                PRIMARY KEY(owner, target)
+            ) STRICT;
+            """),
     ]
 
     /// Runs, once, each backfill a store has not had yet: the attachments' hashes of the
@@ -327,6 +342,6 @@ enum Schema {
     /// View tables, emptied before a rebuild from the log.
     static let viewTables = [
         "messages", "attachment_hashes", "reactions", "profiles", "conversations", "membership_events", "members", "tasks", "read_markers", "grants",
-        "read_receipts", "policy_events", "room_policies", "devices", "device_revocations",
+        "read_receipts", "policy_events", "room_policies", "devices", "device_revocations", "mutes",
     ]
 }

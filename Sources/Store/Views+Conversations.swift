@@ -16,6 +16,8 @@ public struct ConversationSummary: Hashable, Sendable {
     public var isMember: Bool
     public var joined: Bool
     public var unread: Int
+    /// Muted by the reader (`Views.isMuted`).
+    public var muted = false
 }
 
 /// Conversations as the views list them.
@@ -33,7 +35,8 @@ extension Views {
             summaries.append(
                 ConversationSummary(
                     id: record.id, creator: creator, name: name, members: membership.current.sorted(),
-                    isMember: membership.current.contains(reader), joined: record.joined, unread: try unreadCount(record.id, reader: reader)))
+                    isMember: membership.current.contains(reader), joined: record.joined, unread: try unreadCount(record.id, reader: reader),
+                    muted: try isMuted(record.id, owner: reader)))
         }
         return summaries
     }

@@ -280,6 +280,17 @@ extension Views {
             .map { HLC(raw: UInt64(bitPattern: $0)) }
     }
 
+    /// Whether `owner` muted this chat (no bell, no notification; unread still counted). A
+    /// private room's mute follows it through passphrase changes: the newest epoch with a
+    /// mute or unmute of its own decides.
+    public func isMuted(_ partition: PartitionID, owner: UserID) throws -> Bool {
+        let statement = try database.cachedStatement("SELECT muted FROM mutes WHERE owner = ? AND target = ?")
+        for epoch in try privateRoomChain(partition).reversed() {
+            if let muted = try statement.firstRow(.blob(owner.publicKey), .blob(epoch.bytes), map: { $0.int64(0) != 0 }) { return muted }
+        }
+        return false
+    }
+
     /// Messages after the reader's marker, not by the reader, not deleted: computed, never replicated.
     public func unreadCount(_ partition: PartitionID, reader: UserID) throws -> Int {
         guard let record = try log.partition(partition) else { return 0 }

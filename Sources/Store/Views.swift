@@ -184,6 +184,17 @@ extension Views {
                 ON CONFLICT(owner, target) DO UPDATE SET position = max(position, excluded.position)
                 """
             ).run(.blob(try devices.person(of: op.author).publicKey), .blob(target.bytes), .integer(Int64(bitPattern: position.raw)))
+        case .chatMute(let target, let muted):
+            // Last writer wins, by the op's place in (hlc, writer, seq): the same on every replica.
+            try database.cachedStatement(
+                """
+                INSERT INTO mutes(owner, target, muted, hlc, writer, seq) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT(owner, target) DO UPDATE SET muted = excluded.muted, hlc = excluded.hlc, writer = excluded.writer, seq = excluded.seq
+                WHERE (excluded.hlc, excluded.writer, excluded.seq) > (mutes.hlc, mutes.writer, mutes.seq)
+                """
+            ).run(
+                .blob(try devices.person(of: op.author).publicKey), .blob(target.bytes), .integer(muted ? 1 : 0),
+                .integer(Int64(bitPattern: op.hlc.raw)), .blob(op.author.publicKey), .integer(Int64(op.seq)))
         }
     }
 

@@ -159,3 +159,31 @@ import Testing
         }
     }
 }
+
+/// `mute` and `unmute`: the choice shows in `rooms` and `conversations` (text and JSON), saying
+/// so once when nothing changes.
+@Suite struct MuteCommandTests {
+    @Test func muteAndUnmute_showInTheListings() throws {
+        try withSandbox { sandbox in
+            sandbox.initialize(nick: "alice")
+            expectSuccess(sandbox.parley("join", "lobby"))
+            let muted = sandbox.parley("mute", "--room", "lobby")
+            expectSuccess(muted)
+            #expect(muted.stdout.contains("Muted #lobby"))
+            #expect(sandbox.parley("rooms").stdout.contains("#lobby  (muted)"))
+            #expect(sandbox.parley("rooms", "--json").jsonArray().first?["muted"] as? Bool == true)
+            #expect(sandbox.parley("mute", "--room", "lobby").stdout.contains("muted already"))
+
+            let created = sandbox.parley("conversation", "create", "--name", "notes", "--members", Fixtures.identity(5).id.text)
+            expectSuccess(created)
+            let conversation = String(try #require(sandbox.parley("conversations", "--json").jsonArray().first?["id"] as? String).prefix(8))
+            expectSuccess(sandbox.parley("mute", "--conversation", conversation))
+            #expect(sandbox.parley("conversations", "--json").jsonArray().first?["muted"] as? Bool == true)
+
+            expectSuccess(sandbox.parley("unmute", "--room", "lobby"))
+            #expect(sandbox.parley("rooms", "--json").jsonArray().first?["muted"] as? Bool == false)
+            #expect(!sandbox.parley("rooms").stdout.contains("muted"))
+            expectError(sandbox.parley("mute"), exitCode: 2, "missing --room NAME or --conversation ID")
+        }
+    }
+}

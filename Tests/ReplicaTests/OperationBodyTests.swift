@@ -26,6 +26,8 @@ import Wire
         .taskUpdate(target: target, title: nil, status: nil, owner: .set(alice)),
         .taskDelete(target: target),
         .readMarker(partition: PartitionID(Bytes32(w0: 5, w1: 5, w2: 5, w3: 5)), position: HLC(raw: 99)),
+        .chatMute(partition: PartitionID(Bytes32(w0: 5, w1: 5, w2: 5, w3: 5)), muted: true),
+        .chatMute(partition: PartitionID(Bytes32(w0: 6, w1: 5, w2: 5, w3: 5)), muted: false),
         .keyGrant(try! KeyGrant(granting: Fixtures.epochKey(PartitionID(Bytes32(w0: 5, w1: 5, w2: 5, w3: 5)), epoch: 3, seed: 1), to: [alice])),
         .invite(conversation: .conversation(creator: alice, nonce: Bytes32(w0: 1, w1: 1, w2: 1, w3: 1))),
     ]
@@ -48,6 +50,14 @@ import Wire
             #expect(throws: WireDecodingError.truncated(field: "erased edit count")) { try OperationBody(type: body.type.rawValue, decoding: bytes + [0]) }
         } else {
             #expect(throws: WireDecodingError.trailingBytes(count: 1)) { try OperationBody(type: body.type.rawValue, decoding: bytes + [0]) }
+        }
+    }
+
+    /// A mute is on or off: any other byte is refused, not read as on.
+    @Test func chatMute_takesOnlyZeroOrOne() {
+        let bytes = OperationBody.chatMute(partition: PartitionID(Bytes32(w0: 5, w1: 5, w2: 5, w3: 5)), muted: true).encoded
+        #expect(throws: WireDecodingError.invalidValue(field: "muted")) {
+            try OperationBody(type: OperationType.chatMute.rawValue, decoding: bytes.dropLast() + [2])
         }
     }
 

@@ -64,5 +64,7 @@ import Wire
         #expect(PartitionRules.allows(.memberAdd, in: .conversation))
         #expect(!PartitionRules.allows(.memberAdd, in: .room))
         #expect(PartitionRules.allows(.readMarker, in: .ownData))
+        #expect(PartitionRules.allows(.chatMute, in: .ownData))
+        #expect(!PartitionRules.allows(.chatMute, in: .room))
     }
 }

@@ -39,6 +39,7 @@ enum Seeds {
             .taskUpdate(target: target, title: "book it", status: .inProgress, owner: .cleared),
             .taskDelete(target: target),
             .readMarker(partition: room.id, position: HLC(wallMillis: 1_000, counter: 1)),
+            .chatMute(partition: room.id, muted: true),
         ]
         var ops: [Replica.Operation] = []
         var prev = OpID(Bytes32(w0: 0, w1: 0, w2: 0, w3: 0))

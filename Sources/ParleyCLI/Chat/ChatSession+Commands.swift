@@ -31,6 +31,7 @@ extension ChatSession {
         ("/delete ID|last", "delete one of your messages"),
         ("/react ID|last EMOJI [--off]", "react to a message"),
         ("/read", "mark the open room as read"),
+        ("/mute, /unmute", "mute the open chat (no bell; its unread count still shows), or unmute it"),
         ("/attach FILE [TEXT]", "send a file (at most 8 MiB)"),
         ("/ids", "show or hide message ids"),
         ("/help", "this list; PgUp/PgDn scroll, Ctrl-N/Ctrl-P switch, Tab completes a nickname, Up/Down recall"),
@@ -80,6 +81,8 @@ extension ChatSession {
                 execute(ReactCommand(), [id, emoji] + extra.dropFirst())
             }
         case "read": if let target = requireTarget() { execute(ReadCommand(), target.options) }
+        case "mute": if let target = requireTarget() { execute(MuteCommand(), target.options) }
+        case "unmute": if let target = requireTarget() { execute(MuteCommand(muted: false), target.options) }
         case "attach":
             guard let target = requireTarget() else { return }
             guard let file = arguments.first else { return usage("/attach FILE [TEXT]") }

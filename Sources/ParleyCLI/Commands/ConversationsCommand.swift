@@ -11,7 +11,7 @@ struct ConversationsCommand: Command {
     let name = "conversations"
     let summary = "list your private conversations, with members and unread counts"
     let usage = ["conversations [--json]"]
-    static let json = Flag.flag("json", "print one JSON array of {id, name, members, unread, creator, member}")
+    static let json = Flag.flag("json", "print one JSON array of {id, name, members, unread, creator, member, muted}")
     let options = [Self.json.spec]
     let details = [
         "members is the array of current members' user ids; member says whether you still are one; name is empty until its "
@@ -39,6 +39,7 @@ struct ConversationsCommand: Command {
             let others = conversation.members.filter { $0 != me }.map { Format.person($0, nick: nicks[$0] ?? nil) }
             var line = "\(Format.shortID(conversation.id))  \(title)  with " + (others.isEmpty ? "nobody else" : others.joined(separator: ", "))
             if conversation.unread > 0 { line += "  (\(conversation.unread) unread)" }
+            if conversation.muted { line += "  (muted)" }
             if !conversation.isMember { line += "  (you are no longer a member)" }
             context.output.line(line)
         }

@@ -112,3 +112,36 @@ struct ReadCommand: Command {
         return 0
     }
 }
+
+/// `mute` and `unmute`: a chat that rings no bell and shows no notification (its unread count
+/// still shows). Kept in the user's own partition, so every device of theirs follows.
+struct MuteCommand: Command {
+    let muted: Bool
+    var name: String { muted ? "mute" : "unmute" }
+    var summary: String {
+        muted ? "mute a room or conversation: no bell, no notification (unread still counted)" : "unmute a room or conversation"
+    }
+    var usage: [String] { ["\(name) (--room NAME | --conversation ID)"] }
+    static let room = Option.value("room", "NAME", "the room (you must have joined it)")
+    static let conversation = Option.value("conversation", "ID", "a private conversation you are in")
+    let options = [Self.room.spec, Self.conversation.spec]
+    var examples: [String] { ["\(name) --room lobby", "\(name) --conversation 3fkq7zxa"] }
+
+    init(muted: Bool = true) { self.muted = muted }
+
+    func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
+        try expectPositionals(arguments, 0...0, names: [])
+        let chat = try context.target(room: try arguments.value(Self.room), conversation: try arguments.value(Self.conversation), command: name)
+        let me = try context.me()
+        let store = try context.store()
+        guard try context.storeCall({ try store.views.isMuted(chat.id, owner: me) }) != muted else {
+            context.output.line("\(chat.label) is \(muted ? "muted" : "not muted") already")
+            return 0
+        }
+        let ownData = PartitionDescriptor.ownData(owner: me)
+        try context.storeCall { try store.log.ensurePartition(ownData, joined: true) }
+        try context.author(.chatMute(partition: chat.id, muted: muted), in: ownData.id, command: name)
+        context.output.line(muted ? "Muted \(chat.label): no bell, no notification; `parley unmute` undoes it" : "Unmuted \(chat.label)")
+        return 0
+    }
+}

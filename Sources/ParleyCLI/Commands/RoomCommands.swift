@@ -214,7 +214,7 @@ struct RoomsCommand: Command {
     let usage = ["rooms [--all] [--json]"]
     static let json = Flag.flag(
         "json",
-        "print one JSON array: {name, partition, unread, private, topic, retention, history, owner}, or with --all {name, topic, people, joined}")
+        "print one JSON array: {name, partition, unread, private, muted, topic, retention, history, owner}, or with --all {name, topic, people, joined}")
     static let all = Flag.flag("all", "the room directory: the public rooms you and your linked peers have joined, with topic and people")
     let options = [Self.all.spec, Self.json.spec]
     let details = [
@@ -232,7 +232,7 @@ struct RoomsCommand: Command {
         let rooms = try context.storeCall { try store.joinedRooms(reader: me) }
         if arguments[Self.json] {
             context.output.json(
-                rooms.map { ViewJSON.room(name: $0.name, id: $0.id, unread: $0.unread, isPrivate: $0.isPrivate, policy: $0.policy) })
+                rooms.map { ViewJSON.room(name: $0.name, id: $0.id, unread: $0.unread, isPrivate: $0.isPrivate, policy: $0.policy, muted: $0.muted) })
             return 0
         }
         guard !rooms.isEmpty else {
@@ -246,6 +246,7 @@ struct RoomsCommand: Command {
         for room in rooms {
             var line = HelpText.padded(label(room), width)
             if room.unread > 0 { line += "  \(room.unread) unread" }
+            if room.muted { line += "  (muted)" }
             if let topic = room.policy?.policy.topic, !topic.isEmpty { line += "  " + TerminalText.line(topic) }
             context.output.line(line.trimmingCharacters(in: .whitespaces))
         }

@@ -135,6 +135,20 @@ extension API {
         return noContent
     }
 
+    /// Mutes or unmutes a chat for this user (`OperationBody.chatMute`, in their own partition).
+    static func mute(_ call: Call) async throws -> HTTPReply {
+        guard let muted = try call.body.bool("muted") else { throw WebError.badRequest("muted is missing: send {\"muted\": true} or false") }
+        let partition = try await partition(call.parameter("partition"), call)
+        let identity = call.access.identity
+        try await call.access.write { store in
+            guard try store.views.isMuted(partition, owner: call.access.me) != muted else { return }
+            let ownData = PartitionDescriptor.ownData(owner: call.access.me)
+            _ = try store.log.ensurePartition(ownData, joined: true)
+            _ = try store.author(.chatMute(partition: partition, muted: muted), in: ownData.id, by: identity, nowMillis: call.access.nowMillis())
+        }
+        return noContent
+    }
+
     static func typing(_ call: Call) async throws -> HTTPReply {
         let partition = try await partition(call.parameter("partition"), call)
         await call.access.typing(in: partition)

@@ -70,12 +70,12 @@ enum Schema {
         "read_by": .list(.string),
     ])
     static let room = object([
-        "name": .string, "partition": .string, "unread": .integer, "private": .boolean, "topic": .string, "retention": .string,
+        "name": .string, "partition": .string, "unread": .integer, "private": .boolean, "muted": .boolean, "topic": .string, "retention": .string,
         "history": .boolean, "owner": .nullableString,
     ])
     static let directoryRoom = object(["name": .string, "topic": .string, "people": .integer, "joined": .boolean])
     static let conversation = object([
-        "id": .string, "name": .string, "members": .list(.string), "unread": .integer, "creator": .string, "member": .boolean,
+        "id": .string, "name": .string, "members": .list(.string), "unread": .integer, "creator": .string, "member": .boolean, "muted": .boolean,
     ])
     static let avatar = nullable(attachment)
     static let person = object([

@@ -159,6 +159,8 @@ enum RequestSchema {
     static let edit = object(["text": text("the new text", maxBytes: BodyLimits.textBytes)], required: ["text"])
     static let react = object(
         ["emoji": emoji, "on": .object(["type": .string("boolean"), "description": .string("false takes it back")])], required: ["emoji"])
+    static let mute = object(
+        ["muted": .object(["type": .string("boolean"), "description": .string("true mutes the chat, false unmutes it")])], required: ["muted"])
     static let updateTask = object(
         ["status": taskStatus, "title": taskTitle, "owner": nullable(user("who owns it (null clears it)"))], minProperties: 1)
     static let updateProfile = object(

@@ -63,6 +63,9 @@ extension Route {
             method: "POST", path: "/api/partitions/{partition}/read", summary: "Mark everything read", success: 204,
             handle: API.markRead),
         Route(
+            method: "PUT", path: "/api/partitions/{partition}/mute", summary: "Mute (no notification) or unmute a room or conversation",
+            requestBody: RequestSchema.mute, success: 204, handle: API.mute),
+        Route(
             method: "POST", path: "/api/partitions/{partition}/typing", summary: "Say you are typing", success: 204,
             handle: API.typing),
         Route(
