@@ -160,9 +160,10 @@ async function loadSidebar() {
   ]);
   state.rooms = rooms; state.conversations = conversations; state.people = people;
   renderSidebar();
+  notifyArrivals().catch(() => {});  // a notification that cannot be made is no reason to stop
 }
 
-// Unread messages in every chat, where they show outside the list: the tab's title "(3) Parley"
+// Unread messages in every chat but the muted ones, where they show outside the list: the tab's title "(3) Parley"
 // (seen from other tabs) and the phone-width menu button, which hides the list.
 function showUnreadTotal(total) {
   document.title = total > 0 ? `(${total}) Parley` : "Parley";
@@ -173,8 +174,8 @@ function showUnreadTotal(total) {
 
 function chats() {
   return [
-    ...state.rooms.map((r) => ({ id: r.partition, kind: "room", name: r.private ? `#${r.name} (private)` : `#${r.name}`, room: r.name, unread: r.unread, topic: r.topic || "", retention: r.retention, history: r.history })),
-    ...state.conversations.map((c) => ({ id: c.id, kind: "conversation", name: c.name || "(name not received yet)", unread: c.unread, members: c.members, creator: c.creator })),
+    ...state.rooms.map((r) => ({ id: r.partition, kind: "room", name: r.private ? `#${r.name} (private)` : `#${r.name}`, room: r.name, private: r.private, unread: r.unread, muted: r.muted, topic: r.topic || "", retention: r.retention, history: r.history })),
+    ...state.conversations.map((c) => ({ id: c.id, kind: "conversation", name: c.name || "(name not received yet)", unread: c.unread, muted: c.muted, members: c.members, creator: c.creator })),
   ];
 }
 
@@ -187,12 +188,13 @@ function renderSidebar() {
         type: "button", "aria-current": current ? "true" : "false", "data-chat": chat.id,
         onclick: () => openChat(chat.id),
       }, el("span", { class: "chat-name", text: chat.name }));
-      if (chat.unread > 0) button.append(el("span", { class: "badge", text: String(chat.unread), "aria-label": `${chat.unread} unread` }));
+      if (chat.muted) button.append(el("span", { class: "muted-mark", role: "img", "aria-label": "muted", title: "muted: no notifications", text: "🔕" }));
+      if (chat.unread > 0) button.append(el("span", { class: chat.muted ? "badge quiet" : "badge", text: String(chat.unread), "aria-label": `${chat.unread} unread` }));
       return el("li", {}, button);
     }));
   };
   const all = chats();
-  showUnreadTotal(all.reduce((sum, chat) => sum + (chat.unread > 0 ? chat.unread : 0), 0));
+  showUnreadTotal(all.reduce((sum, chat) => sum + (chat.unread > 0 && !chat.muted ? chat.unread : 0), 0));
   renderList($("rooms"), all.filter((c) => c.kind === "room"));
   renderList($("conversations"), all.filter((c) => c.kind === "conversation"));
   if (state.conversations.length === 0) $("conversations").append(el("li", { class: "muted", text: "none yet" }));
@@ -200,10 +202,10 @@ function renderSidebar() {
   $("people").replaceChildren(...state.people.map((person) => {
     const label = personLabel(person.id, person.nick) + (person.me ? " (you)" : "");
     const button = el("button", {
-      type: "button", "data-person": person.id, title: person.me ? "your profile" : "start a conversation",
-      onclick: () => person.me ? openProfile() : openNewConversation([person.id]),
+      type: "button", "data-person": person.id, title: person.me ? "your profile" : "your conversation with them (started if there is none)",
+      onclick: () => (person.me ? openProfile() : openConversationWith(person)).catch(showError),
     },
-    el("span", { class: `dot ${person.presence}`, role: "img", "aria-label": person.presence }),
+    el("span", { class: `dot ${person.presence}`, role: "img", "aria-label": person.presence, title: person.presence }),
     avatarElement(person),
     el("span", { class: "person-name", text: label }));
     if (person.forks > 0) {
@@ -218,7 +220,7 @@ function renderSidebar() {
 
   if (state.current) {
     const chat = all.find((c) => c.id === state.current.id);
-    if (chat) { state.current = chat; $("chat-title").textContent = chat.name; showTopic(chat); }
+    if (chat) { state.current = chat; $("chat-title").textContent = chat.name; showTopic(chat); showMuted(chat); }
   }
   restoreFocus(focused);
 }
@@ -237,6 +239,7 @@ async function openChat(id) {
   $("chat-title").textContent = chat.name;
   showTopic(chat);
   $("leave-chat").textContent = chat.kind === "room" ? "Leave room" : "Leave conversation";
+  showMuted(chat);
   $("members-button").hidden = chat.kind !== "conversation";
   closeSidebar();
   renderSidebar();
@@ -471,17 +474,16 @@ function renderMessage(message, previous) {
     const save = async () => {
       try {
         await api("PATCH", `/api/messages/${message.id}`, { text: box.value });
-        state.editing = null;
-        await refreshCurrent(false);
+        await endEdit(message, true);
       } catch (error) { showError(error); }
     };
     box.addEventListener("keydown", (event) => {
       if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); save(); }
-      if (event.key === "Escape") { event.preventDefault(); state.editing = null; renderMessages(); }
+      if (event.key === "Escape") { event.preventDefault(); endEdit(message, false); }
     });
     bubble.append(box, el("div", { class: "actions" },
       el("button", { type: "button", text: "Save", onclick: save }),
-      el("button", { type: "button", text: "Cancel", onclick: () => { state.editing = null; renderMessages(); } })));
+      el("button", { type: "button", text: "Cancel", onclick: () => endEdit(message, false) })));
     setTimeout(() => box.focus(), 0);
   } else {
     if (message.text) bubble.append(el("p", { class: "text", dir: "auto" }, ...linkified(message.text)));
@@ -496,13 +498,15 @@ function renderMessage(message, previous) {
     }
   }
 
+  const about = messageName(message, mine);
   const reactions = el("div", { class: "reactions" });
   for (const emoji of Object.keys(message.reactions).sort()) {
     const users = message.reactions[emoji];
     const minePressed = state.me && users.includes(state.me.id);
+    const names = users.map((u) => personLabel(u, nickOf(u))).join(", ");
     reactions.append(el("button", {
-      type: "button", class: minePressed ? "mine-reaction" : "", "aria-pressed": minePressed ? "true" : "false",
-      title: users.map((u) => personLabel(u, nickOf(u))).join(", "),
+      type: "button", class: minePressed ? "mine-reaction" : "", "aria-pressed": minePressed ? "true" : "false", "data-action": `reaction ${emoji}`,
+      title: names, "aria-label": `${emoji} ${users.length} on ${about}: ${names}`,
       text: `${emoji} ${users.length}`, onclick: () => react(message, emoji, !minePressed),
     }));
   }
@@ -510,21 +514,16 @@ function renderMessage(message, previous) {
 
   if (!message.deleted && state.editing !== message.id) {
     const actions = el("div", { class: "actions" });
-    const picker = el("span", { class: "emoji-picker", hidden: true });
-    for (const emoji of ["👍", "❤️", "😂", "🎉", "😮"]) {
-      picker.append(el("button", { type: "button", "aria-label": `react ${emoji}`, text: emoji, onclick: () => react(message, emoji, true) }));
-    }
     actions.append(el("button", {
-      type: "button", text: "React", "aria-expanded": "false", "data-action": "react",
-      onclick: (event) => {
-        picker.hidden = !picker.hidden;
-        event.currentTarget.setAttribute("aria-expanded", String(!picker.hidden));
-        if (!picker.hidden) picker.firstChild.focus();
-      },
-    }), picker);
+      type: "button", text: "React", "aria-haspopup": "dialog", "data-action": "react", "aria-label": `React to ${about}`,
+      onclick: (event) => openEmojiPicker(event.currentTarget, message),
+    }));
     if (mine) {
-      actions.append(el("button", { type: "button", text: "Edit", "data-action": "edit", onclick: () => { state.editing = message.id; renderMessages(); } }));
-      const remove = el("button", { type: "button", text: "Delete", "data-action": "delete" });
+      actions.append(el("button", {
+        type: "button", text: "Edit", "data-action": "edit", "aria-label": `Edit ${about}`,
+        onclick: () => startEdit(message, "button"),
+      }));
+      const remove = el("button", { type: "button", text: "Delete", "data-action": "delete", "aria-label": `Delete ${about}` });
       remove.addEventListener("click", async () => {
         if (remove.dataset.confirm !== "yes") {
           remove.dataset.confirm = "yes";
@@ -539,7 +538,8 @@ function renderMessage(message, previous) {
   }
   const run = continuesRun(message, previous) ? " grouped" : "";
   const mention = !mine && !message.deleted && mentionsMe(message.text) ? " mentions-me" : "";
-  return el("li", { class: `message${mine ? " mine" : ""}${message.deleted ? " deleted" : ""}${run}${mention}`, "data-message": message.id },
+  const editing = state.editing === message.id ? " editing" : "";
+  return el("li", { class: `message${mine ? " mine" : ""}${message.deleted ? " deleted" : ""}${run}${mention}${editing}`, "data-message": message.id },
     avatarElement(person), bubble);
 }
 
@@ -583,11 +583,120 @@ function sizeText(bytes) {
   return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
 
+// Focus stays with the message: on its reaction, or on React when the last one went.
 async function react(message, emoji, on) {
   try {
     await api("POST", `/api/messages/${message.id}/reactions`, { emoji, on });
     await refreshCurrent(false);
+    const here = `[data-message="${message.id}"]`;
+    (document.querySelector(`${here} [data-action="${CSS.escape(`reaction ${emoji}`)}"]`) || document.querySelector(`${here} [data-action="react"]`) || $("composer-text")).focus();
   } catch (error) { showError(error); }
+}
+
+// "your message “…”", "bob#3fkq7z's message “…”": what a message's controls are named after.
+function messageName(message, mine) {
+  const owner = mine ? "your message" : `${personLabel(message.author, message.nick)}'s message`;
+  const text = (message.text || "").replace(/\s+/g, " ").trim();
+  const excerpt = text.length > 40 ? `${[...text].slice(0, 40).join("")}…` : text;
+  return excerpt ? `${owner} “${excerpt}”` : `${owner} with ${message.attachments.length ? "a file" : "no text"}`;
+}
+
+// Editing starts from the message's Edit button or from Up in the message box, and focus goes
+// back there when it ends.
+function startEdit(message, from) {
+  state.editing = message.id;
+  state.editFrom = from;
+  renderMessages();
+}
+
+async function endEdit(message, saved) {
+  state.editing = null;
+  if (saved) await refreshCurrent(false); else renderMessages();
+  const back = state.editFrom === "composer" ? $("composer-text") : document.querySelector(`[data-message="${message.id}"] [data-action="edit"]`);
+  state.editFrom = null;
+  (back || $("composer-text")).focus();
+}
+
+// The reaction picker: one for the page, opened beside the message's React button. Arrow keys
+// move in its grid, Enter picks, Esc closes; any other emoji can be typed in its box.
+const EMOJI = [
+  ["Smileys", "😀 😃 😄 😁 😆 😅 😂 🤣 😊 😇 🙂 😉 😍 🥰 😘 😋 😎 🤩 🥳 😏 🤔 🤨 😐 😴 😮 😯 😲 😳 🥺 😢 😭 😤 😡 🤯 😱 🤗 🤭 🙄 😬 🤐"],
+  ["Gestures", "👍 👎 👌 ✌️ 🤞 🤝 👏 🙌 👐 🙏 💪 👋 🤙 ☝️ 👀 🫡"],
+  ["Hearts and signs", "❤️ 🧡 💛 💚 💙 💜 🖤 🤍 💔 ❣️ 💯 ✅ ❌ ❓ ❗ ⚠️ 🔥 ✨ ⭐ 🎉 🎊 🏆 🚀 💡"],
+  ["Things", "☕ 🍕 🍺 🍰 🎂 📌 📎 📝 📅 ⏰ 🔒 🔑 🛠️ 💻 📱 🐛 🌍 🌧️ ☀️ 🌙"],
+];
+
+function openEmojiPicker(opener, message) {
+  const picker = $("emoji-picker");
+  picker.replaceChildren();
+  for (const [group, list] of EMOJI) {
+    const grid = el("div", { class: "emoji-grid", role: "group", "aria-label": group });
+    for (const emoji of list.split(" ")) {
+      grid.append(el("button", { type: "button", text: emoji, "aria-label": `React ${emoji}`, onclick: () => pickEmoji(emoji) }));
+    }
+    picker.append(el("p", { class: "emoji-group", text: group }), grid);
+  }
+  const other = el("input", { type: "text", class: "emoji-other", "aria-label": "Another emoji (type or paste, then Enter)", placeholder: "another emoji…", maxlength: "32" });
+  other.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && other.value.trim()) { event.preventDefault(); pickEmoji(other.value.trim()); }
+  });
+  picker.append(other);
+  picker.addEventListener("keydown", movePickerFocus);
+  state.picking = { message, opener };
+  const box = opener.getBoundingClientRect();
+  picker.hidden = false;
+  const top = Math.min(box.bottom + 4, window.innerHeight - picker.offsetHeight - 8);
+  picker.style.top = `${Math.max(8, top)}px`;
+  picker.style.left = `${Math.max(8, Math.min(box.left, window.innerWidth - picker.offsetWidth - 8))}px`;
+  opener.setAttribute("aria-expanded", "true");
+  picker.querySelector("button").focus();
+}
+
+function closeEmojiPicker(refocus) {
+  const picker = $("emoji-picker");
+  if (picker.hidden) return;
+  picker.hidden = true;
+  picker.removeEventListener("keydown", movePickerFocus);
+  const picking = state.picking;
+  state.picking = null;
+  if (!picking) return;
+  // A live update may have drawn the message again meanwhile: its new React button takes focus.
+  const opener = picking.opener.isConnected ? picking.opener : document.querySelector(`[data-message="${picking.message.id}"] [data-action="react"]`);
+  if (!opener) return;
+  opener.setAttribute("aria-expanded", "false");
+  if (refocus) opener.focus();
+}
+
+function pickEmoji(emoji) {
+  const picking = state.picking;
+  closeEmojiPicker(false);
+  if (picking) react(picking.message, emoji, true);
+}
+
+function movePickerFocus(event) {
+  if (event.key === "Escape") { event.preventDefault(); event.stopPropagation(); closeEmojiPicker(true); return; }
+  const buttons = [...$("emoji-picker").querySelectorAll("button")];
+  const at = buttons.indexOf(document.activeElement);
+  if (at < 0) return;
+  let next = null;
+  if (event.key === "ArrowRight") next = buttons[at + 1];
+  else if (event.key === "ArrowLeft") next = buttons[at - 1];
+  else if (event.key === "ArrowDown" || event.key === "ArrowUp") next = buttonInNextRow(buttons, buttons[at], event.key === "ArrowDown");
+  else return;
+  event.preventDefault();
+  if (next) next.focus();
+}
+
+// The button in the row above or below `from` (the groups' rows differ in length) nearest to it.
+function buttonInNextRow(buttons, from, down) {
+  const here = from.getBoundingClientRect();
+  const beyond = buttons.map((button) => [button, button.getBoundingClientRect()])
+    .filter(([, box]) => (down ? box.top > here.top + 2 : box.top < here.top - 2));
+  if (beyond.length === 0) return null;
+  const rowTop = (down ? Math.min : Math.max)(...beyond.map(([, box]) => box.top));
+  const row = beyond.filter(([, box]) => Math.abs(box.top - rowTop) < 2);
+  row.sort(([, a], [, b]) => Math.abs(a.left - here.left) - Math.abs(b.left - here.left));
+  return row[0][0];
 }
 
 async function send(event) {
@@ -622,6 +731,72 @@ async function send(event) {
     $("send-button").disabled = false;
     box.focus();
   }
+}
+
+// ---------- mentions: people suggested while typing @ ----------
+
+// The people offered for the `@word` before the caret: nicknames that begin with it, any case.
+const suggestions = { people: [], at: 0, start: -1 };
+
+function mentionBeforeCaret() {
+  const box = $("composer-text");
+  const before = box.value.slice(0, box.selectionStart);
+  const match = before.match(/(?:^|[^\p{L}\p{N}_])@([\p{L}\p{N}_.-]*)$/u);
+  return match ? { start: before.length - match[1].length - 1, text: match[1].toLowerCase() } : null;
+}
+
+function suggestPeople() {
+  const typed = mentionBeforeCaret();
+  suggestions.people = typed
+    ? state.people.filter((p) => !p.me && p.nick && p.nick.toLowerCase().startsWith(typed.text)).slice(0, 6)
+    : [];
+  suggestions.at = 0;
+  suggestions.start = typed ? typed.start : -1;
+  renderSuggestions();
+}
+
+function renderSuggestions() {
+  const list = $("mention-suggestions"), box = $("composer-text");
+  const open = suggestions.people.length > 0;
+  list.hidden = !open;
+  box.setAttribute("aria-expanded", String(open));
+  list.replaceChildren(...suggestions.people.map((person, index) => el("li", {
+    id: `mention-option-${index}`, role: "option", "aria-selected": String(index === suggestions.at),
+    onmousedown: (event) => { event.preventDefault(); chooseSuggestion(index); },  // the box keeps focus
+  }, avatarElement(person), el("span", { text: personLabel(person.id, person.nick) }))));
+  if (open) box.setAttribute("aria-activedescendant", `mention-option-${suggestions.at}`);
+  else box.removeAttribute("aria-activedescendant");
+}
+
+function chooseSuggestion(index) {
+  const person = suggestions.people[index];
+  const box = $("composer-text");
+  const inserted = `@${person.nick} `;
+  box.value = box.value.slice(0, suggestions.start) + inserted + box.value.slice(box.selectionStart);
+  const caret = suggestions.start + inserted.length;
+  box.setSelectionRange(caret, caret);
+  suggestions.people = [];
+  renderSuggestions();
+  box.focus();
+}
+
+// The keys of an open list: ↑/↓ move, Enter or Tab picks, Esc closes. True when taken.
+function suggestionKey(event) {
+  if (suggestions.people.length === 0) return false;
+  const count = suggestions.people.length;
+  if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+    suggestions.at = (suggestions.at + (event.key === "ArrowDown" ? 1 : count - 1)) % count;
+    renderSuggestions();
+  } else if ((event.key === "Enter" && !event.shiftKey) || event.key === "Tab") {
+    chooseSuggestion(suggestions.at);
+  } else if (event.key === "Escape") {
+    suggestions.people = [];
+    renderSuggestions();
+  } else {
+    return false;
+  }
+  event.preventDefault();
+  return true;
 }
 
 // ---------- attachments, thumbnails made here ----------
@@ -763,6 +938,139 @@ function setView(view) {
   refreshCurrent(true).catch(showError);
 }
 
+// ---------- mute, notifications, leaving, a person's conversation ----------
+
+function showMuted(chat) {
+  const button = $("mute-chat");
+  button.textContent = chat.muted ? "Unmute" : "Mute";
+  button.setAttribute("aria-pressed", String(Boolean(chat.muted)));
+  button.setAttribute("aria-label", `${chat.muted ? "Unmute" : "Mute"} ${chat.name}`);
+}
+
+async function toggleMute() {
+  if (!state.current) return;
+  await api("PUT", `/api/partitions/${state.current.id}/mute`, { muted: !state.current.muted });
+  await loadSidebar();
+  $("mute-chat").focus();
+}
+
+// Desktop notifications: for a mention or a private message that arrives while the page is in
+// the background, in a chat that is not muted. The browser asks for permission only after a
+// click (its rule); the offer is made until it is answered or put off ("Not now", kept).
+const notifications = {
+  lastUnread: null,   // each chat's unread count at the last sidebar load (null: none yet, so nothing old is told)
+  shown: [],          // { title, body } of the notifications the browser showed, newest last
+};
+
+function offerNotifications() {
+  const undecided = "Notification" in window && Notification.permission === "default";
+  $("notify-offer").hidden = !undecided || localStorage.getItem("parley.notify-later") === "yes";
+}
+
+async function turnOnNotifications() {
+  try { await Notification.requestPermission(); } catch { /* an old browser: the callback form; the offer stays */ }
+  offerNotifications();
+}
+
+function inBackground() {
+  return document.visibilityState !== "visible" || !document.hasFocus();
+}
+
+// After each sidebar load: the chats whose unread count grew are read for what came, and a
+// mention of this user, or any message in a conversation, is told.
+async function notifyArrivals() {
+  const all = chats();
+  const before = notifications.lastUnread;
+  notifications.lastUnread = new Map(all.map((chat) => [chat.id, chat.unread]));
+  if (!before || !("Notification" in window) || Notification.permission !== "granted" || !inBackground()) return;
+  for (const chat of all) {
+    const grew = chat.unread - (before.get(chat.id) || 0);
+    if (grew <= 0 || chat.muted) continue;
+    const newest = await api("GET", `/api/partitions/${chat.id}/messages?limit=${Math.min(grew, 50)}`);
+    const telling = newest.filter((m) => !m.deleted && m.author !== state.me.id && (chat.kind === "conversation" || mentionsMe(m.text)));
+    if (telling.length) notify(chat, telling);
+  }
+}
+
+function notify(chat, messages) {
+  const last = messages[messages.length - 1];
+  const who = personLabel(last.author, last.nick);
+  const title = chat.kind === "conversation" ? `${who} in ${chat.name}` : `${who} mentioned you in ${chat.name}`;
+  const more = messages.length > 1 ? ` (and ${messages.length - 1} more)` : "";
+  const body = (last.text || "sent a file").slice(0, 180) + more;
+  const note = new Notification(title, { body, tag: chat.id });
+  note.addEventListener("show", () => notifications.shown.push({ title, body }));
+  note.addEventListener("click", () => { window.focus(); openChat(chat.id).catch(showError); note.close(); });
+}
+
+// Leaving is asked first; a public room can be joined again from the toast that follows.
+function askLeave() {
+  if (!state.current) return;
+  const chat = state.current;
+  $("leave-heading").textContent = `Leave ${chat.name}?`;
+  $("leave-explain").textContent = chat.kind === "conversation"
+    ? "You stop receiving its messages; the others keep the conversation, and only a member can add you again."
+    : chat.private
+      ? "Its messages stop coming here; to come back you need its passphrase again."
+      : "Its messages stop coming here. You can join it again at any time.";
+  state.leaving = chat;
+  openDialog($("leave-dialog"), $("leave-cancel"));
+}
+
+async function leave(event) {
+  event.preventDefault();
+  $("leave-dialog").close();
+  const chat = state.leaving;
+  if (!chat) return;
+  try {
+    if (chat.kind === "room") await api("DELETE", `/api/rooms/${encodeURIComponent(chat.room)}`);
+    else await api("POST", `/api/conversations/${chat.id}/leave`);
+    if (state.current && state.current.id === chat.id) state.current = null;
+    await loadSidebar();
+    const first = chats()[0];
+    if (first) await openChat(first.id);
+    if (chat.kind === "room" && !chat.private) offerUndo(`You left ${chat.name}.`, () => rejoin(chat));
+  } catch (error) { showError(error); }
+}
+
+async function rejoin(chat) {
+  const room = await api("POST", "/api/rooms", { name: chat.room });
+  await loadSidebar();
+  await openChat(room.partition);
+}
+
+function offerUndo(text, undo) {
+  const toast = $("undo-toast");
+  $("undo-text").textContent = text;
+  $("undo-button").onclick = () => { toast.hidden = true; undo().catch(showError); };
+  toast.hidden = false;
+  clearTimeout(offerUndo.timer);
+  offerUndo.timer = setTimeout(() => { toast.hidden = true; }, 10000);
+  $("undo-button").focus();
+}
+
+const NAME_BYTES = 128;  // a conversation's name at most, in UTF-8 bytes (the API's limit)
+
+// A conversation named after its people, as the terminal's /msg names one: "alice & bob",
+// "alice, bob & carol" (cut to the name's limit).
+function nameAfter(ids) {
+  const names = ids.map((id) => nickOf(id) || (state.me && id === state.me.id && state.me.nick) || `#${id.slice(0, 6)}`);
+  let text = names.length < 2 ? names.join("") : `${names.slice(0, -1).join(", ")} & ${names[names.length - 1]}`;
+  while (new TextEncoder().encode(text).length > NAME_BYTES) text = [...text].slice(0, -2).join("") + "…";
+  return text;
+}
+
+// A person's click: your conversation with them alone, or a new one.
+async function openConversationWith(person) {
+  const existing = state.conversations.find((c) => c.member && c.members.length === 2
+    && c.members.includes(person.id) && c.members.includes(state.me.id));
+  if (existing) { await openChat(existing.id); $("composer-text").focus(); return; }
+  const conversation = await api("POST", "/api/conversations", { name: nameAfter([state.me.id, person.id]), members: [person.id] });
+  await loadSidebar();
+  await openChat(conversation.id);
+  $("composer-text").focus();
+}
+
 // ---------- dialogs ----------
 
 function openDialog(dialog, focus) {
@@ -796,10 +1104,9 @@ async function searchMembers(text) {
 
 async function createConversation(event) {
   event.preventDefault();
-  const name = $("conversation-name").value.trim();
   const members = [...state.selectedMembers];
-  if (!name) { $("conversation-error").textContent = "Give the conversation a name."; return; }
   if (members.length === 0) { $("conversation-error").textContent = "Pick at least one member."; return; }
+  const name = $("conversation-name").value.trim() || nameAfter([state.me.id, ...members]);
   try {
     const conversation = await api("POST", "/api/conversations", { name, members });
     $("conversation-dialog").close();
@@ -1155,14 +1462,16 @@ function onKey(event) {
 function wire() {
   $("composer").addEventListener("submit", send);
   $("composer-text").addEventListener("keydown", (event) => {
+    if (suggestionKey(event)) return;
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) { event.preventDefault(); $("composer").requestSubmit(); }
     // Up in an empty box edits your last message, as in most chats.
     if (event.key === "ArrowUp" && !event.altKey && $("composer-text").value === "" && state.me) {
       const last = [...state.messages].reverse().find((m) => m.author === state.me.id && !m.deleted && m.text);
-      if (last) { event.preventDefault(); state.editing = last.id; renderMessages(); }
+      if (last) { event.preventDefault(); startEdit(last, "composer"); }
     }
   });
-  $("composer-text").addEventListener("input", noteTyping);
+  $("composer-text").addEventListener("input", () => { noteTyping(); suggestPeople(); });
+  $("composer-text").addEventListener("blur", () => { suggestions.people = []; renderSuggestions(); });
   $("messages").addEventListener("scroll", () => {
     const list = $("messages");
     const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 80;
@@ -1223,18 +1532,12 @@ function wire() {
     $("join-passphrase").hidden = !$("join-private").checked;
     if ($("join-private").checked) $("join-passphrase").focus();
   });
-  $("leave-chat").addEventListener("click", async () => {
-    if (!state.current) return;
-    const chat = state.current;
-    try {
-      if (chat.kind === "room") await api("DELETE", `/api/rooms/${encodeURIComponent(chat.room)}`);
-      else await api("POST", `/api/conversations/${chat.id}/leave`);
-      state.current = null;
-      await loadSidebar();
-      const first = chats()[0];
-      if (first) await openChat(first.id);
-    } catch (error) { showError(error); }
-  });
+  $("leave-chat").addEventListener("click", askLeave);
+  $("leave-form").addEventListener("submit", leave);
+  $("leave-cancel").addEventListener("click", () => $("leave-dialog").close());
+  $("mute-chat").addEventListener("click", () => toggleMute().catch(showError));
+  $("notify-on").addEventListener("click", turnOnNotifications);
+  $("notify-later").addEventListener("click", () => { localStorage.setItem("parley.notify-later", "yes"); offerNotifications(); });
   $("new-conversation").addEventListener("click", () => openNewConversation().catch(showError));
   $("browse-rooms").addEventListener("click", () => openBrowse().catch(showError));
   $("browse-refresh").addEventListener("click", () => renderBrowse().catch((error) => { $("browse-error").textContent = error.message; }));
@@ -1263,6 +1566,9 @@ function wire() {
   $("nick-dialog").addEventListener("cancel", (event) => event.preventDefault());
   $("menu-toggle").addEventListener("click", toggleSidebar);
   document.addEventListener("keydown", onKey);
+  document.addEventListener("mousedown", (event) => {
+    if (!$("emoji-picker").hidden && !event.target.closest("#emoji-picker")) closeEmojiPicker(false);
+  });
   document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible") refreshCurrent(false).catch(() => {}); });
 }
 
@@ -1288,6 +1594,7 @@ async function start() {
     return;
   }
   await loadSidebar();
+  offerNotifications();
   if (state.rooms.length === 0 && state.conversations.length === 0) {
     await api("POST", "/api/rooms", { name: "lobby" });
     await loadSidebar();

@@ -88,7 +88,7 @@ class Browser:
         context = self.call("Target.createBrowserContext")["browserContextId"]
         target = self.call("Target.createTarget", {"url": "about:blank", "browserContextId": context})["targetId"]
         session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        page = Page(self, session)
+        page = Page(self, session, context, target)
         page.call("Page.enable")
         page.call("Runtime.enable")
         page.resize(width, height)
@@ -96,9 +96,25 @@ class Browser:
 
 
 class Page:
-    def __init__(self, browser, session):
+    def __init__(self, browser, session, context, target):
         self.browser = browser
         self.session = session
+        self.context = context
+        self.target = target
+        self.cover = None
+
+    def grant(self, permissions, origin):
+        """Grants this page's origin permissions (e.g. notifications) as a person's click would."""
+        self.browser.call("Browser.grantPermissions", {"permissions": permissions, "origin": origin, "browserContextId": self.context})
+
+    def to_background(self):
+        """Puts another tab in front of this page: the page is then hidden and without focus."""
+        if self.cover is None:
+            self.cover = self.browser.call("Target.createTarget", {"url": "about:blank", "browserContextId": self.context})["targetId"]
+        self.browser.call("Target.activateTarget", {"targetId": self.cover})
+
+    def to_foreground(self):
+        self.browser.call("Target.activateTarget", {"targetId": self.target})
 
     def call(self, method, params=None, timeout=30):
         return self.browser.call(method, params, session=self.session, timeout=timeout)
@@ -155,7 +171,7 @@ class Page:
         self.call("Input.insertText", {"text": text})
 
     KEYS = {
-        "Enter": (13, "\r"), "Tab": (9, ""), "Escape": (27, ""), "ArrowDown": (40, ""), "ArrowUp": (38, ""),
+        "Enter": (13, "\r"), "Tab": (9, ""), "Escape": (27, ""), "ArrowDown": (40, ""), "ArrowUp": (38, ""), "ArrowRight": (39, ""), "ArrowLeft": (37, ""),
         "Space": (32, " "), "End": (35, ""),
     }
 

@@ -155,8 +155,22 @@ def main():
 
         step("bob reacts to alice's message; alice sees the reaction")
         bob.click("#messages li.message .actions button[data-action=react]")
-        bob.click("#messages li.message .emoji-picker button")
-        alice.wait_for("[...document.querySelectorAll('#messages .reactions button')].some(e => e.textContent.startsWith('👍 1'))", "bob's reaction on alice's page")
+        bob.wait_for("!document.getElementById('emoji-picker').hidden && document.activeElement.closest('#emoji-picker') !== null", "the picker, focused")
+        shot("bob", "02c-emoji-picker")
+        bob.press("Enter")
+        alice.wait_for("[...document.querySelectorAll('#messages .reactions button')].some(e => e.textContent.startsWith('😀 1'))", "bob's reaction on alice's page")
+        bob.wait_for("document.getElementById('emoji-picker').hidden && document.activeElement.dataset.action === 'reaction 😀'"
+                     " && document.activeElement.getAttribute('aria-label').startsWith('😀 1 on alice#')", "focus on bob's reaction, named for its message")
+        bob.wait_for("document.querySelector('#messages li.message [data-action=react]').getAttribute('aria-label').startsWith(\"React to alice#\")",
+                     "React named for the message it reacts to")
+        bob.focus("#messages li.message [data-action=react]")
+        bob.press("Enter")
+        bob.wait_for("document.activeElement.closest('#emoji-picker') !== null", "the picker open from the keyboard")
+        bob.press("ArrowDown")
+        bob.press("ArrowRight")
+        bob.wait_for("document.activeElement.textContent === '😇'", "the arrow keys moving in the picker's grid")
+        bob.press("Escape")
+        bob.wait_for("document.getElementById('emoji-picker').hidden && document.activeElement.dataset.action === 'react'", "Esc back on React")
 
         step("bob starts a conversation with alice from the new-conversation dialog (member search)")
         bob.wait_for("[...document.querySelectorAll('#people .person-name')].some(e => e.textContent.startsWith('alice#'))", "alice in bob's people list")
@@ -202,6 +216,8 @@ def main():
         alice.type("see you at nine")
         alice.press("Enter")
         bob.wait_for("[...document.querySelectorAll('#messages .text')].some(e => e.textContent === 'see you at nine')", "the edit on bob's page")
+        alice.wait_for("document.activeElement.dataset.action === 'edit' && document.activeElement.closest('li.message').textContent.includes('see you at nine')",
+                       "focus back on the edited message's Edit button")
 
         step("alice attaches an image: the page makes its thumbnail, bob's page shows it")
         picture = png(os.path.join(work, "map.png"), 640, 400, (40, 120, 200))
@@ -326,7 +342,7 @@ def main():
         alice.wait_for("document.activeElement.classList.contains('edit-box') && document.activeElement.value === 'שלום לכולם'",
                        "Up in the empty box editing her last message")
         alice.press("Escape")
-        alice.wait_for("document.querySelector('.edit-box') === null", "the edit closed")
+        alice.wait_for("document.querySelector('.edit-box') === null && document.activeElement.id === 'composer-text'", "the edit closed, focus back in the box")
 
         step("a message in a room alice is not looking at counts in her tab's title")
         title_matches = ("(() => { const total = state.rooms.concat(state.conversations).reduce((s, c) => s + c.unread, 0);"
@@ -393,6 +409,127 @@ def main():
                        " return marks.length === 1 && marks[0].textContent === '@ALICE'; })()", "the mention marked, once", timeout=20)
         shot("alice", "14e-mention")
 
+        step("bob types @al: the page suggests alice, Tab puts her name in")
+        bob.click("#tab-messages")
+        bob_lobby = "#rooms button[data-chat='" + bob.evaluate("state.rooms.find((r) => r.name === 'lobby').partition") + "']"
+        click_until(bob, bob_lobby, "document.getElementById('chat-title').textContent === '#lobby'", "#lobby open on bob's page")
+        bob.focus("#composer-text")
+        bob.type("thanks @Al")
+        bob.wait_for("(() => { const options = [...document.querySelectorAll('#mention-suggestions li[role=option]')];"
+                     " return !document.getElementById('mention-suggestions').hidden && options.length === 1 && options[0].textContent.startsWith('alice#')"
+                     " && document.getElementById('composer-text').getAttribute('aria-activedescendant') === options[0].id; })()", "alice suggested")
+        shot("bob", "14f-mention-suggestions")
+        bob.press("Tab")
+        bob.wait_for("document.getElementById('composer-text').value === 'thanks @alice ' && document.getElementById('mention-suggestions').hidden",
+                     "the nickname put in, the list closed")
+        bob.evaluate("document.getElementById('composer-text').value = ''")
+
+        step("alice's page in the background shows notifications for a mention and a private message, not for a muted room")
+        origin = "/".join(url_a.split("/")[:3])
+        alice.wait_for("!document.getElementById('notify-offer').hidden", "the offer to turn notifications on")
+        alice.grant(["notifications"], origin)  # what the person's "Allow" gives
+        alice.click("#notify-on")
+        alice.wait_for("Notification.permission === 'granted' && document.getElementById('notify-offer').hidden", "notifications on, the offer gone")
+        ops_button = "#rooms button[data-chat='" + alice.evaluate("state.rooms.find((r) => r.name === 'ops').partition") + "']"
+        click_until(alice, ops_button, "document.getElementById('chat-title').textContent === '#ops'", "#ops open on alice's page")
+        alice.click("#mute-chat")
+        alice.wait_for(f"document.getElementById('mute-chat').getAttribute('aria-pressed') === 'true' && document.querySelector({js(ops_button)} + ' .muted-mark') !== null",
+                       "#ops muted, marked in the list")
+        click_until(alice, lobby_button, "document.getElementById('chat-title').textContent === '#lobby'", "#lobby open on alice's page")
+        alice.to_background()
+        alice.wait_for("document.visibilityState === 'hidden'", "alice's page hidden behind another tab")
+        bob.evaluate("""(async () => {
+            const ops = state.rooms.find((r) => r.name === "ops").partition;
+            await api("POST", `/api/partitions/${ops}/messages`, { text: "@alice muted room news" });
+            const lobby = state.rooms.find((r) => r.name === "lobby").partition;
+            await api("POST", `/api/partitions/${lobby}/messages`, { text: "@alice the van is here" });
+            const talk = state.conversations.find((c) => c.name === "lab night").id;
+            await api("POST", `/api/partitions/${talk}/messages`, { text: "are you coming?" });
+        })(), true""")
+        alice.wait_for("notifications.shown.some(n => n.title.startsWith('bob#') && n.title.endsWith('mentioned you in #lobby') && n.body === '@alice the van is here')"
+                       " && notifications.shown.some(n => n.title.endsWith('in lab night') && n.body === 'are you coming?')",
+                       "both notifications shown", timeout=30)
+        alice.wait_for("state.rooms.find((r) => r.name === 'ops').unread >= 1", "the muted room's message counted as unread")
+        if alice.evaluate("notifications.shown.some(n => n.title.includes('#ops'))"):
+            raise RuntimeError("a muted room showed a notification")
+        alice.wait_for("(() => { const total = state.rooms.concat(state.conversations).filter(c => !c.muted).reduce((s, c) => s + c.unread, 0);"
+                       " return document.title === `(${total}) Parley`; })()", "the title counting the chats that are not muted")
+        alice.to_foreground()
+        alice.wait_for("document.visibilityState === 'visible'", "alice's page in front again")
+        click_until(alice, ops_button, "document.getElementById('chat-title').textContent === '#ops'", "#ops open on alice's page")
+        alice.click("#mute-chat")
+        alice.wait_for(f"document.getElementById('mute-chat').getAttribute('aria-pressed') === 'false' && document.querySelector({js(ops_button)} + ' .muted-mark') === null",
+                       "#ops unmuted")
+
+        step("a person's click opens the conversation with them, or starts one named after the two")
+        bob_id = bob.evaluate("state.me.id")
+        alice.click(f"#people button[data-person={js(bob_id)}]")
+        alice.wait_for("document.getElementById('chat-title').textContent === 'lab night'", "alice's existing conversation with bob")
+        click_until(bob, "#conversations button", "document.getElementById('chat-title').textContent === 'lab night'", "'lab night' open on bob's page")
+        bob.click("#leave-chat")
+        bob.wait_for("document.getElementById('leave-dialog').open && document.activeElement.id === 'leave-cancel'", "the leave question, Stay focused")
+        shot("bob", "14g-leave-question")
+        bob.click("#leave-confirm")
+        bob.wait_for("!state.conversations.some(c => c.name === 'lab night')", "bob out of 'lab night'")
+        alice.wait_for(f"state.conversations.some(c => c.name === 'lab night' && !c.members.includes({js(bob_id)}))", "alice seeing bob leave", timeout=30)
+        alice.click(f"#people button[data-person={js(bob_id)}]")
+        alice.wait_for("document.getElementById('chat-title').textContent === 'alice & bob'", "a new conversation named after the two")
+        bob.wait_for("state.conversations.some(c => c.name === 'alice & bob')", "the new conversation on bob's page", timeout=30)
+
+        step("leaving a room is asked first and can be undone")
+        click_until(bob, "#rooms button[data-chat='" + bob.evaluate("state.rooms.find((r) => r.name === 'ops').partition") + "']",
+                    "document.getElementById('chat-title').textContent === '#ops'", "#ops open on bob's page")
+        bob.click("#leave-chat")
+        bob.wait_for("document.getElementById('leave-dialog').open", "the leave question")
+        bob.click("#leave-cancel")
+        bob.wait_for("!document.getElementById('leave-dialog').open && state.rooms.some(r => r.name === 'ops')", "Stay keeps the room")
+        bob.click("#leave-chat")
+        bob.click("#leave-confirm")
+        bob.wait_for("!state.rooms.some(r => r.name === 'ops') && !document.getElementById('undo-toast').hidden && document.activeElement.id === 'undo-button'",
+                     "out of #ops, with Undo focused")
+        shot("bob", "14h-undo-leave")
+        bob.press("Enter")
+        bob.wait_for("document.getElementById('chat-title').textContent === '#ops' && document.getElementById('undo-toast').hidden", "back in #ops")
+        bob.wait_for("[...document.querySelectorAll('#messages .text')].some(e => e.textContent === 'ops is open')", "its messages still there")
+
+        step("focus rings, control edges and presence read without colour alone, in light and dark")
+        click_until(alice, lobby_button, "document.querySelector('#messages li.message [data-action=react]') !== null", "#lobby's messages on alice's page")
+        contrast = r"""(() => {
+            const rgb = (text) => (text.match(/[\d.]+/g) || []).slice(0, 4).map(Number);
+            const lum = ([r, g, b]) => [r, g, b].map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
+                .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
+            const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+            const behind = (node) => { for (let n = node.parentElement; n; n = n.parentElement) {
+                const c = rgb(getComputedStyle(n).backgroundColor); if (c.length === 3 || c[3] > 0) return c; } return [255, 255, 255]; };
+            const hex = (name) => { const h = getComputedStyle(document.documentElement).getPropertyValue(name).trim().slice(1);
+                return [0, 2, 4].map((i) => parseInt(h.slice(i, i + 2), 16)); };
+            const low = [];
+            // Every control's edge and the focus ring against what is behind the control.
+            for (const selector of ["#composer-text", "#join-name", "#browse-rooms", "#leave-chat", "#mute-chat", "#messages li.message [data-action=react]"]) {
+                const node = document.querySelector(selector);
+                const edge = ratio(rgb(getComputedStyle(node).borderTopColor), behind(node));
+                if (edge < 3) low.push(`${selector} edge ${edge.toFixed(2)}`);
+                const ring = ratio(hex("--focus"), behind(node));
+                if (ring < 3) low.push(`${selector} focus ring ${ring.toFixed(2)}`);
+            }
+            // The ring as drawn: a text box always shows it when focused.
+            const box = document.getElementById("composer-text");
+            box.focus();
+            const drawn = getComputedStyle(box);
+            if (drawn.outlineStyle === "none" || ratio(rgb(drawn.outlineColor), behind(box)) < 3) low.push(`the drawn ring ${drawn.outlineColor}`);
+            box.blur();
+            return low.join("; ") || "ok";
+        })()"""
+        for scheme in ("light", "dark"):
+            alice.color_scheme(scheme)
+            found = alice.evaluate(contrast)
+            if found != "ok":
+                raise RuntimeError(f"contrast under 3:1 in {scheme} mode: {found}")
+        alice.color_scheme("light")
+        alice.wait_for(f"(() => {{ const dot = document.querySelector('#people button[data-person=\"{bob_id}\"] .dot');"
+                       " return dot.getAttribute('aria-label') === 'online' && dot.title === 'online'"
+                       " && getComputedStyle(dot).backgroundColor !== 'rgba(0, 0, 0, 0)'; })()", "bob's presence said in words, drawn as a filled dot")
+
         step("alice pairs a new device from her page: the code and its QR code, then the device in her list")
         alice.click("#profile-button")
         alice.wait_for("document.getElementById('profile-dialog').open", "the profile dialog")
@@ -421,7 +558,8 @@ def main():
 
         step("the page at phone width")
         bob.resize(390, 800, mobile=True)
-        bob.press_letter("t", ALT)
+        if bob.evaluate("document.getElementById('messages-panel').hidden"):
+            bob.press_letter("t", ALT)
         bob.wait_for("!document.getElementById('messages-panel').hidden", "the messages")
         bob.wait_for("getComputedStyle(document.getElementById('menu-toggle')).display !== 'none'", "the menu button at phone width")
         shot("bob", "11-phone-width")
