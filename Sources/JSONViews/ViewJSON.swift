@@ -41,7 +41,9 @@ public enum ViewJSON {
 
     /// One room of `rooms`: `private` is true for a room protected by a passphrase; the policy
     /// fields (`roomPolicy`) for a public room.
-    public static func room(name: RoomName, id: PartitionID, unread: Int, isPrivate: Bool = false, policy: RoomPolicyView? = nil, muted: Bool = false)
+    public static func room(
+        name: RoomName, id: PartitionID, unread: Int, isPrivate: Bool = false, policy: RoomPolicyView? = nil, muted: Bool = false
+    )
         -> JSON
     {
         var fields: [String: JSON] = [
@@ -50,6 +52,11 @@ public enum ViewJSON {
         ]
         fields.merge(roomPolicy(policy)) { $1 }
         return .object(fields)
+    }
+
+    /// A joined room as `rooms --json` and `GET /api/rooms` list it.
+    public static func room(_ room: ReplicaStore.JoinedRoom) -> JSON {
+        Self.room(name: room.name, id: room.id, unread: room.unread, isPrivate: room.isPrivate, policy: room.policy, muted: room.muted)
     }
 
     /// A room's policy fields: `topic` (empty when none), `retention` (`all`, `30d`, `500m`),

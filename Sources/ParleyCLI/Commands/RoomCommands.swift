@@ -231,8 +231,7 @@ struct RoomsCommand: Command {
         let store = try context.store()
         let rooms = try context.storeCall { try store.joinedRooms(reader: me) }
         if arguments[Self.json] {
-            context.output.json(
-                rooms.map { ViewJSON.room(name: $0.name, id: $0.id, unread: $0.unread, isPrivate: $0.isPrivate, policy: $0.policy, muted: $0.muted) })
+            context.output.json(rooms.map(ViewJSON.room))
             return 0
         }
         guard !rooms.isEmpty else {

@@ -12,7 +12,7 @@ extension API {
     static func rooms(_ call: Call) async throws -> HTTPReply {
         let me = call.access.me
         let rooms = try await call.access.read { try $0.joinedRooms(reader: me) }
-        return json(.array(rooms.map { ViewJSON.room(name: $0.name, id: $0.id, unread: $0.unread, isPrivate: $0.isPrivate, policy: $0.policy, muted: $0.muted) }))
+        return json(.array(rooms.map(ViewJSON.room)))
     }
 
     /// The room directory (`parley rooms --all`): the node's joined rooms and its linked peers' lists.
