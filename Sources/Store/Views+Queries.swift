@@ -43,6 +43,14 @@ public struct ProfileView: Hashable, Sendable {
 }
 
 extension Views {
+    /// Where a page of history lies: the newest messages, those before a message (the next page
+    /// back), or those after one (the next page forward, or what arrived since a message).
+    public enum HistoryAnchor: Sendable, Equatable {
+        case newest
+        case before(OpID)
+        case after(OpID)
+    }
+
     /// Messages of a partition in display order `(hlc, author, seq)`; the newest `limit` if given,
     /// and with `before`, only those that come before that message (a page of older history;
     /// `StoreError.notFound` if it is not a message of the partition). In a conversation, only
@@ -51,21 +59,39 @@ extension Views {
     /// A private room's history runs over its epochs (`privateRoomChain`): every readable epoch's
     /// messages, merged in display order, so a passphrase change does not cut the room short.
     public func history(_ partition: PartitionID, limit: Int? = nil, before: OpID? = nil) throws -> [MessageView] {
+        try history(partition, limit: limit, from: before.map(HistoryAnchor.before) ?? .newest)
+    }
+
+    /// The first `limit` messages after `after` in display order (all of them without `limit`),
+    /// oldest first: a page forward, or what came since the newest message a reader holds.
+    /// `StoreError.notFound` if `after` is not a message of the partition.
+    public func history(_ partition: PartitionID, limit: Int? = nil, after: OpID) throws -> [MessageView] {
+        try history(partition, limit: limit, from: .after(after))
+    }
+
+    /// A page of history at `anchor`, oldest first: with `.newest` and `.before` the last `limit`
+    /// messages that qualify, with `.after` the first `limit`.
+    public func history(_ partition: PartitionID, limit: Int?, from anchor: HistoryAnchor) throws -> [MessageView] {
         let chain = try privateRoomChain(partition)
         guard chain.count < 2 else {
-            var merged = try chain.flatMap { try epochHistory($0, limit: nil, before: nil) }
+            var merged = try chain.flatMap { try epochHistory($0, limit: nil, from: .newest) }
             merged.sort { a, b in
                 if a.hlc != b.hlc { return a.hlc < b.hlc }
                 if a.author != b.author { return a.author.publicKey.lexicographicallyPrecedes(b.author.publicKey) }
                 return a.seq < b.seq
             }
-            if let before {
-                guard let index = merged.firstIndex(where: { $0.id == before }) else { throw StoreError.notFound("no message \(before.text) in this room") }
-                merged = Array(merged[..<index])
+            switch anchor {
+            case .newest:
+                return limit.map { Array(merged.suffix($0)) } ?? merged
+            case .before(let id):
+                guard let index = merged.firstIndex(where: { $0.id == id }) else { throw StoreError.notFound("no message \(id.text) in this room") }
+                return limit.map { Array(merged[..<index].suffix($0)) } ?? Array(merged[..<index])
+            case .after(let id):
+                guard let index = merged.firstIndex(where: { $0.id == id }) else { throw StoreError.notFound("no message \(id.text) in this room") }
+                return limit.map { Array(merged[(index + 1)...].prefix($0)) } ?? Array(merged[(index + 1)...])
             }
-            return limit.map { Array(merged.suffix($0)) } ?? merged
         }
-        return try epochHistory(partition, limit: limit, before: before)
+        return try epochHistory(partition, limit: limit, from: anchor)
     }
 
     /// The epochs of a private room up to `partition`, oldest first: each earlier one is the
@@ -84,39 +110,41 @@ extension Views {
         return chain
     }
 
-    private func epochHistory(_ partition: PartitionID, limit: Int?, before: OpID?) throws -> [MessageView] {
+    private func epochHistory(_ partition: PartitionID, limit: Int?, from anchor: HistoryAnchor) throws -> [MessageView] {
         guard let record = try log.partition(partition) else { throw StoreError.unknownPartition(partition) }
-        // The order's key of `before` (or past the end), compared as a row value; its HLC alone
-        // lets SQLite start walking `messages_in_order` back from it.
-        var end: (hlc: Int64, key: [UInt8], seq: Int64) = (.max, [UInt8](repeating: 0xFF, count: 33), .max)
-        if let before {
-            guard let row = try messageRow(before), row.pid == record.pid,
-                let found = try database.cachedStatement("SELECT m.hlc, a.key, m.seq FROM messages m JOIN authors a ON a.aid = m.aid WHERE m.oid = ?")
-                    .firstRow(.integer(row.oid), map: { ($0.int64(0), $0.blob(1), $0.int64(2)) })
-            else { throw StoreError.notFound("no message \(before.text) in this \(record.descriptor.kind == .room ? "room" : "conversation")") }
-            end = found
+        // The page lies strictly between two keys of the order `(hlc, author key, seq)`, compared
+        // as row values; their HLCs alone let SQLite walk `messages_in_order` from either end.
+        // An empty key sorts before every author's, so `(start, [], min)` admits all of `start`.
+        var lower: OrderKey = (0, [], .min)
+        var upper: OrderKey = (.max, [UInt8](repeating: 0xFF, count: 33), .max)
+        switch anchor {
+        case .newest: break
+        case .before(let id): upper = try orderKey(of: id, in: record)
+        case .after(let id): lower = try orderKey(of: id, in: record)
         }
         // A room whose policy gives new joiners no history shows this node's user only what was
         // written after they joined. Hidden, not secret: the ops are
         // stored, and anyone may fetch them (docs/ARCHITECTURE.md, *Room policies*).
-        var start: Int64 = 0
         if case .room = record.descriptor, let policy = try roomPolicy(pid: record.pid), !policy.policy.historyForNewJoiners,
             let joinedAt = try log.joinedAt(partition)
         {
-            start = Int64(bitPattern: HLC(wallMillis: joinedAt, counter: 0).raw)
+            let start = Int64(bitPattern: HLC(wallMillis: joinedAt, counter: 0).raw)
+            if start > lower.hlc { lower = (start, [], .min) }
         }
+        // Walked from the anchor's side: back from the upper key, or forward from the lower one.
+        let direction = if case .after = anchor { "ASC" } else { "DESC" }
         let statement = try database.prepare(
             """
             SELECT * FROM (
                 SELECT \(Self.messageColumns)
                 FROM messages m JOIN authors a ON a.aid = m.aid \(Self.personJoins)
-                WHERE m.pid = ? AND m.hlc <= ? AND m.hlc >= ? AND (m.hlc, a.key, m.seq) < (?, ?, ?)
-                ORDER BY m.hlc DESC, a.key DESC, m.seq DESC LIMIT ?
+                WHERE m.pid = ? AND m.hlc >= ? AND m.hlc <= ? AND (m.hlc, a.key, m.seq) > (?, ?, ?) AND (m.hlc, a.key, m.seq) < (?, ?, ?)
+                ORDER BY m.hlc \(direction), a.key \(direction), m.seq \(direction) LIMIT ?
             ) ORDER BY hlc, key, seq
             """)
         var messages = try statement.rows(
-            .integer(record.pid), .integer(end.hlc), .integer(start), .integer(end.hlc), .blob(end.key), .integer(end.seq),
-            .integer(Int64(limit ?? Int(Int64.max))),
+            .integer(record.pid), .integer(lower.hlc), .integer(upper.hlc), .integer(lower.hlc), .blob(lower.key), .integer(lower.seq),
+            .integer(upper.hlc), .blob(upper.key), .integer(upper.seq), .integer(Int64(limit ?? Int(Int64.max))),
             map: Self.messageView)
         if messages.count <= Self.reactionsReadPerMessage {
             // A page of a long room: its messages' own reactions, not every one the room holds.
@@ -135,6 +163,17 @@ extension Views {
         }
         try addReadBy(to: &messages, record: record, partition: partition)
         return messages
+    }
+
+    /// A message's key in the display order; `StoreError.notFound` unless it is a message of
+    /// `record`'s partition.
+    private typealias OrderKey = (hlc: Int64, key: [UInt8], seq: Int64)
+    private func orderKey(of id: OpID, in record: PartitionRecord) throws -> OrderKey {
+        guard let row = try messageRow(id), row.pid == record.pid,
+            let found = try database.cachedStatement("SELECT m.hlc, a.key, m.seq FROM messages m JOIN authors a ON a.aid = m.aid WHERE m.oid = ?")
+                .firstRow(.integer(row.oid), map: { ($0.int64(0), $0.blob(1), $0.int64(2)) })
+        else { throw StoreError.notFound("no message \(id.text) in this \(record.descriptor.kind == .room ? "room" : "conversation")") }
+        return found
     }
 
     /// The columns `messageView` reads, in its order (`m`: messages, `a`: authors, `p`: profiles,

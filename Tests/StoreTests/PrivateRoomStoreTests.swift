@@ -87,6 +87,11 @@ import Wire
         #expect(try b.privateRoom(named: name)?.id == old.descriptor.id)
         #expect(try d.views.history(new.descriptor.id).map(\.text) == ["before", Views.passphraseChangedText, "after"])
         #expect(try d.privateRoomChain(new.descriptor.id) == [old.descriptor.id, new.descriptor.id])
+        // Pages forward and back cross the epochs as the whole history does.
+        let chained = try d.views.history(new.descriptor.id)
+        #expect(try d.views.history(new.descriptor.id, limit: 1, after: chained[0].id).map(\.text) == [Views.passphraseChangedText])
+        #expect(try d.views.history(new.descriptor.id, after: chained[0].id).map(\.text) == [Views.passphraseChangedText, "after"])
+        #expect(try d.views.history(new.descriptor.id, limit: 1, before: chained[2].id).map(\.text) == [Views.passphraseChangedText])
         // d reads the old epoch but cannot write there: the old room key stayed with the old passphrase.
         #expect(try d.privateRoom(named: name)?.id == new.descriptor.id)
         #expect(throws: StoreError.self) { try d.author(post("into the old epoch"), in: old.descriptor.id, by: carol, nowMillis: now + 4) }

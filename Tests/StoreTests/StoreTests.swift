@@ -197,9 +197,10 @@ import Wire
         #expect(lookupSteps < roomSize / 4 && editSteps < roomSize / 4, "steps: the lookup \(lookupSteps), the edit \(editSteps)")
     }
 
-    /// Pages of history walk back through the whole of it in display order, ties of HLC broken by
-    /// author and seq as in one read; `before` must be a message of the partition.
-    @Test func historyPages_walkBackThroughTheWholeHistory_inItsOrder() throws {
+    /// Pages of history walk back (and forward) through the whole of it in display order, ties of
+    /// HLC broken by author and seq as in one read; `before` and `after` must be messages of the
+    /// partition.
+    @Test func historyPages_walkBackAndForwardThroughTheWholeHistory_inItsOrder() throws {
         let store = try Fixtures.store(partitions: [lobby])
         let authors = (2..<5).map { Fixtures.identity(UInt8($0)) }
         var factory = OpFactory()
@@ -221,7 +222,17 @@ import Wire
             before = oldest.id
         }
         #expect(walked.map(\.id) == whole.map(\.id))
+        // And forward from the first, page by page with `after`.
+        var forward = [whole[0]]
+        while let newest = forward.last {
+            let page = try store.views.history(lobby.id, limit: 5, after: newest.id)
+            forward += page
+            if page.count < 5 { break }
+        }
+        #expect(forward.map(\.id) == whole.map(\.id))
+        #expect(try store.views.history(lobby.id, after: whole[30].id).map(\.id) == whole[31...].map(\.id))
         #expect(throws: StoreError.self) { try store.views.history(lobby.id, limit: 5, before: OpID(Bytes32(w0: 1, w1: 2, w2: 3, w3: 4))) }
+        #expect(throws: StoreError.self) { try store.views.history(lobby.id, limit: 5, after: OpID(Bytes32(w0: 1, w1: 2, w2: 3, w3: 4))) }
         let elsewhere = PartitionDescriptor.room(RoomName("#elsewhere")!)
         try store.log.ensurePartition(elsewhere, joined: true)
         #expect(throws: StoreError.self) { try store.views.history(elsewhere.id, limit: 5, before: whole[0].id) }

@@ -171,6 +171,20 @@ final class APIClient: Sendable {
         #expect(older.suffix(history.count - 1).compactMap { $0["id"] as? String } == history.dropLast().compactMap { $0["id"] as? String })
         try api.call("GET", "/api/partitions/{partition}/messages", ["partition": lobby], query: "?before=nonsense", expect: 400)
         try api.call("GET", "/api/partitions/{partition}/messages", ["partition": lobby], query: "?before=\(missing)", expect: 404)
+        // Newer ones page by page after the newest shown, the oldest first; none after the newest.
+        let oldestID = try #require(history.first?["id"] as? String)
+        let newer =
+            try api.call(
+                "GET", "/api/partitions/{partition}/messages", ["partition": lobby], query: "?limit=1&after=\(oldestID)", expect: 200
+            ).array ?? []
+        #expect(newer.compactMap { $0["id"] as? String } == history.dropFirst().prefix(1).compactMap { $0["id"] as? String })
+        let none = try api.call("GET", "/api/partitions/{partition}/messages", ["partition": lobby], query: "?after=\(newestID)", expect: 200)
+        #expect(none.array?.isEmpty == true)
+        try api.call("GET", "/api/partitions/{partition}/messages", ["partition": lobby], query: "?after=\(missing)", expect: 404)
+        let both = try api.call(
+            "GET", "/api/partitions/{partition}/messages", ["partition": lobby], query: "?before=\(newestID)&after=\(oldestID)", expect: 400)
+        #expect(both.errorMessage?.contains("not both") == true, "\(both.errorMessage ?? "")")
+        try api.call("GET", "/api/partitions/{partition}/messages", ["partition": lobby], query: "?before=\(newestID)&after=\(missing)", expect: 404)
         try api.call("GET", "/api/partitions/{partition}/messages", ["partition": "bad/name"], expect: 404)
 
         let attachment = try api.call(

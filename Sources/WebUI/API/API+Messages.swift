@@ -10,7 +10,7 @@ extension API {
 
     /// The most messages one answer holds, and how many come without `limit`: an answer's size
     /// and time are bounded like every other (a whole room of 100,000 took 4 s to read). Older
-    /// messages come page by page with `before`.
+    /// messages come page by page with `before`, newer ones with `after`.
     static let historyPage = 1_000
 
     static func history(_ call: Call) async throws -> HTTPReply {
@@ -24,9 +24,18 @@ extension API {
             limit = value
         }
         let before = try call.request.query["before"].map { try opID($0, what: "message") }
+        let after = try call.request.query["after"].map { try opID($0, what: "message") }
+        let anchor: Views.HistoryAnchor = before.map { .before($0) } ?? after.map { .after($0) } ?? .newest
         let newest = limit
-        // A `before` that is not a message here is `StoreError.notFound`: a 404 (`API.webError`).
-        let messages = try await call.access.read { try $0.views.history(partition, limit: newest, before: before) }
+        // An id that is not a message here is `StoreError.notFound`: a 404 (`API.webError`), also
+        // when both are given, which is refused after.
+        let messages = try await call.access.read { store in
+            if let after, before != nil { _ = try store.views.history(partition, limit: 0, after: after) }
+            return try store.views.history(partition, limit: newest, from: anchor)
+        }
+        if before != nil, after != nil {
+            throw WebError.badRequest("give before=ID (a page back) or after=ID (a page forward), not both")
+        }
         return json(.array(messages.map(ViewJSON.message)))
     }
 

@@ -49,10 +49,15 @@ extension Route {
             method: "GET", path: "/api/partitions/{partition}/messages", summary: "A room's or conversation's messages, oldest first",
             query: [
                 QueryParameter(
-                    name: "limit", description: "the newest N (default \(API.historyPage))",
+                    name: "limit", description: "the newest N, or with after the first N after it (default \(API.historyPage))",
                     schema: RequestSchema.integer("how many", minimum: 1, maximum: API.historyPage)),
                 QueryParameter(
                     name: "before", description: "only the messages before this one (the next page back: the oldest id of the last answer)",
+                    schema: RequestSchema.id("a message id")),
+                QueryParameter(
+                    name: "after",
+                    description:
+                        "only the messages after this one, the oldest first (the next page forward: the newest id of the last answer); not with before",
                     schema: RequestSchema.id("a message id")),
             ], success: 200, response: .list(Schema.message), handle: API.history),
         Route(

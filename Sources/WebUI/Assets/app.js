@@ -9,9 +9,11 @@ const state = {
   people: [],
   current: null,        // { id, kind: "room" | "conversation", name }
   view: "messages",
-  messages: [],
-  older: 0,             // messages asked for before the newest page ("Show older messages")
-  hasOlder: false,      // whether the room holds messages before those shown
+  messages: [],         // the window: a run of at most WINDOW consecutive messages of the chat, oldest first
+  hasOlder: false,      // whether the chat holds messages before the window
+  hasNewer: false,      // whether it holds messages after it (the window does not reach the newest)
+  newestKnown: null,    // the id of the newest message this page has heard of, in the window or not
+  othersSinceOpen: 0,   // others' messages that arrived since the chat was opened (for the first unread)
   tasks: [],
   pending: [],          // files to send: { name, mime, data, thumb? }
   location: null,
@@ -230,9 +232,9 @@ async function openChat(id) {
   if (!chat) return;
   state.current = chat;
   state.editing = null;
-  state.older = 0;
   state.unreadFrom = null;
   state.unreadAtOpen = chat.unread;
+  state.othersSinceOpen = 0;
   state.newBelow = 0;
   state.typing.clear();
   localStorage.setItem("parley.chat", id);
@@ -246,30 +248,13 @@ async function openChat(id) {
   await refreshCurrent(true);
 }
 
-// `scroll`: to the newest message (a chat just opened). `announceNew`: tell a screen reader
-// about messages from others that were not shown before (not for older ones asked for).
-async function refreshCurrent(scroll, announceNew = true) {
+// `scroll`: show the newest messages and go there (a chat just opened, a message sent).
+// Otherwise apply what changed to what is shown (`applyChanges`).
+async function refreshCurrent(scroll) {
   if (!state.current) return;
   const id = state.current.id;
   if (state.view === "messages") {
-    const list = $("messages");
-    const nearBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 80;
-    const messages = await loadMessages(id);
-    if (!state.current || state.current.id !== id) return;
-    const known = new Set(state.messages.map((m) => m.id));
-    const fresh = state.messages.length && !scroll && announceNew ? messages.filter((m) => !known.has(m.id) && state.me && m.author !== state.me.id) : [];
-    state.messages = messages;
-    if (scroll) placeUnreadLine();
-    if (fresh.length) announce(fresh.map((m) => `${personLabel(m.author, m.nick)}: ${m.text}`).join(". "));
-    renderMessages();
-    if (scroll || nearBottom) {
-      list.scrollTop = list.scrollHeight;
-    } else if (fresh.length) {
-      state.newBelow += fresh.length;  // the reader is further up: say what came, do not move the view
-    }
-    showNewBelow();
-    // Read is what was seen: messages that arrive while the view is scrolled up stay unread.
-    if (scroll || nearBottom) await markRead(id);
+    await inWindowQueue(() => scroll ? showNewest(id) : applyChanges(id));
   } else {
     state.tasks = await api("GET", `/api/partitions/${id}/tasks`);
     renderTasks();
@@ -280,16 +265,28 @@ async function refreshCurrent(scroll, announceNew = true) {
 // ---------- messages ----------
 
 // The "New messages" line goes before the first of the others' messages that were unread when
-// the chat was opened, and stays there until another chat is opened.
+// the chat was opened, and stays there until another chat is opened. It is found by counting
+// them back from the newest: in the window when it reaches that far, else page by page
+// (`jumpToFirstUnread`).
 function placeUnreadLine() {
-  let left = state.unreadAtOpen || 0;
-  state.unreadFrom = null;
-  for (let index = state.messages.length - 1; index >= 0 && left > 0; index--) {
-    const message = state.messages[index];
-    if (state.me && message.author === state.me.id) continue;
+  state.unreadFrom = firstUnreadIn(state.messages, unreadToFind()).found;
+}
+
+// How many of the others' messages, counted back from the newest, reach the first unread one.
+function unreadToFind() {
+  return state.unreadAtOpen > 0 ? state.unreadAtOpen + state.othersSinceOpen : 0;
+}
+
+// Counts `left` of the others' messages back from the end of `messages`: the index and id of
+// the one where the count ends, or how many are still to count before them.
+function firstUnreadIn(messages, left) {
+  for (let index = messages.length - 1; index >= 0 && left > 0; index--) {
+    const message = messages[index];
+    if (message.deleted || (state.me && message.author === state.me.id)) continue;
     left--;
-    if (left === 0) state.unreadFrom = message.id;
+    if (left === 0) return { found: message.id, index, left };
   }
+  return { found: null, index: -1, left };
 }
 
 function unreadLine() {
@@ -297,11 +294,18 @@ function unreadLine() {
   return unreadLine.node;
 }
 
+// "↓ N new" counts what came while the view was scrolled up; far up in a long chat (the window
+// does not reach the newest) it says "↓ Newest". Either way it goes to the newest.
 function showNewBelow() {
   const pill = $("new-below");
-  pill.hidden = state.newBelow === 0;
-  pill.textContent = `↓ ${state.newBelow} new`;
-  pill.setAttribute("aria-label", `${state.newBelow} new message${state.newBelow === 1 ? "" : "s"} below; go to the newest`);
+  pill.hidden = state.newBelow === 0 && !state.hasNewer;
+  pill.textContent = state.newBelow > 0 ? `↓ ${state.newBelow} new` : "↓ Newest";
+  pill.setAttribute("aria-label", state.newBelow > 0
+    ? `${state.newBelow} new message${state.newBelow === 1 ? "" : "s"} below; go to the newest`
+    : "go to the newest message");
+  // "↑ First unread" while the first unread message is not in the window.
+  const inWindow = state.unreadFrom && state.messages.some((m) => m.id === state.unreadFrom);
+  $("first-unread").hidden = !(state.unreadAtOpen > 0) || Boolean(inWindow);
 }
 
 async function markRead(id) {
@@ -311,35 +315,257 @@ async function markRead(id) {
   }
 }
 
-// Back at the bottom: the new ones are seen.
+// Back at the bottom of the chat: the new ones are seen.
 function reachedBottom() {
+  if (state.hasNewer) return;
   if (state.newBelow === 0 && !(state.current && (chats().find((c) => c.id === state.current.id) || {}).unread > 0)) return;
   state.newBelow = 0;
   showNewBelow();
   if (state.current) markRead(state.current.id).then(() => loadSidebar()).catch(() => {});
 }
 
-const PAGE = 200;          // the newest messages shown; "Show older messages" adds as many again
-const MOST_OLDER = 1000;   // older messages the page holds at most (the API's largest page)
+// The message list is a window on the chat: at most WINDOW consecutive messages are held and
+// drawn, whatever the chat's length. Scrolling near either edge loads a PAGE more there and
+// drops as many at the far end, with the message being read kept where it is on screen.
+const PAGE = 100;           // messages one load at an edge adds
+const WINDOW = 300;         // messages held at most; a chat opens with its newest WINDOW
+const FOLLOWING = 200;      // messages kept while the view follows the newest (arrivals drop the oldest)
+const SEARCH_PAGE = 1000;   // the API's largest page, for counting back to the first unread
 
-// The newest page, and before it the older messages asked for, read again at every refresh so
-// that their edits and reactions show too.
-async function loadMessages(id) {
-  const newest = await api("GET", `/api/partitions/${id}/messages?limit=${PAGE}`);
-  let older = [];
-  if (state.older > 0 && newest.length === PAGE) {
-    older = await api("GET", `/api/partitions/${id}/messages?limit=${state.older}&before=${encodeURIComponent(newest[0].id)}`);
-  }
-  state.hasOlder = newest.length === PAGE && older.length === state.older;
-  return [...older, ...newest];
+// Window changes run one after another: a live update landing between a page's request and its
+// answer would otherwise splice the window twice.
+let windowQueue = Promise.resolve();
+function inWindowQueue(task) {
+  const run = windowQueue.then(task);
+  windowQueue = run.catch(() => {});
+  return run;
 }
 
-async function showOlder() {
+function messagesPath(id, query) {
+  return `/api/partitions/${id}/messages?${query}`;
+}
+
+// The newest messages, drawn with the view at the bottom; they are read.
+async function showNewest(id) {
+  const messages = await api("GET", messagesPath(id, `limit=${WINDOW}`));
+  if (!isCurrent(id)) return;
+  state.messages = messages;
+  state.hasOlder = messages.length === WINDOW;
+  state.hasNewer = false;
+  state.newestKnown = messages.length ? messages[messages.length - 1].id : null;
+  state.newBelow = 0;
+  if (state.unreadFrom === null) placeUnreadLine();
+  renderMessages();
   const list = $("messages");
-  const fromBottom = list.scrollHeight - list.scrollTop;
-  state.older = Math.min(MOST_OLDER, state.older + PAGE);
-  await refreshCurrent(false, false);
-  list.scrollTop = list.scrollHeight - fromBottom;  // the messages read stay where they were
+  list.dataset.following = "true";
+  list.scrollTop = list.scrollHeight;
+  showNewBelow();
+  await markRead(id);
+}
+
+function isCurrent(id) {
+  return state.current && state.current.id === id && state.view === "messages";
+}
+
+// The live path: what arrived after the newest message known is appended (when the window
+// reaches that far; else only counted), and the messages on screen are read again so that
+// their edits, deletions and reactions show. Two small reads, whatever the chat's length.
+async function applyChanges(id) {
+  const list = $("messages");
+  const following = list.dataset.following !== "false" && !state.hasNewer;
+  let arrived = [];
+  if (state.newestKnown) {
+    try {
+      arrived = await api("GET", messagesPath(id, `limit=${PAGE}&after=${encodeURIComponent(state.newestKnown)}`));
+    } catch (error) {
+      if (error.status !== 404) throw error;
+      return showNewest(id);  // the newest known is gone (the room's retention dropped it)
+    }
+  } else {
+    arrived = await api("GET", messagesPath(id, `limit=${PAGE}`));
+  }
+  if (!isCurrent(id)) return;
+  if (arrived.length === PAGE) scheduleRefresh([id]);  // more than a page came: the rest next time
+  const others = arrived.filter((m) => !(state.me && m.author === state.me.id));
+  state.othersSinceOpen += others.length;
+  if (arrived.length) state.newestKnown = arrived[arrived.length - 1].id;
+  if (others.length) announce(others.map((m) => `${personLabel(m.author, m.nick)}: ${m.text}`).join(". "));
+  if (!following) state.newBelow += others.length;  // the reader is further up: say what came, do not move the view
+
+  const changed = await readOnScreen(id);
+  if (!isCurrent(id)) return;
+  keepReadingPlace(() => {
+    if (changed) replaceMessages(changed);
+    if (!state.hasNewer) state.messages.push(...arrived);
+    trimWindow(following ? FOLLOWING : WINDOW);
+    renderMessages();
+  });
+  if (following) list.scrollTop = list.scrollHeight;
+  showNewBelow();
+  // Read is what was seen: messages that arrive while the view is scrolled up stay unread.
+  if (following) await markRead(id);
+}
+
+// The messages on screen as the node has them now (null when nothing is drawn): the run from
+// the first to the last visible one, asked for from its neighbour in the window.
+async function readOnScreen(id) {
+  const [first, last] = visibleRange();
+  if (first < 0) return null;
+  const count = last - first + 1;
+  let query;
+  if (first > 0) query = `limit=${count}&after=${encodeURIComponent(state.messages[first - 1].id)}`;
+  else if (last < state.messages.length - 1) query = `limit=${count}&before=${encodeURIComponent(state.messages[last + 1].id)}`;
+  else if (!state.hasNewer) query = `limit=${count}`;  // the whole window is on screen, up to the newest
+  else return null;
+  try {
+    return await api("GET", messagesPath(id, query));
+  } catch (error) {
+    if (error.status === 404) return null;  // its neighbour is gone: the next read has another
+    throw error;
+  }
+}
+
+// The indices in the window of the first and last message drawn on screen ([-1, -1]: none).
+function visibleRange() {
+  const list = $("messages");
+  const nodes = renderMessages.nodes;
+  if (!nodes || list.clientHeight === 0) return [-1, -1];
+  const top = list.getBoundingClientRect().top, bottom = top + list.clientHeight;
+  let first = -1, last = -1;
+  state.messages.forEach((message, index) => {
+    const entry = nodes.get(message.id);
+    if (!entry) return;
+    const box = entry.node.getBoundingClientRect();
+    if (box.bottom < top || box.top > bottom) return;
+    if (first < 0) first = index;
+    last = index;
+  });
+  return [first, last];
+}
+
+// Puts fresh copies of messages in the window where their ids are (never adds any).
+function replaceMessages(fresh) {
+  const byId = new Map(fresh.map((m) => [m.id, m]));
+  state.messages = state.messages.map((m) => byId.get(m.id) || m);
+}
+
+// Drops messages from the end farther from what is on screen until at most `most` are held.
+function trimWindow(most) {
+  const excess = state.messages.length - most;
+  if (excess <= 0) return;
+  const [first] = visibleRange();
+  const readingNearTop = first >= 0 && first < state.messages.length / 2;
+  if (readingNearTop) {
+    state.messages.splice(state.messages.length - excess, excess);
+    state.hasNewer = true;
+  } else {
+    state.messages.splice(0, excess);
+    state.hasOlder = true;
+  }
+}
+
+// Runs `change` (which redraws the list) and scrolls so that the first message on screen stays
+// where it was: what the reader is looking at does not move when pages come or go around it.
+function keepReadingPlace(change) {
+  const list = $("messages");
+  const [first] = visibleRange();
+  const anchor = first >= 0 ? renderMessages.nodes.get(state.messages[first].id) : null;
+  const offset = anchor ? anchor.node.getBoundingClientRect().top : 0;
+  change();
+  if (anchor && anchor.node.isConnected) list.scrollTop += anchor.node.getBoundingClientRect().top - offset;
+}
+
+async function loadOlder() {
+  if (!state.hasOlder || !state.messages.length || !state.current) return;
+  const id = state.current.id;
+  const page = await api("GET", messagesPath(id, `limit=${PAGE}&before=${encodeURIComponent(state.messages[0].id)}`));
+  if (!isCurrent(id)) return;
+  keepReadingPlace(() => {
+    state.messages.unshift(...page);
+    state.hasOlder = page.length === PAGE;
+    trimWindow(WINDOW);
+    renderMessages();
+  });
+  showNewBelow();
+}
+
+async function loadNewer() {
+  if (!state.hasNewer || !state.messages.length || !state.current) return;
+  const id = state.current.id;
+  const page = await api("GET", messagesPath(id, `limit=${PAGE}&after=${encodeURIComponent(state.messages[state.messages.length - 1].id)}`));
+  if (!isCurrent(id)) return;
+  keepReadingPlace(() => {
+    state.messages.push(...page);
+    state.hasNewer = page.length === PAGE;
+    if (!state.hasNewer) state.newestKnown = page.length ? page[page.length - 1].id : state.messages[state.messages.length - 1].id;
+    trimWindow(WINDOW);
+    renderMessages();
+  });
+  showNewBelow();
+}
+
+// Near an edge of the window, the next page there; once the scrolling settles, the messages
+// on screen are read again (a message far from the newest may have changed since it was loaded).
+// Only the reader's own scrolling (wheel, touch, keys, the scroll bar) loads pages: a scroll the
+// page makes itself (to the newest, keeping the reading place) or a script's pulls nothing in.
+function onMessagesScrolled() {
+  const list = $("messages");
+  const fromBottom = list.scrollHeight - list.scrollTop - list.clientHeight;
+  const byReader = performance.now() - lastReaderInput < 1000;
+  if (byReader && list.scrollTop < list.clientHeight && state.hasOlder) loadAtEdge(loadOlder);
+  else if (byReader && fromBottom < list.clientHeight && state.hasNewer) loadAtEdge(loadNewer);
+  clearTimeout(onMessagesScrolled.settle);
+  onMessagesScrolled.settle = setTimeout(() => refreshCurrent(false).catch(() => {}), 300);
+}
+
+let lastReaderInput = 0;
+function noteReaderInput() { lastReaderInput = performance.now(); }
+
+// One load at an edge at a time; another scroll event meanwhile asks for nothing more.
+function loadAtEdge(load) {
+  if (loadAtEdge.busy) return;
+  loadAtEdge.busy = true;
+  inWindowQueue(load).catch(showError).finally(() => {
+    loadAtEdge.busy = false;
+    onMessagesScrolled();  // still near the edge (a fast scroll): the next page
+  });
+}
+
+// The window around the first unread message, with the view on the "New messages" line. The
+// line is found by counting the others' messages back from the newest, a large page at a time.
+async function jumpToFirstUnread() {
+  const id = state.current && state.current.id;
+  if (!id) return;
+  const line = () => {
+    const node = unreadLine();
+    if (node.isConnected) node.scrollIntoView({ block: "start" });
+    showNewBelow();
+  };
+  if (state.messages.some((m) => m.id === state.unreadFrom)) return line();
+  let left = unreadToFind();
+  let query = `limit=${SEARCH_PAGE}`;
+  let newestPage = true;
+  while (left > 0) {
+    const page = await api("GET", messagesPath(id, query));
+    if (!isCurrent(id)) return;
+    const found = firstUnreadIn(page, left);
+    left = found.left;
+    if (found.found) {
+      const start = Math.max(0, found.index - PAGE / 2);
+      const end = Math.min(page.length, start + WINDOW);
+      state.messages = page.slice(start, end);
+      state.hasOlder = start > 0 || page.length === SEARCH_PAGE;
+      state.hasNewer = end < page.length || !newestPage;
+      state.unreadFrom = found.found;
+      state.newBelow = 0;
+      $("messages").dataset.following = "false";
+      renderMessages();
+      return line();
+    }
+    if (page.length < SEARCH_PAGE) return;  // the chat's start: fewer unread than counted (some were deleted)
+    query = `limit=${SEARCH_PAGE}&before=${encodeURIComponent(page[0].id)}`;
+    newestPage = false;
+  }
 }
 
 function renderMessages() {
@@ -349,7 +575,7 @@ function renderMessages() {
     return;
   }
   const focused = focusKey();
-  const top = !state.hasOlder ? null : state.older < MOST_OLDER ? olderButton() : olderLimit();
+  const top = state.hasOlder ? olderButton() : null;
   // Each message's node is made again only when what it shows changed (its own fields, whether
   // it continues a run, the edit in progress, the names and pictures of the people); the others
   // stay as they are, so a refresh touches what changed and nothing else.
@@ -380,16 +606,11 @@ function keepFollowing() {
 }
 
 // "Show older messages", made once: a button redrawn between the press and the release of a
-// click would take no click.
+// click would take no click. Scrolling near the top loads them too; the button is for the keyboard.
 function olderButton() {
   olderButton.node ||= el("li", { class: "older" },
-    el("button", { type: "button", id: "show-older", onclick: () => showOlder().catch(showError), text: "Show older messages" }));
+    el("button", { type: "button", id: "show-older", onclick: () => inWindowQueue(loadOlder).catch(showError), text: "Show older messages" }));
   return olderButton.node;
-}
-
-function olderLimit() {
-  olderLimit.node ||= el("li", { class: "muted older", text: `The page shows the newest ${PAGE + MOST_OLDER}; older ones: parley history --limit N` });
-  return olderLimit.node;
 }
 
 // Makes `list`'s children exactly `wanted`, in order, moving or removing only what differs:
@@ -1475,14 +1696,18 @@ function wire() {
   $("messages").addEventListener("scroll", () => {
     const list = $("messages");
     const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 80;
-    list.dataset.following = String(atBottom);
+    list.dataset.following = String(atBottom && !state.hasNewer);
     if (atBottom) reachedBottom();
+    onMessagesScrolled();
   });
   $("new-below").addEventListener("click", () => {
     const list = $("messages");
-    list.scrollTop = list.scrollHeight;
+    if (state.hasNewer) refreshCurrent(true).catch(showError);  // the newest are not in the window
+    else list.scrollTop = list.scrollHeight;
     $("composer-text").focus();
   });
+  for (const type of ["wheel", "touchmove", "keydown", "pointerdown"]) $("messages").addEventListener(type, noteReaderInput, { passive: true });
+  $("first-unread").addEventListener("click", () => inWindowQueue(jumpToFirstUnread).catch(showError));
   $("attach-button").addEventListener("click", () => $("attach-input").click());
   $("attach-input").addEventListener("change", async () => { await addFiles([...$("attach-input").files]); $("attach-input").value = ""; });
   $("location-button").addEventListener("click", () => openDialog($("location-dialog"), $("location-lat")));
