@@ -372,7 +372,6 @@ function isCurrent(id) {
 // their edits, deletions and reactions show. Two small reads, whatever the chat's length.
 async function applyChanges(id) {
   const list = $("messages");
-  const following = list.dataset.following !== "false" && !state.hasNewer;
   let arrived = [];
   if (state.newestKnown) {
     try {
@@ -390,10 +389,13 @@ async function applyChanges(id) {
   state.othersSinceOpen += others.length;
   if (arrived.length) state.newestKnown = arrived[arrived.length - 1].id;
   if (others.length) announce(others.map((m) => `${personLabel(m.author, m.nick)}: ${m.text}`).join(". "));
-  if (!following) state.newBelow += others.length;  // the reader is further up: say what came, do not move the view
 
   const changed = await readOnScreen(id);
   if (!isCurrent(id)) return;
+  // Whether the view follows is asked only now: the reader may have scrolled up while the reads
+  // were on their way, and must not be taken back down.
+  const following = list.dataset.following !== "false" && !state.hasNewer;
+  if (!following) state.newBelow += others.length;  // the reader is further up: say what came, do not move the view
   keepReadingPlace(() => {
     if (changed) replaceMessages(changed);
     if (!state.hasNewer) state.messages.push(...arrived);
@@ -509,17 +511,26 @@ async function loadNewer() {
 // Only the reader's own scrolling (wheel, touch, keys, the scroll bar) loads pages: a scroll the
 // page makes itself (to the newest, keeping the reading place) or a script's pulls nothing in.
 function onMessagesScrolled() {
+  loadNearEdge();
+  clearTimeout(onMessagesScrolled.settle);
+  onMessagesScrolled.settle = setTimeout(() => refreshCurrent(false).catch(() => {}), 300);
+}
+
+function loadNearEdge() {
   const list = $("messages");
   const fromBottom = list.scrollHeight - list.scrollTop - list.clientHeight;
   const byReader = performance.now() - lastReaderInput < 1000;
   if (byReader && list.scrollTop < list.clientHeight && state.hasOlder) loadAtEdge(loadOlder);
   else if (byReader && fromBottom < list.clientHeight && state.hasNewer) loadAtEdge(loadNewer);
-  clearTimeout(onMessagesScrolled.settle);
-  onMessagesScrolled.settle = setTimeout(() => refreshCurrent(false).catch(() => {}), 300);
 }
 
+// The reader's own input also asks at the edges: a wheel turned at the very end of the window
+// scrolls nothing, so no scroll event would ask for the next page.
 let lastReaderInput = 0;
-function noteReaderInput() { lastReaderInput = performance.now(); }
+function noteReaderInput() {
+  lastReaderInput = performance.now();
+  loadNearEdge();
+}
 
 // One load at an edge at a time; another scroll event meanwhile asks for nothing more.
 function loadAtEdge(load) {
@@ -527,7 +538,7 @@ function loadAtEdge(load) {
   loadAtEdge.busy = true;
   inWindowQueue(load).catch(showError).finally(() => {
     loadAtEdge.busy = false;
-    onMessagesScrolled();  // still near the edge (a fast scroll): the next page
+    loadNearEdge();  // still near the edge (a fast scroll): the next page
   });
 }
 

@@ -138,9 +138,8 @@ def main():
         bob.wait_for(f"!{first}", "alice's first message out of bob's view")
         bob.evaluate("document.getElementById('messages').scrollTop = 0")
         shot("bob", "02a-show-older-messages")
-        # While the stream's refreshes still land, one may redraw the list between the press and
-        # the release of a click, which then clicks nothing (the page redraws the whole list:
-        # issue 35): click again, as a person would.
+        # While the stream's refreshes still land, one may move the button between the press and
+        # the release of a click, which then clicks nothing: click again, as a person would.
         click_until(bob, "#show-older", first, "alice's first message back on bob's page")
         bob.wait_for("document.getElementById('show-older') === null", "no more older messages to ask for on bob's page")
         bob.wait_for("[...document.querySelectorAll('#messages .text')].some(e => e.textContent === 'more 229')", "the newest still there")

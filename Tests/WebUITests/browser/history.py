@@ -164,7 +164,20 @@ def main():
         page.screenshot(os.path.join(work, "history-first.png"))
 
         step("reading message 3,900 while bob writes, the view does not move and nothing is marked read")
-        scroll_until(800, f"({shown})('message 3900 of the room')", "message 3,900 in the list", timeout=90)
+        # Big wheel steps towards it, back when one went past: the window holds 300 messages, so
+        # message 3,900 is in it before long.
+        window_range = """(() => { const n = [...document.querySelectorAll('#messages .text')]
+            .map((e) => /^message (\\d+) of the room$/.exec(e.textContent)).filter(Boolean).map((m) => Number(m[1]));
+            return n.length ? [Math.min(...n), Math.max(...n)] : null; })()"""
+        deadline = time.monotonic() + 150
+        while not page.evaluate(f"({shown})('message 3900 of the room')"):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"timed out after 150 s scrolling to message 3,900 (the list holds {page.evaluate(window_range)})")
+            if page.evaluate(node_count) > MOST_NODES:
+                raise RuntimeError(f"over {MOST_NODES} message nodes in the list while scrolling")
+            shown_range = page.evaluate(window_range)
+            wheel(-3000 if shown_range and shown_range[0] > 3900 else 3000)
+            time.sleep(0.05)
         # A wheel step may pass over it: one more, the size of its distance from the list's top.
         distance = page.evaluate("""(() => { const e = [...document.querySelectorAll('#messages .text')].find((e) => e.textContent === 'message 3900 of the room');
             return Math.round(e.getBoundingClientRect().top - document.getElementById('messages').getBoundingClientRect().top - 100); })()""")
@@ -172,8 +185,16 @@ def main():
         page.wait_for(f"({on_screen})('message 3900 of the room')", "message 3,900 on screen")
         place = """(() => { const e = [...document.querySelectorAll('#messages .text')].find((e) => e.textContent === 'message 3900 of the room');
             return e ? Math.round(e.getBoundingClientRect().top) : null; })()"""
-        page.wait_for("!loadAtEdge.busy", "no page on its way")
-        before = page.evaluate(place)
+        # The wheel scrolls smoothly: the place is measured once it has stopped moving.
+        before, settled = page.evaluate(place), time.monotonic() + 20
+        while True:
+            time.sleep(0.4)
+            now = page.evaluate(place)
+            if now == before and page.evaluate("!loadAtEdge.busy"):
+                break
+            if time.monotonic() > settled:
+                raise RuntimeError(f"message 3,900 did not come to rest (y={before}, then {now})")
+            before = now
         Control(bob_data).posts([f"while reading {k}" for k in range(30)])
         page.wait_for("document.getElementById('new-below').textContent === '↓ 30 new'", "'↓ 30 new' on alice's page")
         after = page.evaluate(place)
