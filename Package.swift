@@ -139,7 +139,7 @@ let package = Package(
                 "NodeRuntime", "LinkProtocol", "Gossip", "Store", "Replica", "SQLite", "TestSupport", "SecureLink", "Discovery", "Transport", "Identity",
                 "Sodium", "Wire",
             ]),
-        .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "TestSupport", "Store", "Replica", "Identity"]),
+        .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "TestSupport", "Store", "Replica", "Identity", "NodeRuntime"]),
         .testTarget(
             name: "WebUITests", dependencies: ["WebUI", "Presentation", "NodeRuntime", "Store", "Replica", "Identity", "TestSupport"],
             exclude: ["browser"]),

@@ -49,6 +49,8 @@ extension Views {
         case newest
         case before(OpID)
         case after(OpID)
+        /// That message and those after it: a window re-read in place.
+        case from(OpID)
     }
 
     /// Messages of a partition in display order `(hlc, author, seq)`; the newest `limit` if given,
@@ -70,7 +72,7 @@ extension Views {
     }
 
     /// A page of history at `anchor`, oldest first: with `.newest` and `.before` the last `limit`
-    /// messages that qualify, with `.after` the first `limit`.
+    /// messages that qualify, with `.after` and `.from` the first `limit`.
     public func history(_ partition: PartitionID, limit: Int?, from anchor: HistoryAnchor) throws -> [MessageView] {
         let chain = try privateRoomChain(partition)
         guard chain.count < 2 else {
@@ -86,9 +88,10 @@ extension Views {
             case .before(let id):
                 guard let index = merged.firstIndex(where: { $0.id == id }) else { throw StoreError.notFound("no message \(id.text) in this room") }
                 return limit.map { Array(merged[..<index].suffix($0)) } ?? Array(merged[..<index])
-            case .after(let id):
-                guard let index = merged.firstIndex(where: { $0.id == id }) else { throw StoreError.notFound("no message \(id.text) in this room") }
-                return limit.map { Array(merged[(index + 1)...].prefix($0)) } ?? Array(merged[(index + 1)...])
+            case .after(let id), .from(let id):
+                guard var index = merged.firstIndex(where: { $0.id == id }) else { throw StoreError.notFound("no message \(id.text) in this room") }
+                if case .after = anchor { index += 1 }
+                return limit.map { Array(merged[index...].prefix($0)) } ?? Array(merged[index...])
             }
         }
         return try epochHistory(partition, limit: limit, from: anchor)
@@ -121,6 +124,10 @@ extension Views {
         case .newest: break
         case .before(let id): upper = try orderKey(of: id, in: record)
         case .after(let id): lower = try orderKey(of: id, in: record)
+        case .from(let id):
+            // Just below the message's own key, so the strict comparison admits it.
+            let key = try orderKey(of: id, in: record)
+            lower = (key.hlc, key.key, key.seq - 1)
         }
         // A room whose policy gives new joiners no history shows this node's user only what was
         // written after they joined. Hidden, not secret: the ops are
@@ -132,7 +139,11 @@ extension Views {
             if start > lower.hlc { lower = (start, [], .min) }
         }
         // Walked from the anchor's side: back from the upper key, or forward from the lower one.
-        let direction = if case .after = anchor { "ASC" } else { "DESC" }
+        let direction =
+            switch anchor {
+            case .after, .from: "ASC"
+            case .newest, .before: "DESC"
+            }
         let statement = try database.prepare(
             """
             SELECT * FROM (
@@ -196,7 +207,7 @@ extension Views {
             replyTo: row.isNull(10) ? nil : OpID(bytes: row.blob(10)))
     }
 
-    /// Up to this many messages (a page: the web UI asks for 200, the terminal chat 500) have
+    /// Up to this many messages (a page: the web UI asks for 100–300, the terminal chat up to 500) have
     /// their reactions read one message at a time; more read the partition's all at once.
     private static let reactionsReadPerMessage = 1_000
 
@@ -338,6 +349,34 @@ extension Views {
         return try database.scalar(
             "SELECT count(*) FROM messages WHERE pid = ? AND hlc > ? AND aid != ? AND deleted = 0",
             .integer(record.pid), .integer(Int64(bitPattern: marker)), .integer(readerAID)) ?? 0
+    }
+
+    /// The first message `unreadCount` counts (after the reader's marker, or after `marker` when
+    /// given: where the unread began when a chat was opened), in display order, over a private
+    /// room's epochs; nil when there is none.
+    public func firstUnread(_ partition: PartitionID, reader: UserID, after marker: HLC?) throws -> OpID? {
+        let position = try marker ?? readMarker(owner: reader, partition: partition)
+        let readerAID = try log.existingAuthorID(reader) ?? -1
+        let statement = try database.cachedStatement(
+            """
+            SELECT m.op_id, m.hlc, a.key, m.seq FROM messages m JOIN authors a ON a.aid = m.aid
+            WHERE m.pid = ? AND m.hlc > ? AND m.aid != ? AND m.deleted = 0 ORDER BY m.hlc, a.key, m.seq LIMIT 1
+            """)
+        var first: (id: OpID, hlc: Int64, key: [UInt8], seq: Int64)?
+        for epoch in try privateRoomChain(partition) {
+            guard let record = try log.partition(epoch),
+                let row = try statement.firstRow(
+                    .integer(record.pid), .integer(Int64(bitPattern: position?.raw ?? 0)), .integer(readerAID),
+                    map: { (OpID(bytes: $0.blob(0))!, $0.int64(1), $0.blob(2), $0.int64(3)) })
+            else { continue }
+            if let current = first {
+                let earlier =
+                    row.1 != current.hlc ? row.1 < current.hlc : row.2 != current.key ? row.2.lexicographicallyPrecedes(current.key) : row.3 < current.seq
+                guard earlier else { continue }
+            }
+            first = row
+        }
+        return first?.id
     }
 
     /// The HLC of the newest message in a partition (what `read` marks as read).

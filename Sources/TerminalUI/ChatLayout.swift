@@ -20,8 +20,8 @@ public enum ChatLayout {
         guard width >= 12, height >= 4 else {
             return Frame(rows: (0..<max(0, height)).map { $0 == 0 ? Row([Span(DisplayWidth.fit("too small", max(0, width)))]) : Row() }, cursor: nil)
         }
-        let sidebarWidth = width >= sidebarMinimumWidth ? min(26, width / 4) : 0
-        let paneWidth = sidebarWidth > 0 ? width - sidebarWidth - 1 : width
+        let sidebarWidth = sidebarWidth(forScreenWidth: width)
+        let paneWidth = paneWidth(forScreenWidth: width)
         let paneHeight = height - 3
         var rows: [Row] = [header(state, width: width)]
 
@@ -53,6 +53,17 @@ public enum ChatLayout {
             rows: rows, cursor: (height - 1, DisplayWidth.of(prompt) + shown.cursorColumn), scroll: scroll, paneLineCount: lines.count)
     }
 
+    /// The sidebar's columns on a screen `width` wide (0: none).
+    static func sidebarWidth(forScreenWidth width: Int) -> Int {
+        width >= sidebarMinimumWidth ? min(26, width / 4) : 0
+    }
+
+    /// The message pane's columns on a screen `width` wide.
+    public static func paneWidth(forScreenWidth width: Int) -> Int {
+        let sidebar = sidebarWidth(forScreenWidth: width)
+        return sidebar > 0 ? width - sidebar - 1 : width
+    }
+
     /// The header: what is open and who is online there.
     static func header(_ state: ChatState, width: Int) -> Row {
         var row = Row()
@@ -70,10 +81,14 @@ public enum ChatLayout {
     }
 
     /// Every line of the pane for `width` columns: messages and notices by time, the unread
-    /// marker before the first unread message, long texts wrapped under themselves.
+    /// marker before the first unread message, long texts wrapped under themselves, and above
+    /// them all, when the chat's first message is on hand, a line that says so.
     public static func paneLines(_ state: ChatState, width: Int) -> [Row] {
         let notices = (state.notices[state.current ?? ""] ?? []) + (state.current == nil ? [] : state.notices[""] ?? [])
         var items: [(millis: UInt64, order: Int, rows: [Row])] = []
+        if state.historyBegins, let entry = state.currentEntry {
+            items.append((0, -1, [ruler(" beginning of \(ScreenText.line(entry.label)) ", width: width, style: .dim)]))
+        }
         for (index, message) in state.messages.enumerated() {
             var rows: [Row] = []
             if index == state.unreadFrom { rows.append(marker(width: width)) }
@@ -87,18 +102,21 @@ public enum ChatLayout {
         return items.flatMap(\.rows)
     }
 
-    static func marker(width: Int) -> Row {
-        let label = " new "
-        let side = max(0, (width - label.count) / 2)
-        let text = String(repeating: "─", count: side) + label + String(repeating: "─", count: max(0, width - side - label.count))
-        return Row([Span(text, .marker)])
+    static func marker(width: Int) -> Row { ruler(" new ", width: width, style: .marker) }
+
+    /// `label` centred in a line of `─` across `width` columns.
+    static func ruler(_ label: String, width: Int, style: Style) -> Row {
+        let fitted = DisplayWidth.prefix(label, fitting: width)
+        let side = max(0, (width - fitted.width) / 2)
+        let text = String(repeating: "─", count: side) + fitted.text + String(repeating: "─", count: max(0, width - side - fitted.width))
+        return Row([Span(text, style)])
     }
 
     static func messageRows(_ message: PaneMessage, width: Int, showID: Bool) -> [Row] {
         var head: [Span] = []
         if showID { head.append(Span(message.shortID + " ", .dim)) }
         head.append(Span(message.time + " ", .dim))
-        head.append(Span(ScreenText.line(message.author), message.isOwn ? .highlight : .bold))
+        head.append(Span(ScreenText.line(message.author), message.isOwn ? .highlight : message.mentionsMe ? .marker : .bold))
         head.append(Span(": "))
         let headWidth = head.reduce(0) { $0 + DisplayWidth.of($1.text) }
         var body: String
@@ -112,7 +130,7 @@ public enum ChatLayout {
         if !message.reactions.isEmpty {
             body += " [" + message.reactions.map { "\(ScreenText.line($0.emoji)) \($0.count)" }.joined(separator: ", ") + "]"
         }
-        let style: Style = message.deleted ? .dim : .normal
+        let style: Style = message.deleted ? .dim : message.mentionsMe ? .bold : .normal
         if headWidth > width - 4 {
             // Too narrow to put text beside the head: the head on its own line.
             var first = Row()
@@ -143,10 +161,11 @@ public enum ChatLayout {
     static func sidebar(_ state: ChatState, width: Int, height: Int) -> [Row] {
         var rows: [Row] = []
         func entryRow(_ entry: SidebarEntry) -> Row {
-            let count = entry.unread > 0 ? " \(entry.unread)" : ""
-            let label = DisplayWidth.fit(" " + ScreenText.line(entry.label), width - count.count)
+            let count = entry.unread > 0 ? " \(entry.unread)\(entry.alert && !entry.muted ? "!" : "")" : ""
+            let label = DisplayWidth.fit(" " + ScreenText.line(entry.label) + (entry.muted ? " (muted)" : ""), width - count.count)
             let current = entry.key == state.current
-            return Row([Span(label, current ? .barBold : .normal), Span(count, current ? .barBold : .highlight)])
+            let countStyle: Style = entry.muted ? .dim : entry.alert ? .marker : .highlight
+            return Row([Span(label, current ? .barBold : entry.muted ? .dim : .normal), Span(count, current ? .barBold : countStyle)])
         }
         let rooms = state.entries.filter { $0.kind == .room }
         let conversations = state.entries.filter { $0.kind == .conversation }
@@ -173,10 +192,20 @@ public enum ChatLayout {
             row.append("[\(ScreenText.line(clock))] [\(ScreenText.line(state.me))] ", .bar, within: width)
             if let entry = state.currentEntry { row.append("[\(ScreenText.line(entry.label))] ", .barBold, within: width) }
         }
-        if scrolled { row.append("-- more below (PgDn) -- ", .barBold, within: width) }
-        let active = state.entries.filter { $0.unread > 0 && $0.key != state.current }
+        if scrolled { row.append("-- more below (PgDn, Ctrl-G) -- ", .barBold, within: width) }
+        // Mentions and private messages first, marked `!` in their own colour; muted chats last.
+        let active = state.entries.filter { $0.unread > 0 && $0.key != state.current }.enumerated().sorted { a, b in
+            func rank(_ entry: SidebarEntry) -> Int { entry.muted ? 2 : entry.alert ? 0 : 1 }
+            return (rank(a.element), a.offset) < (rank(b.element), b.offset)
+        }.map(\.element)
         if !active.isEmpty {
-            row.append("Act: " + active.map { "\(ScreenText.line($0.label)) \($0.unread)" }.joined(separator: ", ") + " ", .barBold, within: width)
+            row.append("Act: ", .barBold, within: width)
+            for (index, entry) in active.enumerated() {
+                let alert = entry.alert && !entry.muted
+                let text = "\(ScreenText.line(entry.label)) \(entry.unread)\(alert ? "!" : "")"
+                row.append(text, alert ? .barAlert : entry.muted ? .bar : .barBold, within: width)
+                row.append(index == active.count - 1 ? " " : ", ", .barBold, within: width)
+            }
         }
         if !state.typing.isEmpty {
             let who = state.typing.map(ScreenText.line).joined(separator: ", ")

@@ -8,8 +8,11 @@ public struct ChatState: Sendable, Equatable {
     public var entries: [SidebarEntry] = []
     /// The key of the open room or conversation.
     public var current: String?
-    /// The open one's messages, oldest first.
+    /// The open one's messages on hand, oldest first: a window of its history (the session
+    /// pages it as the reader scrolls, so it stays small however long the chat is).
     public var messages: [PaneMessage] = []
+    /// Whether `messages` starts at the chat's first message (the pane says so above it).
+    public var historyBegins = false
     /// Index in `messages` of the first message that was unread when the room was opened.
     public var unreadFrom: Int?
     /// Local notices (command results, errors, arrivals), per room key; "" for every room.
@@ -58,11 +61,17 @@ public struct SidebarEntry: Sendable, Equatable {
     public var label: String
     public var kind: Kind
     public var unread: Int
+    /// Whether a mention of you or a private message is among the unread (the status bar's
+    /// `Act:` list highlights it).
+    public var alert = false
+    /// Whether you muted it: no bell, no highlight; its unread are still counted.
+    public var muted = false
     /// A room's topic (its policy), shown in the header; empty for none.
     public var topic: String
 
-    public init(key: String, label: String, kind: Kind, unread: Int, topic: String = "") {
+    public init(key: String, label: String, kind: Kind, unread: Int, topic: String = "", alert: Bool = false, muted: Bool = false) {
         (self.key, self.label, self.kind, self.unread, self.topic) = (key, label, kind, unread, topic)
+        (self.alert, self.muted) = (alert, muted)
     }
 }
 
@@ -77,6 +86,8 @@ public struct PaneMessage: Sendable, Equatable {
     /// When it was written (orders notices among messages).
     public var millis: UInt64
     public var text: String
+    /// Whether it mentions you (`@nick`, `Mention`).
+    public var mentionsMe: Bool
     public var edited: Bool
     public var deleted: Bool
     /// Emoji and how many reacted with it, in display order.
@@ -91,10 +102,11 @@ public struct PaneMessage: Sendable, Equatable {
     }
 
     public init(
-        shortID: String, author: String, isOwn: Bool, time: String, millis: UInt64, text: String, edited: Bool = false,
-        deleted: Bool = false, reactions: [Reaction] = [], attachments: [String] = []
+        shortID: String, author: String, isOwn: Bool, time: String, millis: UInt64, text: String, mentionsMe: Bool = false,
+        edited: Bool = false, deleted: Bool = false, reactions: [Reaction] = [], attachments: [String] = []
     ) {
         (self.shortID, self.author, self.isOwn, self.time, self.millis) = (shortID, author, isOwn, time, millis)
+        self.mentionsMe = mentionsMe
         (self.text, self.edited, self.deleted, self.reactions, self.attachments) = (text, edited, deleted, reactions, attachments)
     }
 }

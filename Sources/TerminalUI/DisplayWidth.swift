@@ -1,7 +1,8 @@
 /// How many terminal columns text takes, as a terminal (and ncursesw's `wcwidth`) counts them:
 /// wide East Asian characters and emoji take 2, combining marks and zero-width format characters
 /// 0, everything else 1. A grapheme's width is the sum of its scalars' widths, because that is
-/// where curses puts the cursor after writing it.
+/// where curses puts the cursor after writing it. Regional indicators count 1 each, as glibc's
+/// `wcwidth` does: a flag (two of them) takes the 2 columns terminals draw it in.
 public enum DisplayWidth {
     /// The columns of one scalar.
     public static func of(_ scalar: Unicode.Scalar) -> Int {
@@ -13,6 +14,7 @@ public enum DisplayWidth {
         default: break
         }
         if (0x1160...0x11FF).contains(value) || value == 0x200B { return 0 }
+        if (0x1F1E6...0x1F1FF).contains(value) { return 1 }
         if isWide(value) { return 2 }
         return 1
     }

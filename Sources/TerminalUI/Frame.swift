@@ -29,6 +29,8 @@ public struct Frame: Equatable, Sendable {
 /// How a span looks.
 public enum Style: Equatable, Sendable {
     case normal, bold, dim, bar, barBold, highlight, marker, error
+    /// A chat in the status bar with a mention or a private message waiting.
+    case barAlert
 }
 
 /// A piece of a row in one style.

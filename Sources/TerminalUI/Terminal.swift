@@ -56,6 +56,7 @@ public final class Terminal {
             init_pair(2, Int16(COLOR_GREEN), -1)
             init_pair(3, Int16(COLOR_RED), -1)
             init_pair(4, Int16(COLOR_CYAN), -1)
+            init_pair(5, Int16(COLOR_YELLOW), Int16(COLOR_BLUE))
         }
     }
 
@@ -134,6 +135,12 @@ public final class Terminal {
         value < 0x20 || (0x7F...0x9F).contains(value) ? 0xFFFD : value
     }
 
+    /// Rings the terminal's bell (its `bel`, or a flash where it has none): a mention or a
+    /// private message arrived.
+    public func bell() {
+        _ = beep()
+    }
+
     /// Forgets what was painted, so the next `draw` paints everything (after a resize).
     public func invalidate() {
         painted = nil
@@ -150,6 +157,7 @@ public final class Terminal {
         case .barBold: return (colors ? parley_color_pair(1) : parley_a_reverse()) | parley_a_bold()
         case .highlight: return (colors ? parley_color_pair(2) : parley_a_normal()) | parley_a_bold()
         case .marker, .error: return (colors ? parley_color_pair(3) : parley_a_normal()) | parley_a_bold()
+        case .barAlert: return (colors ? parley_color_pair(5) : parley_a_reverse()) | parley_a_bold()
         }
     }
 

@@ -231,11 +231,31 @@ import Wire
         }
         #expect(forward.map(\.id) == whole.map(\.id))
         #expect(try store.views.history(lobby.id, after: whole[30].id).map(\.id) == whole[31...].map(\.id))
+        // `from` re-reads a window in place: its first message and those after it.
+        #expect(try store.views.history(lobby.id, limit: 4, from: .from(whole[7].id)).map(\.id) == whole[7..<11].map(\.id))
+        #expect(try store.views.history(lobby.id, limit: 4, from: .from(whole[0].id)).map(\.id) == whole[0..<4].map(\.id))
         #expect(throws: StoreError.self) { try store.views.history(lobby.id, limit: 5, before: OpID(Bytes32(w0: 1, w1: 2, w2: 3, w3: 4))) }
         #expect(throws: StoreError.self) { try store.views.history(lobby.id, limit: 5, after: OpID(Bytes32(w0: 1, w1: 2, w2: 3, w3: 4))) }
         let elsewhere = PartitionDescriptor.room(RoomName("#elsewhere")!)
         try store.log.ensurePartition(elsewhere, joined: true)
         #expect(throws: StoreError.self) { try store.views.history(elsewhere.id, limit: 5, before: whole[0].id) }
+    }
+
+    /// The first unread message: after the marker, not the reader's own, not deleted, in display
+    /// order; none when everything is read.
+    @Test func firstUnread_isTheFirstMessageAfterTheMarker_byAnother() throws {
+        let store = try Fixtures.store(partitions: [lobby])
+        let bob = Fixtures.identity(7)
+        var factory = OpFactory()
+        var ops: [Replica.Operation] = []
+        for (text, author) in [("old", bob), ("mine", alice), ("new 1", bob), ("new 2", bob)] {
+            let op = factory.make(post(text), in: lobby.id, by: author)
+            #expect(try store.apply(op, nowMillis: Fixtures.now()) == .applied)
+            ops.append(op)
+        }
+        #expect(try store.views.firstUnread(lobby.id, reader: alice.id, after: nil) == ops[0].id)
+        #expect(try store.views.firstUnread(lobby.id, reader: alice.id, after: ops[0].hlc) == ops[2].id, "her own message is never unread")
+        #expect(try store.views.firstUnread(lobby.id, reader: alice.id, after: ops[3].hlc) == nil)
     }
 
     @Test func opsSinceMark_areTheRowsTheWriteStored_orNilWhenARollbackANewPartitionOrAnotherProcessCouldHideSome() throws {

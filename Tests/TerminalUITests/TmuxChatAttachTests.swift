@@ -8,24 +8,9 @@ import Testing
     @Test(.timeLimit(.minutes(3))) func attachesToTheRunningNode_andCtrlCLeavesItRunning() async throws {
         let tmux = try Tmux()
         defer { tmux.shutDown() }
-        let parley = try #require(ParleyExecutable.path, Comment(rawValue: ParleyExecutable.notFoundMessage))
         let options = try tmux.nodeOptions(discoveryPort: Tmux.discoveryPort(slot: 2))
-        let aliceDirectory = try tmux.dataDirectory("alice")
-        let environment = ["HOME": tmux.directory]
-        let initialized = await CompletedProcess.run(
-            parley, ["--data-dir", aliceDirectory, "init", "--nick", "alice"], environment: environment, captureIn: tmux.directory)
-        try #require(initialized.exitCode == 0, "\(initialized)")
-        let node = try ChildProcess(
-            executable: parley, arguments: ["--data-dir", aliceDirectory, "run"] + options, environment: environment,
-            captureIn: tmux.directory, name: "alice-node")
+        let (aliceDirectory, node) = try await tmux.startNode("alice", nick: "alice", options: options)
         defer { node.kill() }
-        let deadline = ContinuousClock.now + .seconds(20)
-        var status = await CompletedProcess.run(parley, ["--data-dir", aliceDirectory, "status"], environment: environment, captureIn: tmux.directory)
-        while status.exitCode != 0 && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(100))
-            status = await CompletedProcess.run(parley, ["--data-dir", aliceDirectory, "status"], environment: environment, captureIn: tmux.directory)
-        }
-        try #require(status.exitCode == 0, "the node never answered: \(status)\n\(node.stderr)")
 
         // alice has a nickname already: no prompt; her chat shows the node it attached to.
         try await tmux.startChat("alice", dataDirectory: aliceDirectory, arguments: ["lobby"] + options)

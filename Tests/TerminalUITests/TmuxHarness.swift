@@ -98,6 +98,49 @@ final class Tmux: Sendable {
         await waitFor(session, "'\(text)'", timeout: timeout, sourceLocation: sourceLocation) { $0.contains(text) }
     }
 
+    /// Copies everything `session`'s program writes to the terminal into a file, from now on
+    /// (`pipe-pane`): what the screen cannot show, such as the bell.
+    func recordOutput(_ session: String) async {
+        await run(["pipe-pane", "-o", "-t", session, "cat >> '\(directory)/\(session).output'"])
+    }
+
+    /// How many times `session`'s program rang the bell (BEL bytes) since `recordOutput`.
+    func bells(_ session: String) -> Int {
+        let bytes = FileManager.default.contents(atPath: "\(directory)/\(session).output") ?? Data()
+        return bytes.reduce(0) { $0 + ($1 == 0x07 ? 1 : 0) }
+    }
+
+    /// Waits until `session` rang the bell `count` times in all; records an issue after `timeout`.
+    func waitForBells(_ session: String, _ count: Int, timeout: Duration = .seconds(20), sourceLocation: SourceLocation = #_sourceLocation) async {
+        let deadline = ContinuousClock.now + timeout
+        while bells(session) < count && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(100)) }
+        #expect(bells(session) == count, "bells rung", sourceLocation: sourceLocation)
+    }
+
+    /// Creates `nick` in a fresh data directory `name` and starts `parley run` there with
+    /// `options`; returns the directory and the node once it answers `parley status`. Kill the
+    /// node in a `defer`.
+    func startNode(_ name: String, nick: String, options: [String]) async throws -> (directory: String, node: ChildProcess) {
+        let parley = try #require(ParleyExecutable.path, Comment(rawValue: ParleyExecutable.notFoundMessage))
+        let dataDirectory = try self.dataDirectory(name)
+        let environment = ["HOME": directory]
+        let initialized = await CompletedProcess.run(
+            parley, ["--data-dir", dataDirectory, "init", "--nick", nick], environment: environment, captureIn: directory)
+        try #require(initialized.exitCode == 0, "\(initialized)")
+        let node = try ChildProcess(
+            executable: parley, arguments: ["--data-dir", dataDirectory, "run"] + options, environment: environment, captureIn: directory,
+            name: "\(name)-node")
+        let deadline = ContinuousClock.now + .seconds(20)
+        var status = await CompletedProcess.run(parley, ["--data-dir", dataDirectory, "status"], environment: environment, captureIn: directory)
+        while status.exitCode != 0 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+            status = await CompletedProcess.run(parley, ["--data-dir", dataDirectory, "status"], environment: environment, captureIn: directory)
+        }
+        if status.exitCode != 0 { node.kill() }
+        try #require(status.exitCode == 0, "the node never answered: \(status)\n\(node.stderr)")
+        return (dataDirectory, node)
+    }
+
     /// A fresh data directory inside the test's directory.
     func dataDirectory(_ name: String) throws -> String {
         let path = directory + "/" + name

@@ -34,7 +34,10 @@ extension ChatSession {
         ("/mute, /unmute", "mute the open chat (no bell; its unread count still shows), or unmute it"),
         ("/attach FILE [TEXT]", "send a file (at most 8 MiB)"),
         ("/ids", "show or hide message ids"),
-        ("/help", "this list; PgUp/PgDn scroll, Ctrl-N/Ctrl-P switch, Tab completes a nickname, Up/Down recall"),
+        (
+            "/help",
+            "this list; PgUp/PgDn scroll the whole history, Ctrl-G first unread (again: newest), Ctrl-N/Ctrl-P switch, Tab completes a nickname, Up/Down recall"
+        ),
         ("/wipe", "destroy your identity and every message on this device for good (asks first)"),
         ("/quit", "leave the chat"),
     ]

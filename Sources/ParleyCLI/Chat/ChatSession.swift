@@ -40,6 +40,22 @@ final class ChatSession {
     var lastReloadError: String?
     /// The pane drawn last: its room, width and line count (to keep a scrolled-back view still).
     var lastPane: (key: String?, width: Int, lines: Int)?
+    /// The open chat's messages on hand (`ChatSession+History`).
+    var window: [MessageView] = []
+    /// Whether `window` reaches the chat's newest message.
+    var windowAtNewest = true
+    /// Whether `window` starts at the chat's first message.
+    var historyBegins = false
+    /// Each chat's unread count at the last reload, by key: a rise is an arrival.
+    var unreadSeen: [String: Int] = [:]
+    /// Chats with a mention or a private message among their unread (`ChatSession+Alerts`).
+    var alerted: Set<String> = []
+    /// Whether a reload compared unread counts already (the first does not ring).
+    var arrivalsNoted = false
+    /// Each conversation's members at the last reload, by key: the chat says who left or came.
+    var membersSeen: [String: Set<UserID>] = [:]
+    /// Your nickname, for `@nick` mentions (nil before you have one).
+    var myNick: String?
     var quit = false
     /// The private room whose passphrase the input line is asking for (`/join NAME --private`).
     var pendingPrivateJoin: RoomName?
@@ -107,9 +123,11 @@ final class ChatSession {
         case .resize, .control("l"):
             terminal.invalidate()
         case .pageUp:
-            state.scroll += max(1, terminal.size.height - 4)
+            pageUp()
         case .pageDown:
-            state.scroll = max(0, state.scroll - max(1, terminal.size.height - 4))
+            pageDown()
+        case .control("g"):
+            jumpToUnreadOrNewest()
         case .tab:
             // A nickname begun before the cursor is completed; otherwise Tab is the next chat.
             let names = ((try? nicknames()) ?? [:]).values.compactMap { $0 }.filter { !$0.isEmpty }
@@ -172,6 +190,7 @@ final class ChatSession {
             _ = try store.processInbox(me: identity)
             let nicks = try nicknames()
             state.me = Format.person(me, nick: nicks[me] ?? nil)
+            myNick = nicks[me] ?? nil
             var entries: [SidebarEntry] = []
             var targets: [String: ChatTarget] = [:]
             let rooms: [(RoomName, PartitionID)] = try store.log.partitions().compactMap { record in
@@ -183,41 +202,52 @@ final class ChatSession {
                 entries.append(
                     SidebarEntry(
                         key: id.text, label: room.description, kind: .room, unread: try store.views.unreadCount(id, reader: me),
-                        topic: try store.views.roomPolicy(id)?.policy.topic ?? ""))
+                        topic: try store.views.roomPolicy(id)?.policy.topic ?? "", muted: try store.views.isMuted(id, owner: me)))
             }
             // Private rooms by the name they were joined under (the newest epoch of each).
             for room in try store.privateRooms() where room.writable && room.successor == nil {
                 targets[room.id.text] = .room(room.name, room.id)
                 entries.append(
                     SidebarEntry(
-                        key: room.id.text, label: "\(room.name) (private)", kind: .room, unread: try store.views.unreadCount(room.id, reader: me)))
+                        key: room.id.text, label: "\(room.name) (private)", kind: .room, unread: try store.views.unreadCount(room.id, reader: me),
+                        muted: try store.views.isMuted(room.id, owner: me)))
             }
             for conversation in try store.views.conversations(reader: me) where conversation.isMember && conversation.joined {
                 targets[conversation.id.text] = .conversation(conversation.id, members: conversation.members)
                 let label = conversation.name.isEmpty ? "conversation \(Format.shortID(conversation.id))" : conversation.name
-                entries.append(SidebarEntry(key: conversation.id.text, label: label, kind: .conversation, unread: conversation.unread))
+                entries.append(
+                    SidebarEntry(
+                        key: conversation.id.text, label: label, kind: .conversation, unread: conversation.unread, muted: conversation.muted))
             }
             self.targets = targets
+            noteMembership(targets, nicknames: nicks)
             state.entries = entries
+            noteArrivals(store)
             if let current = state.current, targets[current] == nil {
                 state.current = nil
                 open(entries.first?.key)
                 return
             }
             if let current = state.current, let target = targets[current] {
-                if let index = state.entries.firstIndex(where: { $0.key == current }), state.entries[index].unread > 0 {
-                    execute(ReadCommand(), target.options, show: false)
-                    state.entries[index].unread = 0
-                }
-                let messages = try store.views.history(target.id, limit: 500)
-                state.messages = messages.map(paneMessage)
                 if locateUnread {
                     locateUnread = false
-                    unreadFromID = messages.first { message in message.author != me && markerAtOpen.map { message.hlc > $0 } ?? true }?.id
+                    unreadFromID = try store.views.firstUnread(target.id, reader: me, after: markerAtOpen)
                 }
-                state.unreadFrom = unreadFromID.flatMap { id in messages.firstIndex { $0.id == id } }
+                try refreshWindow(store, target)
+                // Read only at the newest: messages below a reader scrolled back are not read yet.
+                if state.scroll == 0, windowAtNewest, let index = state.entries.firstIndex(where: { $0.key == current }),
+                    state.entries[index].unread > 0
+                {
+                    execute(ReadCommand(), target.options, show: false)
+                    state.entries[index].unread = 0
+                    unreadSeen[current] = 0
+                    alerted.remove(current)
+                    state.entries[index].alert = false
+                }
             } else {
+                window = []
                 state.messages = []
+                state.historyBegins = false
                 state.unreadFrom = nil
             }
             updatePresence()
@@ -257,7 +287,7 @@ final class ChatSession {
         PaneMessage(
             shortID: Format.shortID(message.id), author: Format.person(message.author, nick: message.nick), isOwn: message.author == me,
             time: Format.shortTime(millis: message.hlc.wallMillis, nowMillis: now), millis: message.hlc.wallMillis, text: message.text,
-            edited: message.edited, deleted: message.deleted,
+            mentionsMe: message.author != me && mentions(message.text), edited: message.edited, deleted: message.deleted,
             reactions: message.reactions.sorted { $0.key < $1.key }.map { PaneMessage.Reaction(emoji: $0.key, count: $0.value.count) },
             attachments: message.attachments.map { "\($0.name), \(Format.byteCount($0.size))" })
     }
@@ -273,6 +303,9 @@ final class ChatSession {
         state.current = key
         state.scroll = 0
         state.typing = []
+        window = []
+        windowAtNewest = true
+        historyBegins = false
         markerAtOpen = try? context.store().views.readMarker(owner: me, partition: target.id)
         unreadFromID = nil
         locateUnread = true
