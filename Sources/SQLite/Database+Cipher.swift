@@ -24,15 +24,19 @@ extension Database {
         case other
     }
 
-    /// The format of the file at `path`, from its first 100 bytes.
+    /// The format of the file at `path`, from its first 100 bytes as they are on disk.
+    ///
+    /// Safe to call while this process has the file open (a second connection, the CLI while
+    /// its store is open): the header is read through SQLite's VFS (`DatabaseFileReader`),
+    /// never with a descriptor whose `close` would release the connections' locks. A file
+    /// that a connection opened but nothing has written yet (a read-only open of an empty
+    /// file) is `.empty`, as it was before that open: a read-write open writes the header
+    /// (WAL mode is set in it) before it returns, so its file is never seen empty.
     public static func fileFormat(at path: String) -> FileFormat {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return .empty }
-        defer { _ = Glibc.close(fd) }
-        var header = [UInt8](repeating: 0, count: 100)
-        let n = header.withUnsafeMutableBytes { read(fd, $0.baseAddress, 100) }
-        if n == 0 { return .empty }
-        guard n == 100, header.starts(with: Array("SQLite format 3\0".utf8)) else { return .other }
+        guard let file = DatabaseFileReader(path: path) else { return .empty }
+        guard let size = file.size else { return .other }
+        if size == 0 { return .empty }
+        guard let header = file.read(100, at: 0), header.starts(with: Array("SQLite format 3\0".utf8)) else { return .other }
         return Int(header[20]) == cipherReservedBytes ? .encrypted : .plain
     }
 
@@ -71,6 +75,8 @@ extension Database {
     }
 
     /// The page content of every frame of the WAL at `path` that verifies (none without a WAL).
+    /// A descriptor of its own is safe here: SQLite locks the database file and the `-shm`,
+    /// never the WAL.
     static func decryptedWALPages(of path: String, key: [UInt8]) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return [] }
@@ -92,17 +98,16 @@ extension Database {
         return all
     }
 
+    /// The database file is read through SQLite's VFS (`DatabaseFileReader`): the store may be
+    /// open in this process, and a descriptor of our own would release its locks when closed.
     static func decryptedDatabasePages(of path: String, key: [UInt8]) throws -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw SQLiteError(extendedCode: SQLITE_CANTOPEN, message: "cannot open \(path)") }
-        defer { _ = Glibc.close(fd) }
-        var header = [UInt8](repeating: 0, count: 100)
-        guard header.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, 100, 0) }) == 100 else { return [] }
+        guard let file = DatabaseFileReader(path: path) else { throw SQLiteError(extendedCode: SQLITE_CANTOPEN, message: "cannot open \(path)") }
+        guard let header = file.read(100, at: 0) else { return [] }
         let pageSize = header[16] == 0 && header[17] == 1 ? 65536 : Int(header[16]) << 8 | Int(header[17])
+        guard pageSize >= 512 else { return [] }
         var all: [UInt8] = []
-        var page = [UInt8](repeating: 0, count: pageSize)
         var offset = 0
-        while page.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, pageSize, off_t(offset)) }) == pageSize {
+        while var page = file.read(pageSize, at: Int64(offset)) {
             let opened = key.withUnsafeBufferPointer { k in
                 page.withUnsafeMutableBufferPointer { parley_cipher_open_database_page(k.baseAddress, Int64(offset), $0.baseAddress, Int32(pageSize)) }
             }

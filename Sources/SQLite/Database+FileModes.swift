@@ -13,13 +13,16 @@ extension Database {
     /// umask, and its WAL and shared-memory files with the database file's mode, so a file made
     /// by SQLite alone in a directory of mode 0755 is world-readable, with message text in it.
     /// Files it cannot change are left for `parley doctor` to report.
+    ///
+    /// Creates with `mknod` and changes modes by path, so no descriptor of the file is ever
+    /// opened here: closing one would release every POSIX lock this process holds on the file
+    /// (`DatabaseFileReader`), and another connection of this process may be opening it now.
     static func keepPrivate(_ path: String) {
         guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else { return }
-        let created = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        if created >= 0 {
+        // Fails (EEXIST) on anything already at the path, a symbolic link included.
+        if mknod(path, S_IFREG | 0o600, 0) == 0 {
             // The umask may have taken the owner's bits too; the owner needs read and write.
-            _ = fchmod(created, 0o600)
-            _ = Glibc.close(created)
+            _ = chmod(path, 0o600)
             return
         }
         for file in files(of: path) {
