@@ -43,6 +43,8 @@ let package = Package(
 
         // LAN discovery: authenticated beacons, the peer table, static peers (pure instance).
         .target(name: "Discovery", dependencies: ["Sodium", "Wire", "Identity"]),
+        // Many nodes' protocol instances in one process, in simulated time (`parley sim`).
+        .target(name: "Simulation", dependencies: ["Discovery", "Identity", "Wire"]),
 
         // The one module that touches sockets: TCP listener/dialer, UDP, interfaces.
         .target(name: "Transport", dependencies: ["CEpoll"]),
@@ -116,7 +118,7 @@ let package = Package(
             dependencies: ["Store", "Replica", "Identity", "Sodium", "SQLite", "TestSupport", "Lab", "NodeRuntime", "Subprocess", "Transport"]),
 
         // Shared test fixtures.
-        .target(name: "TestSupport", dependencies: ["Replica", "Identity", "Sodium", "Store", "Subprocess"]),
+        .target(name: "TestSupport", dependencies: ["Replica", "Identity", "Sodium", "Store", "Subprocess", "Wire"]),
         // A file layer under SQLite that cuts the power: unsynced writes are lost (tests only).
         .target(name: "PowerCutVFS", dependencies: ["CSQLite"], path: "Tests/PowerCutVFS"),
 
@@ -126,7 +128,7 @@ let package = Package(
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode", "TestSupport"]),
         .testTarget(name: "IdentityTests", dependencies: ["Identity", "Sodium", "TestSupport"]),
         .testTarget(name: "SecureLinkTests", dependencies: ["SecureLink", "Identity", "Sodium", "Wire", "TestSupport"]),
-        .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "Identity", "Sodium", "Wire", "TestSupport"]),
+        .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "Simulation", "Identity", "Sodium", "Wire", "TestSupport"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "TestSupport"]),
         .testTarget(name: "PairingTests", dependencies: ["Pairing", "Sodium", "Transport", "TestSupport"]),
         .testTarget(name: "GossipTests", dependencies: ["Gossip", "Store", "Replica", "Identity", "Wire", "TestSupport"]),

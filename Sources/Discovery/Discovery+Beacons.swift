@@ -69,8 +69,12 @@ extension Discovery {
             record.state = record.liveState(now: now, configuration)
             directives.append(.peerDiscovered(record.info()))
         }
+        let routine = known != nil && !firstBeacon && !restarted && !returning && !beacon.isLeaving && record.liveState(now: now, configuration) == record.state
         records[record.id] = record
-        advance(now: now, into: &directives)
+        // A known peer's routine beacon changes nothing `advance` decides (no new peer, no state
+        // change): what falls due meanwhile waits for the tick already asked for. So a node among
+        // hundreds does not walk its whole table for every beacon it hears.
+        if !routine { advance(now: now, into: &directives) }
         return directives
     }
 

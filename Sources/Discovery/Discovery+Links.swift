@@ -32,6 +32,7 @@ extension Discovery {
             directives.append(.peerDiscovered(record.info()))
         }
         records[peer] = record
+        refuseIfOverlayFull(peer, dialedByPeer: endpoint == nil, into: &directives)
         advance(now: now, into: &directives)
         return directives
     }
@@ -45,6 +46,7 @@ extension Discovery {
         record.unlinkedSince = now
         record.dial.failed(now: now, backoff: configuration.reconnectBackoff)
         records[peer] = record
+        dropPick(peer)
         var directives: [DiscoveryDirective] = []
         advance(now: now, into: &directives)
         return directives
@@ -76,6 +78,7 @@ extension Discovery {
             record.dial.failed(now: now, backoff: configuration.reconnectBackoff)
             record.demote(endpoint)
             records[peer] = record
+            dropPick(peer)
         } else {
             guard keylessStatic[endpoint] != nil else { return [] }
             keylessStatic[endpoint]!.failed(now: now, backoff: configuration.reconnectBackoff)

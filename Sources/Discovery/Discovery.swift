@@ -60,6 +60,9 @@ public struct Discovery: Sendable {
     /// The tick the shell was last asked for, to ask again only when it changes.
     var requestedTick: UInt64?
 
+    /// The overlay's picks and pins (`Overlay.swift`).
+    var overlay: OverlayState
+
     public init(configuration: DiscoveryConfiguration) {
         configuration.validate()
         self.configuration = configuration
@@ -68,6 +71,7 @@ public struct Discovery: Sendable {
             burst: configuration.beaconBurst)
         currentInterval = configuration.fastInterval
         dialBudget = DialBudget(perSecond: configuration.dialsPerSecond, burst: configuration.dialBurst)
+        overlay = OverlayState(seed: configuration.randomSeed)
     }
 
     // MARK: - Snapshots
@@ -81,7 +85,17 @@ public struct Discovery: Sendable {
     /// When this node will next dial `peer`, if it will (nil: linked, gone, no address, or the
     /// peer's job by the key-order rule with no fallback): `parley doctor` shows backoffs.
     public func nextDialTime(for peer: UserID) -> UInt64? {
-        records[peer]?.dialTime(ownID: configuration.identity, configuration)
+        records[peer].flatMap { dialTime(of: $0, overlayActive: overlayIsActive) }
+    }
+
+    /// When `record` is to be dialed: by the overlay's picks when it is active (static and
+    /// pinned peers aside), else by the key-order rule (`PeerRecord.dialTime`).
+    func dialTime(of record: PeerRecord, overlayActive: Bool) -> UInt64? {
+        guard let wanted = overlayWantsDial(record, active: overlayActive) else {
+            return record.dialTime(ownID: configuration.identity, configuration)
+        }
+        guard wanted, record.link == nil, !record.addresses.isEmpty, record.state != .gone else { return nil }
+        return record.dial.notBefore
     }
 
     /// Static peers listed without a key whose key is still unknown, with their next dial time.
@@ -137,6 +151,8 @@ public struct Discovery: Sendable {
         guard phase == .running else { return }
         if now >= nextBeaconAt { sendBeacons(now: now, leaving: false, into: &directives) }
         var next = nextBeaconAt
+        if let rotation = updateOverlay(now: now, into: &directives) { next = min(next, max(rotation, now + 1)) }
+        let overlayActive = configuration.overlay != nil && overlayIsActive
         // Peers linked before and static ones come first, so they get the dials when the dial
         // budget is short (a flood of made-up identities).
         let order = records.map { (trusted: $0.value.everLinked || $0.value.isStatic, id: $0.key) }
@@ -152,7 +168,7 @@ public struct Discovery: Sendable {
                 }
                 next = min(next, forget)
             }
-            if let dialTime = record.dialTime(ownID: configuration.identity, configuration) {
+            if let dialTime = dialTime(of: record, overlayActive: overlayActive) {
                 if now >= dialTime, let endpoint = record.addresses.first {
                     if dialBudget.take(now: now) {
                         record.dial.dialed(now: now, timeout: configuration.dialTimeout)
@@ -267,4 +283,9 @@ public enum DiscoveryDirective: Sendable, Equatable {
     /// Call `onTick(now:)` after this many milliseconds, replacing any earlier request: the shell
     /// keeps one timer per instance.
     case scheduleTick(after: UInt64)
+
+    /// Close the link to this peer (`ByeReason.overlay`): the overlay keeps enough links (a
+    /// link the peer dialed beyond `maxLinks`, or a pick swapped for another). Report its end
+    /// with `onLinkLost` as usual.
+    case disconnect(UserID)
 }

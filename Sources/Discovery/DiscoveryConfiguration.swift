@@ -82,6 +82,15 @@ public struct DiscoveryConfiguration: Sendable {
     /// Foreign instances of our own identity remembered (each reported once).
     public var maxDuplicateInstances = 8
 
+    // MARK: The overlay
+
+    /// The bounded-degree overlay (`OverlayConfiguration`); nil: the full mesh, every peer heard
+    /// is linked.
+    public var overlay: OverlayConfiguration?
+    /// Seeds the overlay's random picks: the same seed, the same picks (the simulator); a node
+    /// takes one from the system's generator.
+    public var randomSeed: UInt64 = 0
+
     public init(identity: UserID, instanceID: InstanceID, tcpPort: UInt16, beaconKey: BeaconKey, targets: [PeerEndpoint]) {
         self.identity = identity
         self.instanceID = instanceID

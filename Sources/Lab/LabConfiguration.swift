@@ -18,6 +18,8 @@ public struct LabConfiguration: Sendable {
     /// `persons + k` is a device of node `k % persons`).
     public var devices = 0
     public var netns = false
+    /// Every node's overlay size (`parley run --active-peers`); nil: the full mesh.
+    public var activePeers: Int?
     /// How long to wait for convergence after the last heal and the last write.
     public var settleTimeout = 60.0
     /// Keep the nodes' data directories after the run (else they are removed).
@@ -65,6 +67,12 @@ public struct LabConfiguration: Sendable {
         let plan = try faultPlan()
         for fault in plan.faults where fault.kind == .broken && fault.room >= rooms {
             throw .usage("--faults: broken room=\(fault.room) but there are only \(rooms) rooms (0 to \(rooms - 1))")
+        }
+        if let activePeers {
+            guard (2...64).contains(activePeers) else { throw .usage("--active-peers must be from 2 to 64, not \(activePeers)") }
+            guard devices == 0 else {
+                throw .usage("--active-peers does not go with --devices yet: a person's devices sync their own data only over a direct link")
+            }
         }
         if netns, let reason = Namespaces.unavailableReason() { throw .usage(reason) }
     }

@@ -224,6 +224,9 @@ public struct ByeReason: RawRepresentable, Sendable, Hashable, CustomStringConve
     public static let rateLimited = ByeReason(rawValue: 7)
     /// This node could not go on (its store failed); see its log.
     public static let localError = ByeReason(rawValue: 8)
+    /// This node keeps enough links (its overlay's bound, or a link swapped for another): the
+    /// dialer picks another peer (docs/DESIGN.md §4.1.2).
+    public static let overlay = ByeReason(rawValue: 9)
 
     public var description: String {
         switch self {
@@ -236,6 +239,7 @@ public struct ByeReason: RawRepresentable, Sendable, Hashable, CustomStringConve
         case .unsupportedVersion: "unsupported protocol version"
         case .rateLimited: "rate limit exceeded"
         case .localError: "local error"
+        case .overlay: "enough links (overlay)"
         default: "reason \(rawValue)"
         }
     }

@@ -68,6 +68,9 @@ extension Node {
                         + "(copying a data directory copies its identity)")
             case .scheduleTick(let after):
                 discoveryTimer.arm(at: clock.instant(at: clock.now() + after), on: self) { self.discoveryTick() }
+            case .disconnect(let peer):
+                log.debug(.peerState, "closing the link to \(displayName(of: peer)): the overlay keeps enough links")
+                closeLink(to: peer, reason: .overlay)
             }
         }
     }

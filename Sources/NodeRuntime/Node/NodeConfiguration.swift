@@ -41,6 +41,9 @@ public struct NodeConfiguration: Sendable {
     /// Beacons: the fast interval and the ceiling the stable interval doubles up to.
     public var beaconInterval: UInt64 = 1_000
     public var maxBeaconInterval: UInt64 = 30_000
+    /// The overlay's active size (`--active-peers`): past this many peers, about this many
+    /// links to random ones instead of a link to each (nil: the full mesh).
+    public var activePeers: Int?
     /// How often linked peers are sent our address list (and right after a link is ready).
     public var addressShareInterval: UInt64 = 30_000
     /// Sync: limits and the anti-entropy interval of each link's `GossipSession`.
@@ -85,6 +88,8 @@ public struct NodeConfiguration: Sendable {
         discovery.stableInterval = min(5_000, ceiling)...ceiling
         discovery.linkPingInterval = link.pingInterval
         discovery.dialTimeout = max(discovery.dialTimeout, handshakeTimeout * 2 + 1_000)
+        discovery.overlay = activePeers.map { OverlayConfiguration(activeSize: $0) }
+        discovery.randomSeed = UInt64.random(in: .min ... .max)
     }
 }
 

@@ -26,9 +26,11 @@ struct LabRunCommand: Command {
     static let devices = integer(
         "devices", "D", "the last D nodes are paired devices of the first ones' persons, writing at once with them (default 0)")
     static let netns = Flag.flag("netns", "run each node in its own network namespace on a bridge (root); splits move cables")
+    static let activePeers = integer(
+        "active-peers", "K", "every node keeps about K links to random peers instead of one to each (parley run --active-peers)")
     let options = [
         Self.nodes.spec, Self.duration.spec, Self.rate.spec, Self.seed.spec, Self.out.spec, Self.faults.spec, Self.rooms.spec, Self.conversations.spec,
-        Self.devices.spec, Self.netns.spec,
+        Self.devices.spec, Self.netns.spec, Self.activePeers.spec,
     ]
     static let settleTimeout = number("settle-timeout", "SECONDS", "how long to wait for convergence after the last heal and write (default 60)")
     static let keepData = Flag.flag("keep-data", "keep the nodes' data directories under DIR/nodes (default: removed after the report)")
@@ -74,6 +76,7 @@ struct LabRunCommand: Command {
         configuration.conversations = try arguments.value(Self.conversations) ?? configuration.conversations
         configuration.devices = try arguments.value(Self.devices) ?? configuration.devices
         configuration.netns = arguments[Self.netns]
+        configuration.activePeers = try arguments.value(Self.activePeers)
         configuration.settleTimeout = try arguments.value(Self.settleTimeout) ?? configuration.settleTimeout
         configuration.keepData = arguments[Self.keepData]
         configuration.binary = try arguments.value(Self.binary).map(absolute)

@@ -79,8 +79,13 @@ struct RunCommand: Command {
     ) { text, command throws(CLIError) in
         try Context.clockSkew(text, from: "--clock-skew-ms", command: command)
     }
+    static let activePeers = number(
+        "active-peers", "K",
+        "past K peers heard, keep about K links to random ones (at most 2K) instead of linking to all (the overlay, "
+            + "docs/DESIGN.md §4.1.2; off by default: rooms only some nodes joined need every holder linked to another)", 2...64)
     static let nodeAdvancedOptions = [
-        beaconInterval.spec, maxBeaconInterval.spec, pingInterval.spec, idleTimeout.spec, handshakeTimeout.spec, syncInterval.spec, syncCredit.spec,
+        activePeers.spec, beaconInterval.spec, maxBeaconInterval.spec, pingInterval.spec, idleTimeout.spec, handshakeTimeout.spec, syncInterval.spec,
+        syncCredit.spec,
         pollInterval.spec, rateLimit.spec, frameStallLimit.spec, banLoopback.spec, authorRateLimit.spec, clockSkewMs.spec,
     ]
     let details = [
@@ -262,6 +267,7 @@ struct RunCommand: Command {
         configuration.joinRooms = try arguments.values(Self.join).map { text throws(CLIError) in
             try context.roomName(text, command: name)
         }
+        if let value = try arguments.value(Self.activePeers) { configuration.activePeers = value }
         if let value = try arguments.value(Self.beaconInterval) { configuration.beaconInterval = value }
         if let value = try arguments.value(Self.maxBeaconInterval) { configuration.maxBeaconInterval = value }
         if let value = try arguments.value(Self.pingInterval) {

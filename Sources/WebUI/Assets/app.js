@@ -520,16 +520,27 @@ function loadNearEdge() {
   const list = $("messages");
   const fromBottom = list.scrollHeight - list.scrollTop - list.clientHeight;
   const byReader = performance.now() - lastReaderInput < 1000;
-  if (byReader && list.scrollTop < list.clientHeight && state.hasOlder) loadAtEdge(loadOlder);
-  else if (byReader && fromBottom < list.clientHeight && state.hasNewer) loadAtEdge(loadNewer);
+  // Only the edge the reader moves towards: a page read at one edge moves the view near the
+  // other (the far end dropped, the place kept), which must not pull that edge back in.
+  if (byReader && readerDirection <= 0 && list.scrollTop < list.clientHeight && state.hasOlder) loadAtEdge(loadOlder);
+  else if (byReader && readerDirection >= 0 && fromBottom < list.clientHeight && state.hasNewer) loadAtEdge(loadNewer);
 }
 
 // The reader's own input also asks at the edges: a wheel turned at the very end of the window
 // scrolls nothing, so no scroll event would ask for the next page.
 let lastReaderInput = 0;
-function noteReaderInput() {
+let readerDirection = 0;  // +1 down, -1 up, 0 not known (a touch, the scroll bar)
+function noteReaderInput(event) {
   lastReaderInput = performance.now();
+  readerDirection = directionOf(event);
   loadNearEdge();
+}
+
+function directionOf(event) {
+  if (event.type === "wheel") return Math.sign(event.deltaY);
+  if (event.type !== "keydown") return 0;
+  if (["PageDown", "ArrowDown", "End", " "].includes(event.key)) return 1;
+  return ["PageUp", "ArrowUp", "Home"].includes(event.key) ? -1 : 0;
 }
 
 // One load at an edge at a time; another scroll event meanwhile asks for nothing more.
