@@ -70,9 +70,6 @@ public struct LabConfiguration: Sendable {
         }
         if let activePeers {
             guard (2...64).contains(activePeers) else { throw .usage("--active-peers must be from 2 to 64, not \(activePeers)") }
-            guard devices == 0 else {
-                throw .usage("--active-peers does not go with --devices yet: a person's devices sync their own data only over a direct link")
-            }
         }
         if netns, let reason = Namespaces.unavailableReason() { throw .usage(reason) }
     }

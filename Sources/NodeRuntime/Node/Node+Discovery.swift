@@ -75,6 +75,12 @@ extension Node {
         }
     }
 
+    /// Keeps links to `peers` on top of the overlay (`Discovery.pin`).
+    func pinLinks(_ peers: Set<UserID>) {
+        guard isRunning, discovery != nil else { return }
+        perform(discovery.pin(peers, now: clock.now()))
+    }
+
     /// Sends each linked peer the addresses it may not know, periodically (Discovery's address
     /// exchange: one node on two subnets bridges them).
     func shareAddressesPeriodically() {
