@@ -108,7 +108,7 @@ let package = Package(
             name: "ParleyCLI",
             dependencies: [
                 "Lab", "Presentation", "JSONViews", "TerminalUI", "WebUI", "NodeRuntime", "Store", "Replica", "Identity", "Sodium", "SQLite", "Wire", "Pairing",
-                "QRCode", "Transport",
+                "QRCode", "Transport", "Simulation", "Discovery",
             ]),
         .executableTarget(name: "parley", dependencies: ["ParleyCLI"]),
 

@@ -79,6 +79,27 @@ import Testing
         #expect(Set(json.nodes.map(\.id)).count == 5, "each device has a key of its own")
     }
 
+    /// Eight nodes with the overlay (`--active-peers 3`: about three links each, not seven), two
+    /// of them devices pinned to their persons: under the default faults the cluster converges
+    /// and loses nothing, and the overlay did close links (a refusal or a rotation, in the logs).
+    @Test func overlay_withDevices_convergesAndLosesNothing() async throws {
+        let seed = SeededRandom.announce("LabRunTests.overlay")
+        let (result, report, out) = try await lab(
+            [
+                "--nodes", "8", "--devices", "2", "--active-peers", "3", "--duration", "14", "--rate", "10", "--seed", "\(seed)",
+                "--settle-timeout", "60",
+            ],
+            timeout: .seconds(180))
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let json = try #require(report, "no report.json: \(result)")
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(json.converged && json.lostWrites == 0, "lost: \(json.lostSample)")
+        #expect(json.forks == 0)
+        let logs = try FileManager.default.contentsOfDirectory(atPath: out + "/logs").filter { $0.hasSuffix(".stderr") }
+        let overlayClosed = try logs.contains { try String(contentsOfFile: out + "/logs/" + $0, encoding: .utf8).contains("(overlay)") }
+        #expect(overlayClosed, "no link was closed by the overlay: it did not run")
+    }
+
     @Test func brokenNode_makesTheLabFail() async throws {
         let seed = SeededRandom.announce("LabRunTests.brokenNode")
         let (result, report, out) = try await lab(

@@ -133,12 +133,12 @@ struct LabRunCommand: Command {
         }
     }
 
-    private func absolute(_ path: String) -> String {
+    func absolute(_ path: String) -> String {
         path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
     }
 
     /// An option of a whole number.
-    private static func integer(_ name: String, _ valueName: String, _ help: String) -> Option<Int> {
+    static func integer(_ name: String, _ valueName: String, _ help: String) -> Option<Int> {
         Option.value(name, valueName, help) { text, command throws(CLIError) in
             guard let value = Int(text) else { throw .usage("--\(name) must be a whole number, not '\(text)'", command: command) }
             return value
@@ -146,7 +146,7 @@ struct LabRunCommand: Command {
     }
 
     /// An option of a finite number.
-    private static func number(_ name: String, _ valueName: String, _ help: String) -> Option<Double> {
+    static func number(_ name: String, _ valueName: String, _ help: String) -> Option<Double> {
         Option.value(name, valueName, help) { text, command throws(CLIError) in
             guard let value = Double(text), value.isFinite else { throw .usage("--\(name) must be a number, not '\(text)'", command: command) }
             return value
