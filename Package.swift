@@ -101,7 +101,7 @@ let package = Package(
 
         // The convergence lab: real `parley run` processes, a seeded workload, faults, a verdict
         // and a report (DESIGN §2: above NodeRuntime, below the executable).
-        .target(name: "Lab", dependencies: ["NodeRuntime", "Subprocess", "Store", "SQLite", "Replica", "Identity", "Sodium"]),
+        .target(name: "Lab", dependencies: ["NodeRuntime", "Subprocess", "Store", "SQLite", "Replica", "Identity", "Sodium", "Wire"]),
 
         // Command line: one small type per command; `parley` is a thin main.
         .target(
@@ -146,7 +146,7 @@ let package = Package(
             name: "WebUITests", dependencies: ["WebUI", "Presentation", "NodeRuntime", "Store", "Replica", "Identity", "TestSupport"],
             exclude: ["browser"]),
         .testTarget(name: "CLITests", dependencies: ["ParleyCLI", "Presentation", "Store", "Replica", "Identity", "SQLite", "TestSupport"]),
-        .testTarget(name: "LabTests", dependencies: ["Lab", "TestSupport"]),
+        .testTarget(name: "LabTests", dependencies: ["Lab", "TestSupport", "Wire"]),
     ]
 )
 

@@ -1,4 +1,5 @@
 import Foundation
+import Wire
 
 /// The faults of one lab run: what happens to which node, when, and for how long.
 ///
@@ -95,7 +96,7 @@ extension FaultPlan {
     /// Parses `spec` for a run of `nodes` nodes lasting `duration` seconds; `random` and
     /// omitted nodes are drawn from `seed`.
     public static func parse(_ spec: String, nodes: Int, duration: Double, seed: UInt64) throws(FaultSpecError) -> FaultPlan {
-        var random = LabRandom(seed: seed ^ 0xFA17)
+        var random = SeededRandom(seed: seed ^ 0xFA17)
         var faults: [Fault] = []
         let items = spec.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         guard !items.isEmpty else { throw FaultSpecError("--faults is empty; write e.g. 'kill:node=1,at=5,for=4' or 'none'") }
@@ -129,7 +130,7 @@ extension FaultPlan {
     }
 
     private static func fault(
-        _ kind: Fault.Kind, _ values: [String: String], item: String, nodes: Int, duration: Double, random: inout LabRandom
+        _ kind: Fault.Kind, _ values: [String: String], item: String, nodes: Int, duration: Double, random: inout SeededRandom
     ) throws(FaultSpecError) -> Fault {
         let allowed: Set<String> =
             switch kind {
@@ -168,7 +169,7 @@ extension FaultPlan {
     /// a split into two groups at 45% for 20%. Everything has healed by 65%, so the remaining
     /// writes and the settle time show the repair. Nodes are drawn from `seed`.
     public static func defaultPlan(nodes: Int, duration: Double, seed: UInt64) -> FaultPlan {
-        var random = LabRandom(seed: seed ^ 0xDEFA)
+        var random = SeededRandom(seed: seed ^ 0xDEFA)
         let order = Array(0..<nodes).shuffled(using: &random)
         var skew = Fault(.skew, at: duration * 0.1, node: order[0])
         skew.offsetSeconds = random.next() % 2 == 0 ? 180 : -180
@@ -179,7 +180,7 @@ extension FaultPlan {
 
     /// `count` faults of random kinds (never `broken`), starting in the first 60% of the run
     /// and lasting 5–20% of it.
-    static func randomFaults(count: Int, nodes: Int, duration: Double, random: inout LabRandom) -> [Fault] {
+    static func randomFaults(count: Int, nodes: Int, duration: Double, random: inout SeededRandom) -> [Fault] {
         let kinds: [Fault.Kind] = nodes >= 2 ? [.kill, .pause, .split, .skew, .loss] : [.kill, .pause, .skew, .loss]
         return (0..<count).map { _ in
             let kind = kinds[Int(random.next() % UInt64(kinds.count))]
@@ -215,22 +216,8 @@ extension Fault.Kind {
     var hasWindow: Bool { self == .kill || self == .pause || self == .split || self == .loss }
 }
 
-/// SplitMix64: the lab's seeded generator, so a seed replays the same workload and faults.
-public struct LabRandom: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-
-    public init(seed: UInt64) {
-        state = seed
-    }
-
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+/// The lab's seeded generator (`SeededRandom`), so a seed replays the same workload and faults.
+extension SeededRandom {
     /// A number in 0..<1.
     public mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }

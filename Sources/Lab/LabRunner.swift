@@ -2,6 +2,7 @@ import Foundation
 import NodeRuntime
 import Replica
 import Subprocess
+import Wire
 
 /// One run of the convergence lab: starts the nodes, drives the workload while the faults
 /// come and go, waits for the cluster to settle, and judges it (docs/DESIGN.md §1: "people who test
@@ -19,7 +20,7 @@ public final class LabRunner: @unchecked Sendable {
     let cleanup: LabCleanup
     let progress: ProgressLine
     let plan: FaultPlan
-    var random: LabRandom
+    var random: SeededRandom
     var nodes: [LabNode] = []
     var workload: Workload
     var namespaces: Namespaces?
@@ -67,7 +68,7 @@ public final class LabRunner: @unchecked Sendable {
         self.progress = progress
         self.binary = binary
         plan = try configuration.faultPlan()
-        random = LabRandom(seed: configuration.seed)
+        random = SeededRandom(seed: configuration.seed)
         let rooms = (0..<configuration.rooms).map { index in
             let name = "lab-\(index)"
             return Workload.Room(name: name, partition: PartitionDescriptor.room(RoomName(name)!).id.text)

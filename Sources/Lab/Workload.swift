@@ -1,4 +1,5 @@
 import NodeRuntime
+import Wire
 
 /// The lab's seeded workload: which node writes what, where. Pure: it picks from what the lab
 /// knows was acknowledged, so the same seed makes the same choices whenever the same writes
@@ -49,7 +50,7 @@ public struct Workload: Sendable {
     }
 
     /// The next write: a node among `available` and its request; nil when none is available.
-    public mutating func next(available: [Int], nodes: Int, random: inout LabRandom) -> (node: Int, request: AuthorRequest)? {
+    public mutating func next(available: [Int], nodes: Int, random: inout SeededRandom) -> (node: Int, request: AuthorRequest)? {
         guard !available.isEmpty else { return nil }
         sequence += 1
         let node = available[Int(random.next() % UInt64(available.count))]
@@ -99,7 +100,7 @@ public struct Workload: Sendable {
     }
 
     /// An add of a node that never was a member, or a remove of a member (not the creator).
-    private mutating func membershipChange(by node: Int, nodes: Int, random: inout LabRandom) -> AuthorRequest? {
+    private mutating func membershipChange(by node: Int, nodes: Int, random: inout SeededRandom) -> AuthorRequest? {
         let own = conversations.filter { $0.creator == node }
         guard !own.isEmpty else { return nil }
         let conversation = own[Int(random.next() % UInt64(own.count))]

@@ -1,5 +1,6 @@
 import TestSupport
 import Testing
+import Wire
 
 @testable import Lab
 
@@ -83,7 +84,7 @@ import Testing
     /// Runs `count` steps, acknowledging each write with a made-up id.
     static func run(seed: UInt64, count: Int) -> (requests: [String], workload: Workload) {
         var workload = Workload(rooms: rooms)
-        var random = LabRandom(seed: seed)
+        var random = SeededRandom(seed: seed)
         workload.acknowledged(Workload.createConversation(by: 0, members: [1, 2], name: "c"), by: 0, id: "create", partition: "PC")
         var requests: [String] = []
         for step in 0..<count {
@@ -122,7 +123,7 @@ import Testing
 
     @Test func noAvailableNode_noWrite() {
         var workload = Workload(rooms: Self.rooms)
-        var random = LabRandom(seed: 1)
+        var random = SeededRandom(seed: 1)
         #expect(workload.next(available: [], nodes: 4, random: &random) == nil)
     }
 }
