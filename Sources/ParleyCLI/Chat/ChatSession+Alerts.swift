@@ -32,12 +32,11 @@ extension ChatSession {
         if ring { terminal.bell() }
     }
 
-    /// Whether one of the newest `count` messages of a room (by others, not deleted) mentions you.
+    /// Whether one of the newest `count` messages of a room (by others, not deleted) mentions you;
+    /// ten more are read, for your own messages among them (never unread).
     private func unreadMentionMe(_ store: ReplicaStore, entry: SidebarEntry, newest count: Int) -> Bool {
-        guard myNick != nil, let target = targets[entry.key],
-            let messages = try? store.views.history(target.id, limit: count + 10)
-        else { return false }
-        return messages.suffix(count + 10).contains { !$0.deleted && $0.author != me && mentions($0.text) }
+        guard myNick != nil, let target = targets[entry.key], let messages = try? store.views.history(target.id, limit: count + 10) else { return false }
+        return messages.contains { !$0.deleted && $0.author != me && mentions($0.text) }
     }
 
     /// Whether `text` mentions you.
