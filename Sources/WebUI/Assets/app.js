@@ -308,9 +308,11 @@ function showNewBelow() {
   $("first-unread").hidden = !(state.unreadAtOpen > 0) || Boolean(inWindow);
 }
 
-async function markRead(id) {
+// `arrived`: others' messages were just drawn at the bottom, so there is something to read even
+// when the sidebar's count has not caught up with them yet.
+async function markRead(id, arrived = false) {
   const chat = chats().find((c) => c.id === id);
-  if (document.visibilityState === "visible" && chat && chat.unread > 0) {
+  if (document.visibilityState === "visible" && chat && (arrived || chat.unread > 0)) {
     await api("POST", `/api/partitions/${id}/read`);
   }
 }
@@ -405,7 +407,7 @@ async function applyChanges(id) {
   if (following) list.scrollTop = list.scrollHeight;
   showNewBelow();
   // Read is what was seen: messages that arrive while the view is scrolled up stay unread.
-  if (following) await markRead(id);
+  if (following) await markRead(id, others.length > 0);
 }
 
 // The messages on screen as the node has them now (null when nothing is drawn): the run from
