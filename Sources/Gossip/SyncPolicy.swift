@@ -108,6 +108,20 @@ public struct SyncPolicy: Hashable, Sendable {
         }
     }
 
+    /// The most peers pinned on top of the overlay.
+    public static let maxPinned = 16
+
+    /// The peers to keep linked whatever the overlay picks (docs/DESIGN.md §4.1.2): the person's
+    /// other `devices` first (their own data goes over a direct link only), then the members
+    /// (ever) of the conversations the person is in, at most `maxPinned`, in a fixed order.
+    public func linksToPin(person: UserID, devices: [UserID]) -> Set<UserID> {
+        let mine: Set<UserID> = [person, localUser]
+        var pinned = devices.filter { !mine.contains($0) }
+        let members = conversationMembers.values.filter { $0.contains(person) }.reduce(into: Set<UserID>()) { $0.formUnion($1) }
+        pinned += members.subtracting(pinned).subtracting(mine).sorted()
+        return Set(pinned.prefix(Self.maxPinned))
+    }
+
     /// Whether this node would hold `descriptor` only as a carrier for others (a conversation its
     /// user is not known to be in, another user's inbox): recorded as not joined, so the store's
     /// carrier quota applies and nothing of it is listed as the user's own.

@@ -64,3 +64,22 @@ import Wire
         #expect(!policy.shouldCarry(.ownData(owner: friend.id), offeredBy: friend.id))
     }
 }
+
+extension SyncPolicyTests {
+    /// Pins on top of the overlay: the person's other devices first, then conversation members,
+    /// never the node or its person, at most `maxPinned`.
+    @Test func linksToPin_devicesFirst_thenMembers_bounded() {
+        let person = UserID(Bytes32(w0: 1, w1: 0, w2: 0, w3: 0)), device = UserID(Bytes32(w0: 2, w1: 0, w2: 0, w3: 0))
+        let other = UserID(Bytes32(w0: 3, w1: 0, w2: 0, w3: 0))
+        let members = (10..<40).map { UserID(Bytes32(w0: UInt64($0), w1: 0, w2: 0, w3: 0)) }
+        let id = PartitionID(Bytes32(w0: 9, w1: 9, w2: 9, w3: 9))
+        let stranger = PartitionID(Bytes32(w0: 8, w1: 8, w2: 8, w3: 8))
+        let policy = SyncPolicy(
+            localUser: device, conversationMembers: [id: Set(members + [person]), stranger: [UserID(Bytes32(w0: 99, w1: 0, w2: 0, w3: 0))]])
+        let pinned = policy.linksToPin(person: person, devices: [person, device, other])
+        #expect(pinned.count == SyncPolicy.maxPinned)
+        #expect(pinned.contains(other) && !pinned.contains(person) && !pinned.contains(device))
+        #expect(!pinned.contains(UserID(Bytes32(w0: 99, w1: 0, w2: 0, w3: 0))), "members of a conversation the person is not in")
+        #expect(SyncPolicy(localUser: device).linksToPin(person: person, devices: [person, device]).isEmpty)
+    }
+}

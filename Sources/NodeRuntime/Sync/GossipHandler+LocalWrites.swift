@@ -152,21 +152,12 @@ extension GossipHandler {
         return Dictionary(uniqueKeysWithValues: peers.map { ($0, policy.summaries(of: digests, for: $0)) })
     }
 
-    /// The most peers pinned on top of the overlay.
-    static let maxPinned = 16
-
-    /// Tells Discovery which peers to keep linked whatever the overlay picks (docs/DESIGN.md
-    /// §4.1.2): this person's other devices first (their own data goes over a direct link only),
-    /// then the members (ever) of the conversations this node's person is in, at most
-    /// `maxPinned`, in a fixed order.
+    /// Tells Discovery which peers to keep linked whatever the overlay picks
+    /// (`SyncPolicy.linksToPin`), when the overlay is on.
     func pinLinks(_ policy: SyncPolicy, node: isolated Node) throws {
         guard node.configuration.activePeers != nil else { return }
-        let store = node.store!
-        let me = node.me
-        var pinned = try store.devices.deviceKeys(of: me).filter { $0 != node.identity.id }
-        let members = policy.conversationMembers.filter { $0.value.contains(me) }.values.reduce(into: Set<UserID>()) { $0.formUnion($1) }
-        pinned += members.subtracting(pinned + [me, node.identity.id]).sorted()
-        node.pinLinks(Set(pinned.prefix(Self.maxPinned)))
+        let devices = try node.store!.devices.deviceKeys(of: node.me)
+        node.pinLinks(policy.linksToPin(person: node.me, devices: devices))
     }
 
     /// The sync policy for this node's user and the conversations it knows.
