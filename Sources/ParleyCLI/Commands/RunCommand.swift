@@ -163,7 +163,12 @@ struct RunCommand: Command {
                 await node.stop()
             }
         }
-        try NodeConnection.wait { await node.waitUntilStopped() }
+        // A node can stop itself (a wipe from the page): the answer that asked for it still goes
+        // out before the process ends.
+        try NodeConnection.wait {
+            await node.waitUntilStopped()
+            await server?.stop()
+        }
         signals.cancel()
         return 0
     }

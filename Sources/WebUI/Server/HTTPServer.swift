@@ -15,7 +15,8 @@ import Synchronization
 /// `Content-Length`, `Transfer-Encoding` or `Sec-Fetch-Site`, and the request is refused
 /// rather than half-checked. The handler sees a request only once it is complete and within the
 /// limits. Streams (`HTTPReply.stream`) stay open until closed or the client leaves. `stop()`
-/// closes every stream, waits for them and for running handlers, then stops the daemon.
+/// closes every stream, waits for them and for running handlers and their answers, then stops
+/// the daemon.
 // @unchecked: `shared` guards what the library's threads, the handlers' tasks and `stop` share;
 // `port` and `connectionCaps` are written once by `start`, before the daemon calls back.
 public final class HTTPServer: @unchecked Sendable {
@@ -136,7 +137,8 @@ public final class HTTPServer: @unchecked Sendable {
         return UInt32(min(rlim_t(wanted), available))
     }
 
-    /// Closes every stream, waits (up to 5 s) for streams and handlers to finish, and stops.
+    /// Closes every stream, waits (up to 5 s) for streams and handlers to finish and their answers
+    /// to go out, and stops.
     public func stop() async {
         let open = shared.withLock { Array($0.streams.values) }
         for stream in open { stream.close() }
@@ -171,6 +173,10 @@ public final class HTTPServer: @unchecked Sendable {
         var tooLarge = false
         /// This request is the connection's last (`Limits.requestsPerConnection`).
         var closesConnection = false
+        /// Its handler ran: `running` counts it until the library says the answer went out (or
+        /// the client left), so `stop()` does not cut an answer on its way (a wipe's, which
+        /// ends the node).
+        var countsAsRunning = false
 
         init(request: HTTPRequest, limit: Int) {
             self.request = request
@@ -184,8 +190,12 @@ public final class HTTPServer: @unchecked Sendable {
         return server.handle(connection, url: url, method: method, upload: upload, uploadSize: uploadSize, state: state)
     }
 
-    private static let completedHandler: MHD_RequestCompletedCallback = { _, _, state, _ in
+    private static let completedHandler: MHD_RequestCompletedCallback = { context, _, state, _ in
         guard let state, let pointer = state.pointee else { return }
+        let exchange = Unmanaged<Exchange>.fromOpaque(pointer).takeUnretainedValue()
+        if exchange.countsAsRunning, let context {
+            Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().shared.withLock { $0.running -= 1 }
+        }
         Unmanaged<Exchange>.fromOpaque(pointer).release()
         state.pointee = nil
     }
@@ -236,6 +246,7 @@ public final class HTTPServer: @unchecked Sendable {
                 return queue(WebError.tooLarge(limit: exchange.limit).response, on: connection, close: true)
             }
             exchange.phase = .running
+            exchange.countsAsRunning = true
             shared.withLock { $0.running += 1 }
             MHD_suspend_connection(connection)
             let request = exchange.request
@@ -244,7 +255,6 @@ public final class HTTPServer: @unchecked Sendable {
                 let reply = await Self.run(handler, request, timeout: limits.handlerTimeout)
                 exchange.phase = .replying(reply)
                 MHD_resume_connection(box.pointer)
-                self.shared.withLock { $0.running -= 1 }
             }
             return .YES
         case .running:
