@@ -7,7 +7,7 @@ import Replica
 ///
 /// | kind | offered to a peer | carried when a peer offers it |
 /// |---|---|---|
-/// | room | by id, if the peer holds it too (`.ifPeerHolds`) | never: joining is local |
+/// | room | everyone (`.offer`): holders, and carriers | when joined; otherwise as a carrier |
 /// | directory | everyone (`.offer`) | always |
 /// | conversation | everyone (`.offer`): members, and carriers for store and forward | when this node's user is a member; otherwise as a carrier |
 /// | inbox | everyone (`.offer`): its owner, and carriers | when it is this user's own; otherwise as a carrier |
@@ -15,14 +15,18 @@ import Replica
 /// | private room | everyone (`.offer`): holders, and carriers | never offered to a holder that lacks it (it joined); otherwise as a carrier |
 ///
 /// Store and forward (docs/DESIGN.md §3.5): with `carriesForOthers` (the default) a node offers every
-/// conversation and inbox it holds to every linked peer and carries those offered to it, at most
-/// `maxCarried` partitions it is not a member or owner of (each within the store's carrier
-/// quota). So a member who was offline when it was added learns of the conversation through its
-/// inbox and fetches the history from any node that carries both, after the creator is gone.
-/// A carrier holds ciphertext only: bodies, names, attachments and their hashes are encrypted,
-/// blobs of a conversation are served only to its members, and typing goes only to members.
-/// Without `carriesForOthers`, conversations go to their members only and inboxes to their
-/// owners (and to carriers that already hold them).
+/// conversation, inbox and room it holds to every linked peer and carries those offered to it, at
+/// most `maxCarried` partitions it is not a member or owner of, or did not join (each within the
+/// store's carrier quota). So a member who was offline when it was added learns of the
+/// conversation through its inbox and fetches the history from any node that carries both, after
+/// the creator is gone; and a room reaches every node that joined it through nodes that did not,
+/// when no holder is a neighbour (the overlay links each node to a few peers only, §4.1.2). A
+/// carrier of a conversation holds ciphertext only: bodies, names, attachments and their hashes
+/// are encrypted, blobs of a conversation are served only to its members, and typing goes only to
+/// members. A room is plaintext and its name public (the room directory lists it): a carrier
+/// stores its ops and lists, shows and fetches nothing of it. Without `carriesForOthers`,
+/// conversations go to their members only, inboxes to their owners and rooms to peers that hold
+/// them too (and to carriers that already hold them).
 ///
 /// A peer's claims are never trusted for permission: partition ids are self-certifying, and
 /// every op is checked against its partition's rules by the store that applies it.
@@ -53,7 +57,7 @@ public struct SyncPolicy: Hashable, Sendable {
     public func sharing(_ descriptor: PartitionDescriptor, with peer: UserID) -> Sharing {
         switch descriptor {
         case .room:
-            return .ifPeerHolds
+            return carriesForOthers ? .offer : .ifPeerHolds
         case .directory:
             return .offer
         case .conversation(let creator, _):
@@ -76,7 +80,8 @@ public struct SyncPolicy: Hashable, Sendable {
     public func shouldCarry(_ descriptor: PartitionDescriptor, offeredBy peer: UserID) -> Bool {
         switch descriptor {
         case .room:
-            return false
+            // A node that joined the room holds it already; any other carries it.
+            return carriesForOthers && carriedCount < Self.maxCarried
         case .directory:
             return true
         case .conversation(let creator, _):
@@ -123,17 +128,17 @@ public struct SyncPolicy: Hashable, Sendable {
     }
 
     /// Whether this node would hold `descriptor` only as a carrier for others (a conversation its
-    /// user is not known to be in, another user's inbox): recorded as not joined, so the store's
-    /// carrier quota applies and nothing of it is listed as the user's own.
+    /// user is not known to be in, another user's inbox, a room a peer offered): recorded as not
+    /// joined, so the store's carrier quota applies and nothing of it is listed as the user's own.
     public func isCarrierOnly(_ descriptor: PartitionDescriptor) -> Bool {
         switch descriptor {
         case .conversation(let creator, _):
             return creator != localUser && conversationMembers[descriptor.id]?.contains(localUser) != true
         case .inbox(let owner):
             return owner != localUser
-        case .privateRoom:
+        case .privateRoom, .room:
             return true
-        case .room, .directory, .ownData:
+        case .directory, .ownData:
             return false
         }
     }

@@ -31,6 +31,8 @@ public final class LabNode: @unchecked Sendable {
     private(set) var address: String?
     /// The largest bytes-sent seen per (process, peer, link start): links are summed at the end.
     private var wire: [String: UInt64] = [:]
+    /// The same for the ops received on each link (new or duplicate).
+    private var received: [String: UInt64] = [:]
     /// The faults this node should inject now (re-sent after every start).
     var faults = FaultSettings()
 
@@ -161,18 +163,21 @@ public final class LabNode: @unchecked Sendable {
     /// CPU seconds this node's processes used, as last sampled (with its RSS).
     public var cpuSeconds: Double { cpu.values.reduce(0, +) }
 
-    /// Records the bytes each link has sent (`status`).
+    /// Records the bytes each link has sent and the ops it received (`status`).
     public func sampleWire() async -> StatusReport? {
         guard let status = await send(ControlRequest(.status), timeout: .seconds(3))?.status else { return nil }
         for peer in status.sync.peers {
             let key = "\(status.pid)/\(peer.id)/\(peer.since)"
             wire[key] = max(wire[key] ?? 0, peer.bytesSent)
+            received[key] = max(received[key] ?? 0, peer.opsReceived)
         }
         return status
     }
 
     /// Bytes this node sent on all its links so far (as last sampled).
     public var wireBytesSent: UInt64 { wire.values.reduce(0, +) }
+    /// Ops this node received on all its links so far, duplicates included (as last sampled).
+    public var opsReceived: UInt64 { received.values.reduce(0, +) }
 
     /// Sends the faults this node should inject; false when it did not take them.
     @discardableResult

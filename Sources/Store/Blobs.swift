@@ -70,7 +70,7 @@ extension Blobs {
     /// Blobs this node's views name but it does not hold, with the partition that names each
     /// (attachments of messages not deleted, avatars in the directory): at most `limit`, for the
     /// node to fetch from peers. In a conversation only members see the hashes, so a carrier
-    /// lists none of its blobs.
+    /// lists none of its blobs; a room it carries but did not join is skipped (nobody reads it here).
     public func missingBlobs(limit: Int = 64) throws -> [(partition: PartitionID, hash: Bytes32)] {
         var found: [(partition: PartitionID, hash: Bytes32)] = []
         var seen: Set<Bytes32> = []
@@ -79,7 +79,8 @@ extension Blobs {
         let attachments = try database.cachedStatement(
             """
             SELECT p.id, h.hash FROM attachment_hashes h JOIN partitions p ON p.pid = h.pid
-            WHERE NOT EXISTS (SELECT 1 FROM blobs b WHERE b.hash = h.hash) ORDER BY h.oid DESC
+            WHERE NOT EXISTS (SELECT 1 FROM blobs b WHERE b.hash = h.hash) AND (p.joined = 1 OR p.kind != 1)  -- 1: PartitionKind.room
+            ORDER BY h.oid DESC
             """)
         try attachments.readRows { row in
             guard found.count < limit else { return false }

@@ -42,8 +42,9 @@ public final class Carrier {
 /// among members the op set, and therefore every view, stays the same.
 extension Carrier {
     /// Whether this node only carries the partition: a conversation not joined and of which no
-    /// local identity is (ever) a member, an inbox that is not a local identity's, or a private
-    /// room whose passphrase this node was never given (not joined).
+    /// local identity is (ever) a member, an inbox that is not a local identity's, a private
+    /// room whose passphrase this node was never given (not joined), or a room not joined (a peer
+    /// offered it, or the user left it).
     public func isCarried(_ partition: PartitionID) throws -> Bool {
         guard let record = try log.partition(partition) else { return false }
         return try isCarried(record)
@@ -57,9 +58,9 @@ extension Carrier {
             return true
         case .inbox(let owner):
             return !record.joined && keys.localIdentity(owner) == nil
-        case .privateRoom:
+        case .privateRoom, .room:
             return !record.joined
-        case .room, .directory, .ownData:
+        case .directory, .ownData:
             return false
         }
     }

@@ -14,15 +14,18 @@ import Wire
     var conversation: PartitionDescriptor { .conversation(creator: me.id, nonce: Bytes32(w0: 5, w1: 5, w2: 5, w3: 5)) }
     var policy: SyncPolicy { SyncPolicy(localUser: me.id, conversationMembers: [conversation.id: [me.id, friend.id]], carriesForOthers: false) }
 
-    @Test func storeAndForward_offersConversationsAndInboxesToEveryone_andCarriesWithinTheLimit() {
+    @Test func storeAndForward_offersConversationsInboxesAndRoomsToEveryone_andCarriesWithinTheLimit() {
         var carrier = SyncPolicy(localUser: stranger.id, conversationMembers: [conversation.id: [me.id, friend.id]])
         #expect(carrier.sharing(conversation, with: me.id) == .offer)
         #expect(carrier.sharing(.inbox(owner: friend.id), with: me.id) == .offer)
+        #expect(carrier.sharing(lobby, with: me.id) == .offer, "a room reaches its holders through nodes that did not join it")
         #expect(carrier.shouldCarry(conversation, offeredBy: me.id) && carrier.isCarrierOnly(conversation))
         #expect(carrier.shouldCarry(.inbox(owner: friend.id), offeredBy: me.id) && carrier.isCarrierOnly(.inbox(owner: friend.id)))
+        #expect(carrier.shouldCarry(lobby, offeredBy: me.id) && carrier.isCarrierOnly(lobby), "a room a peer offers is carried, not joined")
         #expect(!policy.isCarrierOnly(conversation) && !policy.isCarrierOnly(.inbox(owner: me.id)))
         carrier.carriedCount = SyncPolicy.maxCarried
         #expect(!carrier.shouldCarry(conversation, offeredBy: me.id))
+        #expect(!carrier.shouldCarry(lobby, offeredBy: me.id))
         #expect(policy.shouldCarry(conversation, offeredBy: friend.id), "a member always holds its own")
     }
 

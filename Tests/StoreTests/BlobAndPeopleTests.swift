@@ -96,6 +96,12 @@ import Wire
         let chunk = try #require(try a.blobs.blobChunk(attachment.hash, offset: 990, length: 100))
         #expect(chunk.total == 1_000 && chunk.data == [UInt8](repeating: 42, count: 10))
         #expect(try b.blobs.blobChunk(attachment.hash, offset: 0, length: 10) == nil)
+        // A node that carries the room without having joined it (it left) reads none of it, so
+        // fetches none of its blobs; it is a carrier of the room from then on.
+        try b.log.setJoined(lobby.id, false)
+        #expect(try b.blobs.missingBlobs().isEmpty)
+        #expect(try b.carrier.isCarried(lobby.id))
+        #expect(try !a.carrier.isCarried(lobby.id))
     }
 
     /// A node short of many blobs asks for the newest first, each once, and its store reads no

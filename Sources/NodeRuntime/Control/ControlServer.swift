@@ -53,7 +53,10 @@ final class ControlServer: Sendable {
                 } else {
                     response = .failure(Self.explainBadRequest(line))
                 }
-                guard (try? await reply(response, to: client)) != nil else { return }
+                let replied = (try? await reply(response, to: client)) != nil
+                // A wipe stops the node, which ends this task: only after its answer is written.
+                if request?.request == .wipe, response.wipe == true { Task { [node] in await node.wipe() } }
+                guard replied else { return }
                 if request?.request == .watch { return await stream(to: client) }
             }
         }

@@ -42,10 +42,10 @@ extension Node {
     }
 
     /// The keys go before the answer, so a caller that hears it knows the data cannot be read;
-    /// the files and the node follow.
+    /// the files and the node follow once the answer is written (`ControlServer` calls `wipe()`),
+    /// so stopping never cuts the answer off.
     private func wipeRequested() -> ControlResponse {
         wipeKeys()
-        Task { await self.wipe() }
         return ControlResponse(wipe: true)
     }
 

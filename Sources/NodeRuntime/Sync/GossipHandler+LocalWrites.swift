@@ -144,8 +144,10 @@ extension GossipHandler {
     /// (`SyncPolicy.summaries(of:for:)`).
     func summaries(for peers: [UserID], node: isolated Node) throws -> [UserID: [PartitionSummary]] {
         let store = node.store!
-        // A room the user left is no longer offered, so it stops syncing (its ops stay stored).
-        let records = try store.log.partitions().filter { $0.joined || $0.descriptor.kind != .room }
+        // A room the user left is carried for others like any room a peer offered; a node that
+        // carries nothing offers it no more, so it stops syncing (its ops stay stored).
+        let carries = configuration.carriesForOthers
+        let records = try store.log.partitions().filter { carries || $0.joined || $0.descriptor.kind != .room }
         let digests = try records.map { (descriptor: $0.descriptor, digest: try store.log.digest($0.id)) }
         let policy = try policy(records: records, node: node)
         try pinLinks(policy, node: node)

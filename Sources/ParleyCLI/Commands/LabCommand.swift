@@ -108,9 +108,11 @@ struct LabRunCommand: Command {
         output.line(report.passed ? "PASS: the cluster converged, lost nothing and nothing forked" : "FAIL: " + failure(report))
         output.line(
             String(
-                format: "convergence %@, %d acknowledged writes, %d lost, latency p50/p95/p99 %@/%@/%@ ms, %.1f ops/s, %.0f wire bytes/op, peak RSS %.1f MiB",
+                format:
+                    "convergence %@, %d acknowledged writes, %d lost, latency p50/p95/p99 %@/%@/%@ ms, %.1f ops/s, %.0f wire bytes/op, %.2f copies/op, peak RSS %.1f MiB",
                 report.convergenceSeconds.map { String(format: "%.2f s", $0) } ?? "never", report.acknowledgedWrites, report.lostWrites,
                 ms(report.latencyMs.p50), ms(report.latencyMs.p95), ms(report.latencyMs.p99), report.opsPerSecond, report.wireBytesPerOp,
+                report.copiesPerOp ?? 0,
                 Double(report.nodes.map(\.peakRssBytes).max() ?? 0) / 1_048_576))
         output.line("report: \(configuration.out)/report.json, \(configuration.out)/report.html")
         return report.passed ? 0 : 1
