@@ -29,8 +29,9 @@ public struct LabReport: Codable, Sendable {
     /// Bytes sent on all links (TCP payload, handshakes excluded), and per delivery.
     public var wireBytes: UInt64
     public var wireBytesPerOp: Double
-    /// Ops received on all links (pushed or fetched, duplicates included) per delivery: 1 when
-    /// every node gets each op once. Absent in older reports.
+    /// Ops received on all links (pushed or fetched, duplicates included) per op a node holds
+    /// and did not write (carried ones included): 1 when every node gets each op once. Absent in
+    /// older reports.
     public var copiesPerOp: Double?
     public var nodes: [NodeReport]
     public var faults: [FaultReport]

@@ -13,7 +13,10 @@ extension LabRunner {
             applied: { node, write in times[node][write.id].map { nodes[node].realMillis(fromStored: $0, now: now) } })
         let settleFrom = max(lastHealMillis, lastAckMillis, startMillis)
         let wireBytes = nodes.reduce(UInt64(0)) { $0 + $1.wireBytesSent }
+        // Each op a node holds but did not write (carried ones included) came over a link once
+        // at least: what arrived beyond that is the copies.
         let opsReceived = nodes.reduce(UInt64(0)) { $0 + $1.opsReceived }
+        let receipts = times.reduce(0) { $0 + $1.count } - Set(times.flatMap(\.keys)).count
         let bounds = Statistics.latencyBounds()
         let workloadSeconds = configuration.duration
         return LabReport(
@@ -24,7 +27,7 @@ extension LabRunner {
             opsPerSecond: Double(writes.count) / workloadSeconds,
             deliveries: verdict.deliveries, deliveriesPerSecond: Double(verdict.deliveries) / workloadSeconds,
             wireBytes: wireBytes, wireBytesPerOp: verdict.deliveries > 0 ? Double(wireBytes) / Double(verdict.deliveries) : 0,
-            copiesPerOp: verdict.deliveries > 0 ? Double(opsReceived) / Double(verdict.deliveries) : 0,
+            copiesPerOp: receipts > 0 ? Double(opsReceived) / Double(receipts) : 0,
             nodes: nodes.map { node in
                 LabReport.NodeReport(
                     index: node.index, name: node.name, id: node.id, peakRssBytes: node.peakRSS, cpuSeconds: node.cpuSeconds, starts: node.starts,
