@@ -79,10 +79,10 @@ extension Blobs {
         let attachments = try database.cachedStatement(
             """
             SELECT p.id, h.hash FROM attachment_hashes h JOIN partitions p ON p.pid = h.pid
-            WHERE NOT EXISTS (SELECT 1 FROM blobs b WHERE b.hash = h.hash) AND (p.joined = 1 OR p.kind != 1)  -- 1: PartitionKind.room
+            WHERE NOT EXISTS (SELECT 1 FROM blobs b WHERE b.hash = h.hash) AND (p.joined = 1 OR p.kind != ?)
             ORDER BY h.oid DESC
             """)
-        try attachments.readRows { row in
+        try attachments.readRows([.integer(Int64(PartitionKind.room.rawValue))]) { row in
             guard found.count < limit else { return false }
             if let id = PartitionID(bytes: row.blob(0)), let hash = Bytes32(row.blob(1)), seen.insert(hash).inserted {
                 found.append((id, hash))

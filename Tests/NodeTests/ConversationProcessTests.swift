@@ -27,6 +27,17 @@ extension NodeProcessTests {
             await node.json(["history", "--conversation", conversation, "--json"]).compactMap { $0["text"] as? String }
         }
 
+        /// Starts `carrier`, then `ends` with `carrier` as their only peer (static, no discovery),
+        /// so everything between them goes through it; returns once it is linked to them all.
+        static func startLinkedThrough(_ carrier: TestNode, _ ends: [TestNode], in cluster: NodeCluster) async throws {
+            try await carrier.start(["--listen", "127.0.0.1:0", "--no-discovery"] + syncTiming)
+            for node in ends {
+                let peers = try await node.writePeersFile([carrier], in: cluster.root)
+                try await node.start(["--listen", "127.0.0.1:0", "--no-discovery", "--peers", peers] + syncTiming)
+            }
+            try #require(await poll(timeout: .seconds(15)) { await carrier.lists(ends, as: "linked") }, "\(cluster.logs)")
+        }
+
         /// Runs a command that must succeed; returns its trimmed standard output.
         @discardableResult
         static func run(_ node: TestNode, _ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) async -> String {

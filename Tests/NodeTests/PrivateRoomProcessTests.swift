@@ -36,12 +36,7 @@ extension NodeProcessTests {
             }
             // alice and bob know only carol (static peers, no discovery): everything between
             // them goes through carol, who never joins the room.
-            try await carol.start(["--listen", "127.0.0.1:0", "--no-discovery"] + syncTiming)
-            for node in [alice, bob] {
-                let peers = try await node.writePeersFile([carol], in: cluster.root)
-                try await node.start(["--listen", "127.0.0.1:0", "--no-discovery", "--peers", peers] + syncTiming)
-            }
-            try #require(await poll(timeout: .seconds(15)) { await carol.lists([alice, bob], as: "linked") }, "\(cluster.logs)")
+            try await Support.startLinkedThrough(carol, [alice, bob], in: cluster)
             #expect(!(await alice.lists([bob], as: "linked")))
 
             let rooms = await alice.json(["rooms", "--json"])
@@ -111,12 +106,7 @@ extension NodeProcessTests {
             let old = try Self.passphraseFile(cluster, "old", "correct horse battery staple")
             let new = try Self.passphraseFile(cluster, "new", "a much longer and newer passphrase")
             for node in [alice, bob] { await Support.run(node, ["join", room, "--room-passphrase-file", old]) }
-            try await carol.start(["--listen", "127.0.0.1:0", "--no-discovery"] + syncTiming)
-            for node in [alice, bob] {
-                let peers = try await node.writePeersFile([carol], in: cluster.root)
-                try await node.start(["--listen", "127.0.0.1:0", "--no-discovery", "--peers", peers] + syncTiming)
-            }
-            try #require(await poll(timeout: .seconds(15)) { await carol.lists([alice, bob], as: "linked") }, "\(cluster.logs)")
+            try await Support.startLinkedThrough(carol, [alice, bob], in: cluster)
 
             let before = "alice: the vault opens at 04:10"
             await Support.run(alice, ["send", "--room", room, before])

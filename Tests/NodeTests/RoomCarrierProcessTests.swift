@@ -21,12 +21,7 @@ extension NodeProcessTests {
             for node in [alice, bob] { #expect(await Support.run(node, ["join", "#Relay"]) == "joined #relay") }
             // alice and bob know only carol (static peers, no discovery): the room goes through
             // carol, who never joins it.
-            try await carol.start(["--listen", "127.0.0.1:0", "--no-discovery"] + syncTiming)
-            for node in [alice, bob] {
-                let peers = try await node.writePeersFile([carol], in: cluster.root)
-                try await node.start(["--listen", "127.0.0.1:0", "--no-discovery", "--peers", peers] + syncTiming)
-            }
-            try #require(await poll(timeout: .seconds(15)) { await carol.lists([alice, bob], as: "linked") }, "\(cluster.logs)")
+            try await Support.startLinkedThrough(carol, [alice, bob], in: cluster)
             #expect(!(await alice.lists([bob], as: "linked")))
 
             let said = ["alice: the relay works", "bob: heard you through carol"]
