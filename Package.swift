@@ -44,7 +44,7 @@ let package = Package(
         // LAN discovery: authenticated beacons, the peer table, static peers (pure instance).
         .target(name: "Discovery", dependencies: ["Sodium", "Wire", "Identity"]),
         // Many nodes' protocol instances in one process, in simulated time (`parley sim`).
-        .target(name: "Simulation", dependencies: ["Discovery", "Identity", "Wire"]),
+        .target(name: "Simulation", dependencies: ["Discovery", "Gossip", "Identity", "Replica", "Wire"]),
 
         // The one module that touches sockets: TCP listener/dialer, UDP, interfaces.
         .target(name: "Transport", dependencies: ["CEpoll"]),
@@ -128,7 +128,8 @@ let package = Package(
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode", "TestSupport"]),
         .testTarget(name: "IdentityTests", dependencies: ["Identity", "Sodium", "TestSupport"]),
         .testTarget(name: "SecureLinkTests", dependencies: ["SecureLink", "Identity", "Sodium", "Wire", "TestSupport"]),
-        .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "Simulation", "Identity", "Sodium", "Wire", "TestSupport"]),
+        .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "Identity", "Sodium", "Wire", "TestSupport"]),
+        .testTarget(name: "SimulationTests", dependencies: ["Simulation", "Discovery", "Gossip", "Identity", "Replica", "Wire", "TestSupport"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "TestSupport"]),
         .testTarget(name: "PairingTests", dependencies: ["Pairing", "Sodium", "Transport", "TestSupport"]),
         .testTarget(name: "GossipTests", dependencies: ["Gossip", "Store", "Replica", "Identity", "Wire", "TestSupport"]),

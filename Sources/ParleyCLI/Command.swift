@@ -74,7 +74,7 @@ public enum CommandRegistry {
         DigestCommand(), SQLCommand(),
         ExportCommand(), ImportCommand(),
         SalvageCommand(),
-        RunCommand(), ChatCommand(), PeersCommand(), StatusCommand(), DoctorCommand(), WipeCommand(), LabRunCommand(), LabSimCommand(), HelpCommand(),
+        RunCommand(), ChatCommand(), PeersCommand(), StatusCommand(), DoctorCommand(), WipeCommand(), LabRunCommand(), SimCommand(), HelpCommand(),
         CompletionCommand(), ManCommand(),
     ]
 

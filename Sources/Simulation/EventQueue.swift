@@ -1,7 +1,20 @@
 /// Events in simulated time, taken in the order (time, insertion): two events at one
 /// millisecond run in the order they were scheduled, so a run depends on its seed alone.
+///
+/// The heap orders small keys; each event waits in a slot of its own, so sifting moves three
+/// integers, not an event with its payload (a sync message, a beacon).
 struct EventQueue<Event> {
-    private var heap: [(time: UInt64, order: UInt64, event: Event)] = []
+    private struct Key {
+        let time: UInt64
+        let order: UInt64
+        let slot: Int
+
+        func precedes(_ other: Key) -> Bool { (time, order) < (other.time, other.order) }
+    }
+
+    private var heap: [Key] = []
+    private var slots: [Event?] = []
+    private var freeSlots: [Int] = []
     private var inserted: UInt64 = 0
 
     var isEmpty: Bool { heap.isEmpty }
@@ -9,11 +22,19 @@ struct EventQueue<Event> {
 
     mutating func schedule(_ event: Event, at time: UInt64) {
         inserted += 1
-        heap.append((time, inserted, event))
+        let slot: Int
+        if let free = freeSlots.popLast() {
+            slot = free
+            slots[slot] = event
+        } else {
+            slot = slots.count
+            slots.append(event)
+        }
+        heap.append(Key(time: time, order: inserted, slot: slot))
         var child = heap.count - 1
         while child > 0 {
             let parent = (child - 1) / 2
-            guard Self.precedes(heap[child], heap[parent]) else { break }
+            guard heap[child].precedes(heap[parent]) else { break }
             heap.swapAt(child, parent)
             child = parent
         }
@@ -28,16 +49,14 @@ struct EventQueue<Event> {
         while true {
             let left = 2 * parent + 1, right = left + 1
             var smallest = parent
-            if left < heap.count, Self.precedes(heap[left], heap[smallest]) { smallest = left }
-            if right < heap.count, Self.precedes(heap[right], heap[smallest]) { smallest = right }
+            if left < heap.count, heap[left].precedes(heap[smallest]) { smallest = left }
+            if right < heap.count, heap[right].precedes(heap[smallest]) { smallest = right }
             guard smallest != parent else { break }
             heap.swapAt(parent, smallest)
             parent = smallest
         }
-        return (first.time, first.event)
-    }
-
-    private static func precedes(_ a: (time: UInt64, order: UInt64, event: Event), _ b: (time: UInt64, order: UInt64, event: Event)) -> Bool {
-        (a.time, a.order) < (b.time, b.order)
+        let event = slots[first.slot].take()!
+        freeSlots.append(first.slot)
+        return (first.time, event)
     }
 }

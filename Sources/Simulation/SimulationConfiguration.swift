@@ -27,10 +27,20 @@ public struct SimulationConfiguration: Sendable {
     public var idleTimeout: UInt64 = 45_000
     /// Each node's peer table (Discovery's `maxPeers`).
     public var maxPeers = 256
+    /// Posts written into the room by random running nodes, spread evenly between the start
+    /// spread and `settle` before the end.
+    public var writes = 0
 
     public init(nodes: Int, seed: UInt64) {
         self.nodes = nodes
         self.seed = seed
+    }
+
+    /// A run of `duration` milliseconds, whose last third (at most a minute) is left to settle:
+    /// what `parley sim --duration` sets, so a replayed seed runs the same.
+    public mutating func setDuration(_ duration: UInt64) {
+        self.duration = duration
+        settle = min(60_000, duration / 3)
     }
 }
 
@@ -63,4 +73,65 @@ public struct OverlayReport: Sendable, Equatable, Codable {
     public var disconnects: Int
     public var crashes: Int
     public var beaconsDelivered: Int
+}
+
+/// What a run measured: the link graph at its end, and the delivery of its writes.
+public struct SimulationReport: Sendable, Equatable {
+    public var overlay: OverlayReport
+    public var delivery: DeliveryReport
+
+    /// The verdict: every replica converged with no write lost, no protocol broke, and no node
+    /// holds more links than `bound`.
+    public func holds(linkBound bound: Int) -> Bool {
+        delivery.converged && delivery.violations == 0 && delivery.rejectedOps == 0 && delivery.unexpectedDirectives == 0
+            && overlay.linksPerNode.max <= bound
+    }
+}
+
+/// How the writes reached the nodes. Per op: each delivery is one op arriving new at one node
+/// that did not write it.
+public struct DeliveryReport: Sendable, Equatable, Codable {
+    public struct Percentiles: Sendable, Equatable, Codable {
+        public var p50: Int
+        public var p95: Int
+        public var p99: Int
+        public var max: Int
+
+        /// The percentiles of a histogram (value: count).
+        init(_ histogram: [Int: Int]) {
+            let total = histogram.values.reduce(0, +)
+            let sorted = histogram.sorted { $0.key < $1.key }
+            func percentile(_ p: Double) -> Int {
+                guard total > 0 else { return 0 }
+                let rank = Int((Double(total - 1) * p).rounded(.down))
+                var seen = 0
+                for (value, count) in sorted {
+                    seen += count
+                    if seen > rank { return value }
+                }
+                return sorted.last!.key
+            }
+            (p50, p95, p99, max) = (percentile(0.5), percentile(0.95), percentile(0.99), sorted.last?.key ?? 0)
+        }
+    }
+    public var writes: Int
+    /// Every node holds every write (equal digests).
+    public var converged: Bool
+    /// Writes some node does not hold at the end.
+    public var lostWrites: Int
+    /// Links a write took to reach each node, and simulated milliseconds.
+    public var hops: Percentiles
+    public var latencyMillis: Percentiles
+    /// Ops received in NEW_OP and OPS messages per delivery (1: each node got each op once).
+    public var copiesPerOp: Double
+    /// Sync messages' bytes on the links (frames included) and messages, per delivery.
+    public var bytesPerOp: Double
+    public var messagesPerOp: Double
+    /// From the last write (or the end of the partition, if later) to every write on every node.
+    public var convergeMillis: UInt64?
+    /// Each 0 in a sound run: links closed for a protocol violation, ops a replica refused,
+    /// directives honest nodes never cause (fork proofs, unknown partitions).
+    public var violations: Int
+    public var rejectedOps: Int
+    public var unexpectedDirectives: Int
 }

@@ -41,9 +41,9 @@ import Testing
         (["chat", "lobby", "dev"], 2, "unexpected argument 'dev'"),
         (["chat", "--discovery-port", "0"], 2, "--discovery-port must be a port"),
         ([], 2, "no command given"),
-        (["lab", "sim", "--nodes", "1", "--out", "/tmp/never"], 2, "--nodes must be from 2 to 5000, not 1"),
-        (["lab", "sim", "--nodes", "9", "--out", "/tmp/never", "--partition", "90-60"], 2, "--partition must be FROM-TO"),
-        (["lab", "sim", "--nodes", "9", "--out", "/tmp/never", "--active-peers", "1"], 2, "--active-peers must be 0 (the full mesh) or from 2"),
+        (["sim", "--nodes", "1", "--out", "/tmp/never"], 2, "--nodes must be from 2 to 5000, not 1"),
+        (["sim", "--nodes", "9", "--out", "/tmp/never", "--partition", "90-60"], 2, "--partition must be FROM-TO"),
+        (["sim", "--nodes", "9", "--out", "/tmp/never", "--active-peers", "1"], 2, "--active-peers must be 0 (the full mesh) or from 2"),
     ]
 
     @Test func badInput_givesOneLineAndTheRightExitCode() throws {

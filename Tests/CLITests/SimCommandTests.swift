@@ -1,16 +1,16 @@
 import Foundation
 import Testing
 
-/// `parley lab sim` (issue 37, step 1): a seeded simulation of the overlay, in one process; the
-/// same options give the same report (apart from `wall_seconds`), and it passes when the nodes
-/// form one graph within the link bound.
-@Suite struct LabSimCommandTests {
+/// `parley sim` (issue 37): a seeded simulation of nodes writing into a room, in one process;
+/// the same options give the same report (apart from `wall_seconds`), with the contract's keys,
+/// and it passes when every node holds every write within the link bound.
+@Suite struct SimCommandTests {
     @Test func aSeededRun_passes_andTheSameOptionsGiveTheSameReport() throws {
         try withSandbox { sandbox in
-            let options = ["lab", "sim", "--nodes", "24", "--seed", "5", "--duration", "90", "--churn", "0.1", "--active-peers", "4"]
+            let options = ["sim", "--nodes", "24", "--writes", "100", "--seed", "5", "--duration", "90", "--churn", "0.1", "--active-peers", "4"]
             let first = sandbox.parleyRaw(options + ["--out", sandbox.root + "/a"])
             expectSuccess(first)
-            #expect(first.stdout.hasPrefix("PASS: 24 nodes form one graph, at most "), "\(first.stdout)")
+            #expect(first.stdout.hasPrefix("PASS: every node holds all 100 writes; 24 nodes, at most "), "\(first.stdout)")
             let second = sandbox.parleyRaw(options + ["--out", sandbox.root + "/b"])
             expectSuccess(second)
             func report(_ directory: String) throws -> (text: String, object: [String: Any]) {
@@ -23,6 +23,12 @@ import Testing
             let (a, object) = try report("a")
             #expect(try report("b").text == a, "the same seed gave another report")
             #expect(object["connected"] as? Bool == true && object["seed"] as? Int == 5 && object["crashes"] as? Int == 2)
+            #expect(object["converged"] as? Bool == true && object["lost_writes"] as? Int == 0 && object["writes"] as? Int == 100)
+            for key in ["hops", "latency_ms"] {
+                let percentiles = try #require(object[key] as? [String: Any], "\(key)")
+                #expect(Set(percentiles.keys).isSuperset(of: ["p50", "p95", "p99"]), "\(key): \(percentiles)")
+            }
+            #expect(object["copies_per_op"] is Double && object["bytes_per_op"] is Double, "\(object)")
             let links = try #require(object["links_per_node"] as? [String: Any])
             #expect((links["max"] as? Int ?? 99) <= 8, "within twice the active size")
         }

@@ -1,37 +1,58 @@
 import Discovery
+import Gossip
 import Identity
+import Replica
 import Wire
 
-/// Many nodes' discovery and overlay in one process, in simulated time (docs/DESIGN.md §8):
-/// each node is a real `Discovery` instance with its overlay; the simulation is its shell. It
-/// carries beacons to every node in the sender's part of the network (with latency and loss),
-/// turns dials into links, closes links that crash, churn or a partition ends, and measures
-/// the link graph: links per node, whether it is connected, and how many hops apart nodes are.
+/// Many nodes in one process, in simulated time (docs/DESIGN.md §8): each node runs the real
+/// pure protocol instances — a `Discovery` with its overlay, a `GossipSession` per link, the
+/// log's apply rules over an in-memory replica (`SimulatedReplica`) — and the simulation is their
+/// shell and their network. It carries beacons to every node in the sender's part of the
+/// network (with latency and loss), turns dials into links, carries each link's sync messages in
+/// order after a latency, closes links that crash, churn or a partition ends, has nodes write
+/// into one room, and measures the link graph and the delivery of every write (hops, simulated
+/// latency, copies, bytes).
 ///
-/// One seed drives everything (start times, latencies, losses, churn, every node's own picks),
-/// and events at one millisecond run in the order they were scheduled, so the same
-/// configuration gives the same report.
-public struct OverlaySimulation {
+/// One seed drives everything (identities, start times, latencies, losses, churn, writers, every
+/// node's own picks), and events at one millisecond run in the order they were scheduled, so the
+/// same configuration gives the same report.
+public struct NetworkSimulation {
     public let configuration: SimulationConfiguration
     var random: SeededRandom
     var queue = EventQueue<Event>()
     var now: UInt64 = 0
     var nodes: [SimulatedNode] = []
-    /// Links up, each pair once (smaller index first).
+    var indexOf: [UserID: Int] = [:]
+    /// Links up, each pair once (smaller index first), and each one's state.
     var links: Set<Pair> = []
+    var linkStates: [Pair: LinkState] = [:]
+    var nextLinkID: UInt64 = 0
     /// Each node's part of the network while a partition lasts (nil: one network).
     var parts: [Int]?
     var counters = Counters()
     /// The first sample after the partition healed at which a link crossed it again.
     var healedAt: UInt64?
+    /// What the writes measured (`NetworkSimulation+Writes`).
+    var delivery = DeliveryTally()
 
     let beaconKey = BeaconKey(networkKey: [UInt8](repeating: 0x5A, count: 32))
     static let broadcast = PeerEndpoint(host: "10.255.255.255", port: 7747)
+    /// The room every simulated node holds and writes into.
+    static let room = PartitionDescriptor.room(RoomName("lobby")!)
+    let gossip: GossipConfiguration
 
     struct Pair: Hashable, Comparable {
         let a: Int, b: Int
         init(_ x: Int, _ y: Int) { (a, b) = x < y ? (x, y) : (y, x) }
         static func < (l: Pair, r: Pair) -> Bool { (l.a, l.b) < (r.a, r.b) }
+    }
+
+    /// A link's identity (a new one each time a pair links) and when the last message each way
+    /// arrives: a link is a TCP stream, so its messages arrive in the order they were sent.
+    struct LinkState {
+        let id: UInt64
+        var lastArrivalAtA: UInt64 = 0
+        var lastArrivalAtB: UInt64 = 0
     }
 
     enum Event {
@@ -48,6 +69,12 @@ public struct OverlaySimulation {
         case sample
         /// A link across the partition times out, if the partition still stands.
         case idleCheck(Pair)
+        /// A sync message arrives at `to` on link `link`.
+        case message(SyncMessage, from: Int, to: Int, link: UInt64)
+        /// A session's timer fires.
+        case gossipTick(Int, peer: Int, link: UInt64, due: UInt64)
+        /// A running node writes a message into the room.
+        case write
     }
 
     struct Counters {
@@ -62,14 +89,18 @@ public struct OverlaySimulation {
     public init(_ configuration: SimulationConfiguration) {
         self.configuration = configuration
         random = SeededRandom(seed: configuration.seed)
+        gossip = GossipConfiguration()
         for index in 0..<configuration.nodes {
-            nodes.append(SimulatedNode(index: index, identity: Self.identity(index)))
+            var seed = [UInt8](repeating: 0, count: 32)
+            for byte in 0..<8 { seed[byte] = UInt8(truncatingIfNeeded: random.next() >> (8 * UInt64(byte))) }
+            seed[8] = UInt8(truncatingIfNeeded: index)
+            seed[9] = UInt8(truncatingIfNeeded: index >> 8)
+            seed[10] = UInt8(truncatingIfNeeded: index >> 16)
+            let identity = try! Identity(seed: seed)
+            nodes.append(SimulatedNode(index: index, identity: identity))
+            indexOf[identity.id] = index
+            nodes[index].replica.hold(Self.room.id)
         }
-    }
-
-    /// A node's identity: distinct, and ordered like its index.
-    static func identity(_ index: Int) -> UserID {
-        UserID(Bytes32(w0: UInt64(index) + 1, w1: 0x5349_4D55_4C41_5445, w2: UInt64(index), w3: 0))
     }
 
     static func host(_ index: Int) -> String { "10.\(index / 65_536 % 256).\(index / 256 % 256).\(index % 256)" }
@@ -84,13 +115,14 @@ public struct OverlaySimulation {
     // MARK: Running
 
     /// Runs to `configuration.duration` and reports.
-    public mutating func run() -> OverlayReport {
+    public mutating func run() -> SimulationReport {
         for index in nodes.indices {
             schedule(.start(index), at: random.next(below: configuration.startSpread + 1))
         }
         schedule(.pings, at: configuration.pingInterval)
         schedule(.sample, at: 1_000)
         planChurn()
+        planWrites()
         if let partition = configuration.partition {
             schedule(.partition, at: partition.lowerBound)
             schedule(.heal, at: partition.upperBound)
@@ -100,7 +132,7 @@ public struct OverlaySimulation {
             handle(event)
         }
         now = configuration.duration
-        return report()
+        return SimulationReport(overlay: overlayReport(), delivery: deliveryReport())
     }
 
     mutating func schedule(_ event: Event, at time: UInt64) {
@@ -133,24 +165,28 @@ public struct OverlaySimulation {
             let endpoint = PeerEndpoint(host: Self.host(to), port: 7748)
             guard reachable(from, to) else {
                 counters.dialsFailed += 1
-                perform(from, nodes[from].discovery!.onDialFailed(peer: nodes[to].identity, at: endpoint, now: now))
+                perform(from, nodes[from].discovery!.onDialFailed(peer: nodes[to].id, at: endpoint, now: now))
                 return
             }
             let pair = Pair(from, to)
             if links.insert(pair).inserted {
-                perform(to, nodes[to].discovery!.onLinkEstablished(peer: nodes[from].identity, via: nil, now: now))
+                nextLinkID += 1
+                linkStates[pair] = LinkState(id: nextLinkID)
+                perform(to, nodes[to].discovery!.onLinkEstablished(peer: nodes[from].id, via: nil, now: now))
+                if links.contains(pair) { openSessions(pair) }
             }
             // Both may have dialed: one link stays, and the dialer hears its dial came through.
             if links.contains(pair), nodes[from].isRunning {
-                perform(from, nodes[from].discovery!.onLinkEstablished(peer: nodes[to].identity, via: endpoint, now: now))
+                perform(from, nodes[from].discovery!.onLinkEstablished(peer: nodes[to].id, via: endpoint, now: now))
             }
         case .linkLost(let index, let peer, let life):
             guard nodes[index].life == life, nodes[index].isRunning else { return }
-            perform(index, nodes[index].discovery!.onLinkLost(peer: nodes[peer].identity, now: now))
+            closeSession(index, peer: peer)
+            perform(index, nodes[index].discovery!.onLinkLost(peer: nodes[peer].id, now: now))
         case .pings:
             for pair in links.sorted() where reachable(pair.a, pair.b) {
-                perform(pair.a, nodes[pair.a].discovery!.onLinkPing(peer: nodes[pair.b].identity, now: now))
-                perform(pair.b, nodes[pair.b].discovery!.onLinkPing(peer: nodes[pair.a].identity, now: now))
+                perform(pair.a, nodes[pair.a].discovery!.onLinkPing(peer: nodes[pair.b].id, now: now))
+                perform(pair.b, nodes[pair.b].discovery!.onLinkPing(peer: nodes[pair.a].id, now: now))
             }
             schedule(.pings, at: now + configuration.pingInterval)
         case .crash(let index):
@@ -168,13 +204,20 @@ public struct OverlaySimulation {
         case .sample:
             if let partition = configuration.partition, now >= partition.upperBound, healedAt == nil, spansHalves() { healedAt = now }
             schedule(.sample, at: now + 1_000)
+        case .message(let message, let from, let to, let link):
+            deliver(message, from: from, to: to, link: link)
+        case .gossipTick(let index, let peer, let link, let due):
+            guard let entry = nodes[index].sessions[peer], entry.link == link, entry.timerDue == due else { return }
+            entry.timerDue = nil
+            feed(index, peer) { session, now in session.onTick(now: now) }
+        case .write:
+            write()
         }
     }
 
     mutating func startNode(_ index: Int) {
         var settings = DiscoveryConfiguration(
-            identity: nodes[index].identity, instanceID: InstanceID(raw: random.next()), tcpPort: 7748, beaconKey: beaconKey,
-            targets: [Self.broadcast])
+            identity: nodes[index].id, instanceID: InstanceID(raw: random.next()), tcpPort: 7748, beaconKey: beaconKey, targets: [Self.broadcast])
         settings.overlay = configuration.overlay
         settings.randomSeed = random.next()
         settings.maxPeers = configuration.maxPeers
@@ -184,7 +227,8 @@ public struct OverlaySimulation {
         perform(index, nodes[index].discovery!.start(now: now))
     }
 
-    /// Stops a node at once (a crash: no leaving beacon); its peers see its links close.
+    /// Stops a node at once (a crash: no leaving beacon); its peers see its links close. Its
+    /// replica stays (it is on disk), its sessions and what they knew are gone.
     mutating func crash(_ index: Int) {
         guard nodes[index].isRunning else { return }
         counters.crashes += 1
@@ -193,12 +237,14 @@ public struct OverlaySimulation {
         }
         nodes[index].discovery = nil
         nodes[index].life += 1
+        nodes[index].resetGossip()
         schedule(.restart(index), at: now + configuration.downtime)
     }
 
     /// Closes a link: the side that closed it (if any) hears at once, the other a latency later.
     mutating func closeLink(_ pair: Pair, by closer: Int?) {
         guard links.remove(pair) != nil else { return }
+        linkStates[pair] = nil
         for side in [pair.a, pair.b] where nodes[side].isRunning {
             let other = side == pair.a ? pair.b : pair.a
             schedule(.linkLost(side, peer: other, life: nodes[side].life), at: side == closer ? now : now + latency())
@@ -218,7 +264,7 @@ public struct OverlaySimulation {
         }
     }
 
-    /// Carries out one node's directives.
+    /// Carries out one node's discovery directives.
     mutating func perform(_ index: Int, _ directives: [DiscoveryDirective]) {
         for directive in directives {
             switch directive {
@@ -235,7 +281,7 @@ public struct OverlaySimulation {
                 counters.dials += 1
                 schedule(.dialDone(from: index, to: target, life: nodes[index].life), at: now + 2 * latency())
             case .disconnect(let peer):
-                guard let other = nodes.firstIndex(where: { $0.identity == peer }) else { continue }
+                guard let other = indexOf[peer] else { continue }
                 counters.disconnects += 1
                 closeLink(Pair(index, other), by: index)
             case .scheduleTick(let after):
@@ -248,7 +294,7 @@ public struct OverlaySimulation {
         }
     }
 
-    // MARK: Measuring
+    // MARK: Measuring the link graph
 
     /// Whether the running nodes form one component of the link graph.
     func isConnected() -> Bool {
@@ -284,7 +330,7 @@ public struct OverlaySimulation {
         return distance
     }
 
-    mutating func report() -> OverlayReport {
+    mutating func overlayReport() -> OverlayReport {
         let running = nodes.indices.filter { nodes[$0].isRunning }
         var degree = [Int](repeating: 0, count: nodes.count)
         for pair in links {
@@ -309,22 +355,4 @@ public struct OverlaySimulation {
             dials: counters.dials, dialsFailed: counters.dialsFailed, disconnects: counters.disconnects, crashes: counters.crashes,
             beaconsDelivered: counters.beaconsDelivered)
     }
-}
-
-/// One simulated node: its identity and, while it runs, its `Discovery`.
-struct SimulatedNode {
-    let index: Int
-    let identity: UserID
-    var discovery: Discovery?
-    /// The tick the instance asked for last (earlier requests are void).
-    var timerDue: UInt64?
-    /// Bumped at every start and crash: events of an earlier life are void.
-    var life = 0
-
-    init(index: Int, identity: UserID) {
-        self.index = index
-        self.identity = identity
-    }
-
-    var isRunning: Bool { discovery != nil }
 }

@@ -4,15 +4,15 @@ import TestSupport
 import Testing
 
 /// The overlay at a scale no test machine runs as processes: real `Discovery` instances in one
-/// process, simulated time (`OverlaySimulation`). Each run prints its seed and report; a
+/// process, simulated time (`NetworkSimulation`, without writes). Each run prints its seed and report; a
 /// failure replays with that seed.
 @Suite struct OverlaySimulationTests {
     func run(_ configure: (inout SimulationConfiguration) -> Void) -> OverlayReport {
         var configuration = SimulationConfiguration(nodes: 64, seed: SeededRandom.announce("overlay simulation"))
         configure(&configuration)
-        var simulation = OverlaySimulation(configuration)
+        var simulation = NetworkSimulation(configuration)
         let started = ContinuousClock.now
-        let report = simulation.run()
+        let report = simulation.run().overlay
         print("report (\(ContinuousClock.now - started)): \(report)")
         return report
     }
@@ -31,8 +31,8 @@ import Testing
         configuration.duration = 100_000
         configuration.settle = 20_000
         configuration.churn = 0.1
-        var first = OverlaySimulation(configuration)
-        var second = OverlaySimulation(configuration)
+        var first = NetworkSimulation(configuration)
+        var second = NetworkSimulation(configuration)
         #expect(first.run() == second.run())
     }
 
