@@ -74,7 +74,23 @@ extension Discovery {
         // A known peer's routine beacon changes nothing `advance` decides (no new peer, no state
         // change): what falls due meanwhile waits for the tick already asked for. So a node among
         // hundreds does not walk its whole table for every beacon it hears.
-        if !routine { advance(now: now, into: &directives) }
+        if routine { return directives }
+        // A newcomer the overlay will not dial (its active set is full): nothing else changed, so
+        // only the beacon that greets it and the newcomer's own deadlines need a tick. At start a
+        // node hears hundreds of newcomers; a walk of the whole table for each one would cost
+        // the square of the peers.
+        if known == nil, !bindsStatic, !beacon.isLeaving, overlayWillNotDial(record) {
+            let change = record.nextStateChange(after: now, configuration).map(onStateCheckGrid) ?? .max
+            let due = min(nextBeaconAt, change)
+            if due > now {
+                if due < requestedTick ?? .max {
+                    requestedTick = due
+                    directives.append(.scheduleTick(after: due - now))
+                }
+                return directives
+            }
+        }
+        advance(now: now, into: &directives)
         return directives
     }
 
@@ -110,7 +126,7 @@ extension Discovery {
     }
 
     /// Entries that count against `maxPeers` (all but static peers).
-    var dynamicPeerCount: Int { records.values.reduce(0) { $0 + ($1.isStatic ? 0 : 1) } }
+    var dynamicPeerCount: Int { countRecords { !$0.isStatic } }
 }
 
 /// What a beacon's (instance, seq) means for a known peer.

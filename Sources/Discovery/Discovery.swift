@@ -182,7 +182,7 @@ public struct Discovery: Sendable {
                     next = min(next, dialTime)
                 }
             }
-            if let change = record.nextStateChange(after: now, configuration) { next = min(next, change) }
+            if let change = record.nextStateChange(after: now, configuration) { next = min(next, onStateCheckGrid(change)) }
             records[id] = record
         }
         for endpoint in keylessStatic.keys.sorted() {
@@ -201,6 +201,12 @@ public struct Discovery: Sendable {
             requestedTick = next
             directives.append(.scheduleTick(after: next - now))
         }
+    }
+
+    /// `time` rounded up to the grid state changes fall due on (`stateCheckGranularity`).
+    func onStateCheckGrid(_ time: UInt64) -> UInt64 {
+        let grid = max(1, configuration.stateCheckGranularity)
+        return (time + grid - 1) / grid * grid
     }
 
     /// Brings `record.state` up to date with its evidence, reporting a change.

@@ -40,6 +40,11 @@ public struct DiscoveryConfiguration: Sendable {
     public var linkPingInterval: UInt64 = 15_000
     /// The evidence period of a peer known only from a link or an address list (no beacons).
     public var unheardPeriod: UInt64 = 60_000
+    /// Peers' state changes (stale, gone) fall due on a grid of this many milliseconds, so one
+    /// tick checks all that fell due within it: each peer's deadline moves with each of its
+    /// beacons, and a tick per deadline would walk the whole table about once per beacon heard.
+    /// A change is noticed at most this late.
+    public var stateCheckGranularity: UInt64 = 1_000
     /// How long a gone peer stays in the table (and `parley peers`) before it is forgotten.
     public var forgetAfter: UInt64 = 600_000
 

@@ -51,7 +51,20 @@ extension Discovery {
     /// than its active size.
     var overlayIsActive: Bool {
         guard let overlay = configuration.overlay else { return false }
-        return records.values.lazy.filter { $0.state != .gone }.count > overlay.activeSize
+        return countRecords { $0.state != .gone } > overlay.activeSize
+    }
+
+    /// How many peer records satisfy `test`, each read in place: iterating `records.values`
+    /// copies every record (its arrays retained and released), and the overlay counts on every
+    /// event, among hundreds of peers.
+    func countRecords(where test: (PeerRecord) -> Bool) -> Int {
+        var count = 0
+        var index = records.values.startIndex
+        while index != records.values.endIndex {
+            if test(records.values[index]) { count += 1 }
+            records.values.formIndex(after: &index)
+        }
+        return count
     }
 
     /// Peers the shell needs linked on top of the overlay (a private conversation's members);
@@ -77,6 +90,15 @@ extension Discovery {
         return overlay.picks.contains(record.id)
     }
 
+    /// Whether the overlay decides `record`'s dials and has enough links and picks without it,
+    /// so `advance` would not dial it now.
+    func overlayWillNotDial(_ record: PeerRecord) -> Bool {
+        guard let settings = configuration.overlay, overlay.nextRotationAt != nil, overlayWantsDial(record, active: overlayIsActive) == false
+        else { return false }
+        let pending = overlay.picks.filter { records[$0]?.link == nil }.count
+        return countRecords { $0.link != nil } + pending >= settings.activeSize
+    }
+
     /// Tops the picks up to `activeSize` links (counting picks still being dialed), forgets picks
     /// that are gone, and swaps one pick when a rotation is due. Called at the start of `advance`.
     mutating func updateOverlay(now: UInt64, into directives: inout [DiscoveryDirective]) -> UInt64? {
@@ -88,7 +110,7 @@ extension Discovery {
         overlay.picks = overlay.picks.filter { records[$0].map { $0.state != .gone } ?? false }
         let rotationAt = overlay.nextRotationAt ?? now + jittered(settings.rotationInterval)
         overlay.nextRotationAt = rotationAt
-        let linked = records.values.filter { $0.link != nil }.count
+        let linked = countRecords { $0.link != nil }
         if now >= rotationAt {
             overlay.nextRotationAt = now + jittered(settings.rotationInterval)
             // Beyond the active size, shed one link of this node's dialing; at it, dial one more.

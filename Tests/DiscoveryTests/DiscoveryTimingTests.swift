@@ -88,6 +88,20 @@ import Testing
             ])
     }
 
+    /// By default state changes fall due on a one-second grid, so one tick handles every peer
+    /// whose deadline passed within it: a peer announcing 250 ms turns suspect at 500 and gone
+    /// at 750 by the rule, both noticed at 1,000.
+    @Test func stateChangesFallOnTheGrid() {
+        var shell = TestShell { $0.stateCheckGranularity = 1_000 }
+        shell.start()
+        var alice = FakePeer(smallerPeer, host: lanHost(3))
+        shell.at(0) { discovery, now in discovery.hear(&alice, interval: 250, now: now) }
+        shell.advance(to: 999)
+        #expect(shell.discovery.peer(smallerPeer)?.state == .discovered)
+        shell.advance(to: 1_000)
+        #expect(shell.discovery.peer(smallerPeer)?.state == .gone)
+    }
+
     @Test func expiry_followsTheIntervalThePeerAnnounced_clamped() {
         for (announced, goneAt) in [(30_000, 90_000), (1, 750), (4_000_000_000, 360_000)] as [(UInt32, UInt64)] {
             var shell = TestShell()

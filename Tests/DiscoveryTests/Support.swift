@@ -30,6 +30,8 @@ func makeConfiguration(_ configure: (inout DiscoveryConfiguration) -> Void = { _
     var configuration = DiscoveryConfiguration(
         identity: me, instanceID: InstanceID(raw: 0xAAAA), tcpPort: 7748,
         beaconKey: beaconKey, targets: [lanBroadcast])
+    // The tests check each rule's exact time; `stateChangesFallOnTheGrid` checks the grid.
+    configuration.stateCheckGranularity = 1
     configure(&configuration)
     return configuration
 }
