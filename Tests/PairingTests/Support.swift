@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 import Testing
 
 @testable import Pairing
@@ -9,17 +10,6 @@ import Testing
 /// host rarely meet; a stray beacon of another run is ignored for its tag anyway.
 func pairingTestPort(_ slot: Int) -> UInt16 {
     UInt16(5_000 + Int(getpid()) % 1_000 * 5 + slot)
-}
-
-/// Runs `body` on a thread of its own (pairing's `run` blocks, which a pool thread must not)
-/// and returns what it returned or threw once it ends.
-func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async -> Result<T, any Error> {
-    await withCheckedContinuation { continuation in
-        let thread = Thread {
-            continuation.resume(returning: Result { try body() })
-        }
-        thread.start()
-    }
 }
 
 /// The pairing error a result failed with, or nil.

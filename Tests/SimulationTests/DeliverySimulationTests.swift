@@ -14,12 +14,20 @@ import Testing
 /// replays with `parley sim` and the options printed.
 @Suite struct DeliverySimulationTests {
     /// Runs and prints the `parley sim` command that replays the run.
-    func run(_ configuration: SimulationConfiguration) -> SimulationReport {
-        var simulation = NetworkSimulation(configuration)
+    func run(_ configuration: SimulationConfiguration) async -> SimulationReport {
         let started = ContinuousClock.now
-        let report = simulation.run()
+        let report = await Self.simulate(configuration)
         print("\(Self.replay(configuration)) (\(ContinuousClock.now - started)): \(report.delivery)")
         return report
+    }
+
+    /// Runs on a thread of its own: seconds of computing on the cooperative pool would starve
+    /// other suites' tasks.
+    static func simulate(_ configuration: SimulationConfiguration) async -> SimulationReport {
+        await onThread {
+            var simulation = NetworkSimulation(configuration)
+            return simulation.run()
+        }
     }
 
     static func replay(_ configuration: SimulationConfiguration) -> String {
@@ -47,56 +55,57 @@ import Testing
         #expect(report.holds(linkBound: configuration.overlay?.maxLinks ?? configuration.nodes - 1), "\(replay)", sourceLocation: sourceLocation)
     }
 
-    @Test func fortyNodes_onTheOverlay_withChurn_deliverEveryWrite_inFewHops_aFewTimesEach() {
+    @Test func fortyNodes_onTheOverlay_withChurn_deliverEveryWrite_inFewHops_aFewTimesEach() async {
         var configuration = Self.configuration(nodes: 40, writes: 400, seconds: 120, seed: SeededRandom.announce("delivery, 40 nodes"))
         configuration.churn = 0.1
-        let report = run(configuration)
+        let report = await run(configuration)
         expectSound(report, configuration)
         #expect(report.delivery.hops.p99 <= 6, "a tree over a random graph of degree 8: \(report.delivery.hops)")
         #expect(report.delivery.copiesPerOp < 3, "each op arrives a few times at most, not once per link: \(report.delivery.copiesPerOp)")
         #expect(report.overlay.crashes == 4)
     }
 
-    @Test func theSameSeed_givesTheSameRun() {
+    @Test func theSameSeed_givesTheSameRun() async {
         var configuration = Self.configuration(nodes: 24, writes: 200, seconds: 90, seed: SeededRandom.announce("delivery, twice"))
         configuration.churn = 0.1
-        var first = NetworkSimulation(configuration)
-        var second = NetworkSimulation(configuration)
-        #expect(first.run() == second.run())
+        let first = await Self.simulate(configuration)
+        #expect(await Self.simulate(configuration) == first)
     }
 
-    @Test func aPartition_writesOnBothSides_convergeOnceItHeals() {
+    @Test func aPartition_writesOnBothSides_convergeOnceItHeals() async {
         var configuration = Self.configuration(nodes: 30, writes: 300, seconds: 180, seed: SeededRandom.announce("delivery, partition"))
         configuration.partition = 30_000..<90_000
-        let report = run(configuration)
+        let report = await run(configuration)
         expectSound(report, configuration)
         #expect(report.delivery.convergeMillis != nil)
     }
 
-    @Test func aFullMesh_deliversInOneHopMostly() {
+    @Test func aFullMesh_deliversInOneHopMostly() async {
         var configuration = Self.configuration(nodes: 6, writes: 120, seconds: 60, seed: SeededRandom.announce("delivery, full mesh"))
         configuration.overlay = nil
-        let report = run(configuration)
+        let report = await run(configuration)
         expectSound(report, configuration)
         #expect(report.delivery.hops.p50 == 1, "the author pushes to every peer: \(report.delivery.hops)")
     }
 
     /// Many short runs, each with its own seed, with churn and a partition in half of them, on
     /// every core.
-    @Test func manyShortSeeds_allSound() {
+    @Test func manyShortSeeds_allSound() async {
         let base = SeededRandom.announce("delivery, many seeds")
         let seeds = 200
         let failures = Mutex<[String]>([])
-        DispatchQueue.concurrentPerform(iterations: seeds) { offset in
-            var configuration = Self.configuration(nodes: 8 + offset % 5, writes: 30, seconds: 45, seed: base &+ UInt64(offset))
-            configuration.churn = 0.2
-            configuration.overlay = OverlayConfiguration(activeSize: 4)
-            if offset % 2 == 1 { configuration.partition = 12_000..<24_000 }
-            var simulation = NetworkSimulation(configuration)
-            let report = simulation.run()
-            if !report.holds(linkBound: configuration.overlay!.maxLinks) {
-                let line = "\(Self.replay(configuration)): \(report.delivery)"
-                failures.withLock { $0.append(line) }
+        await onThread {
+            DispatchQueue.concurrentPerform(iterations: seeds) { offset in
+                var configuration = Self.configuration(nodes: 8 + offset % 5, writes: 30, seconds: 45, seed: base &+ UInt64(offset))
+                configuration.churn = 0.2
+                configuration.overlay = OverlayConfiguration(activeSize: 4)
+                if offset % 2 == 1 { configuration.partition = 12_000..<24_000 }
+                var simulation = NetworkSimulation(configuration)
+                let report = simulation.run()
+                if !report.holds(linkBound: configuration.overlay!.maxLinks) {
+                    let line = "\(Self.replay(configuration)): \(report.delivery)"
+                    failures.withLock { $0.append(line) }
+                }
             }
         }
         let failed = failures.withLock { $0 }

@@ -44,7 +44,7 @@ struct SimCommand: Command {
             + "(§4.3) and the log's apply rules (§3.3: hash, signature, chain) over an in-memory replica. The simulation carries "
             + "beacons to every node of its half of the network after 1-5 ms (some lost), turns dials into links, carries each "
             + "link's messages in order after 1-5 ms, closes the links of a crashed node and, 45 s into a partition, those across "
-            + "it. Nodes start within the first 10 s; writes are spread from then to 60 s before the end; a crashed node keeps "
+            + "it. Nodes start within the first 10 s; writes are spread from then until the last third of the run (at most 60 s) begins; a crashed node keeps "
             + "its replica and is back 20 s later.",
         "report.json: seed, nodes, writes, converged, lost_writes, hops and latency_ms {p50, p95, p99, max} (of every delivery, "
             + "latency in simulated ms), copies_per_op, bytes_per_op, messages_per_op, converge_ms, links_per_node {max, mean}, "
