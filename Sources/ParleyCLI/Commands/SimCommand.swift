@@ -55,8 +55,8 @@ struct SimCommand: Command {
     ]
     let examples = [
         "sim --nodes 200 --writes 2000 --seed 7 --out /tmp/sim200",
-        "sim --nodes 1000 --writes 10000 --churn 0.1 --seed 3 --out /tmp/sim1000",
-        "sim --nodes 500 --seed 3 --partition 60-120 --out /tmp/sim500",
+        "sim --nodes 100 --writes 1000 --churn 0.1 --seed 3 --out /tmp/sim100",
+        "sim --nodes 60 --writes 600 --seed 2 --partition 60-120 --out /tmp/sim60",
     ]
 
     func run(_ context: Context, _ arguments: ParsedArguments) throws -> Int32 {
