@@ -21,23 +21,29 @@ import Wire
     @Test(arguments: 0..<4)
     func randomOpSets_inAnyOrder_convergeToIdenticalReplicas(shard: Int) async throws {
         let baseSeed = SeededRandom.seedFromEnvironment()
-        var readable = 0
-        for index in 0..<250 {
-            let seed = baseSeed &+ UInt64(shard * 250 + index)
-            // Stop a shard at its first failing case: one seed is enough to replay.
-            guard let readConversation = try runCase(seed: seed) else { return }
-            if readConversation { readable += 1 }
-            // Each case is CPU-bound: yield so async tests sharing the cooperative pool (links,
-            // handshakes with deadlines) are not starved while the property test runs.
-            await Task.yield()
+        // Seconds of CPU-bound work run on a thread of their own: on the cooperative pool (one
+        // thread per core) they would starve the async tests beside them of their deadlines.
+        let outcome = await onThread { () throws -> (readable: Int, failures: [String]) in
+            var readable = 0
+            for index in 0..<250 {
+                let seed = baseSeed &+ UInt64(shard * 250 + index)
+                let result = try runCase(seed: seed)
+                // Stop a shard at its first failing case: one seed is enough to replay.
+                if !result.failures.isEmpty { return (readable, result.failures) }
+                if result.readConversation { readable += 1 }
+            }
+            return (readable, [])
         }
+        let (readable, failures) = try outcome.get()
+        for failure in failures { Issue.record("\(failure)") }
+        guard failures.isEmpty else { return }
         // The generator must exercise the encrypted conversation, not just refuse it.
         #expect(readable > 100, "only \(readable) of 250 cases had a conversation message the members could read")
     }
 
-    /// Runs one random case; nil if it failed (the failure is already recorded), else whether
-    /// the members read a conversation message.
-    func runCase(seed: UInt64) throws -> Bool? {
+    /// Runs one random case: what it found wrong, and whether the members read a conversation
+    /// message.
+    func runCase(seed: UInt64) throws -> (failures: [String], readConversation: Bool) {
         var random = SeededRandom(seed: seed)
         let scenario = Scenario.generate(authors: Self.authors, random: &random)
         // Two replicas of the creator (same keys) and a carrier whose identity is no member.
@@ -51,11 +57,10 @@ import Wire
         let (reference, twin, carrier) = (replicas[0], replicas[1], replicas[2])
         let referenceDigests = try scenario.partitions.map { try reference.log.digest($0.id) }
         let referenceViews = try reference.views.viewSnapshot()
-        var passed = true
+        var failures: [String] = []
         func check(_ condition: Bool, _ message: @autoclosure () -> String) {
             if !condition {
-                Issue.record("seed \(seed): \(message())  (replay: PARLEY_SEED=\(seed) swift test --filter Convergence)")
-                passed = false
+                failures.append("seed \(seed): \(message())  (replay: PARLEY_SEED=\(seed) swift test --filter Convergence)")
             }
         }
         for (i, replica) in replicas.enumerated().dropFirst() {
@@ -85,8 +90,7 @@ import Wire
         check(
             rebuilt == referenceViews,
             "a rebuild from the log differs from the live views: \(Set(rebuilt).symmetricDifference(referenceViews).sorted().prefix(2))")
-        guard passed else { return nil }
-        return try !reference.views.history(scenario.conversation.id).isEmpty
+        return (failures, try !reference.views.history(scenario.conversation.id).isEmpty)
     }
 
     /// Delivers every op (some twice) in a random order, one by one or in random batches, and
