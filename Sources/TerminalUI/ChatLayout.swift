@@ -131,20 +131,26 @@ public enum ChatLayout {
             body += " [" + message.reactions.map { "\(ScreenText.line($0.emoji)) \($0.count)" }.joined(separator: ", ") + "]"
         }
         let style: Style = message.deleted ? .dim : message.mentionsMe ? .bold : .normal
+        // A right-to-left message ends at the pane's right edge, as `dir=auto` aligns it on the page.
+        let rightToLeft = !message.deleted && TextDirection.of(body) == .rightToLeft
+        func text(_ line: String, in columns: Int) -> [Span] {
+            let room = columns - DisplayWidth.of(line)
+            return rightToLeft && room > 0 ? [Span(String(repeating: " ", count: room)), Span(line, style)] : [Span(line, style)]
+        }
         if headWidth > width - 4 {
             // Too narrow to put text beside the head: the head on its own line.
             var first = Row()
             for span in head { first.append(span.text, span.style, within: width) }
-            return [first] + Wrapping.lines(body, width: width).map { Row([Span($0, style)]) }
+            return [first] + Wrapping.lines(body, width: width).map { Row(text($0, in: width)) }
         }
         let indent = headWidth <= width / 2 ? headWidth : 2
         let lines = Wrapping.lines(body, width: width - headWidth, indent: indent - headWidth)
         var rows: [Row] = []
         for (index, line) in lines.enumerated() {
             if index == 0 {
-                rows.append(Row(head + [Span(line, style)]))
+                rows.append(Row(head + text(line, in: width - headWidth)))
             } else {
-                rows.append(Row([Span(String(repeating: " ", count: indent)), Span(line, style)]))
+                rows.append(Row([Span(String(repeating: " ", count: indent))] + text(line, in: width - indent)))
             }
         }
         return rows

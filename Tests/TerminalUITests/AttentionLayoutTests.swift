@@ -3,7 +3,8 @@ import Testing
 @testable import TerminalUI
 
 /// What the chat screen shows for the reader's attention (issue 35): where a chat's history
-/// begins, mentions, the `Act:` list's alerts and muted chats, and the widths of flags.
+/// begins, mentions, the `Act:` list's alerts and muted chats, right-to-left messages, and the
+/// widths of flags.
 @Suite struct AttentionLayoutTests {
     func state() -> ChatState {
         var state = ChatState()
@@ -67,5 +68,40 @@ import Testing
         #expect(DisplayWidth.of("🇯🇵🇫🇷") == 4)
         #expect(DisplayWidth.of("שלום") == 4)
         #expect(DisplayWidth.of("👋") == 2)
+    }
+
+    @Test func aMessagesDirection_isItsFirstLetters() {
+        #expect(TextDirection.of("שלום") == .rightToLeft)
+        #expect(TextDirection.of("12, 🇮🇱 مرحبا ok") == .rightToLeft)  // digits, signs and emoji have no direction
+        #expect(TextDirection.of("ok שלום") == .leftToRight)
+        #expect(TextDirection.of("ܫܠܡܐ") == .rightToLeft)  // Syriac
+        #expect(TextDirection.of("123 !?") == .leftToRight)
+        #expect(TextDirection.of("") == .leftToRight)
+    }
+
+    /// As `dir=auto` aligns it on the page: a right-to-left message, every line of it, ends at the
+    /// pane's right edge; the head stays where every head is.
+    @Test func aRightToLeftMessage_endsAtThePanesRightEdge_onEveryLine() {
+        var shown = state()
+        shown.messages = [
+            PaneMessage(shortID: "a", author: "bob#bbbbbb", isOwn: false, time: "12:01", millis: 1, text: "שלום עולם"),
+            PaneMessage(shortID: "b", author: "bob#bbbbbb", isOwn: false, time: "12:02", millis: 2, text: "hello world"),
+            PaneMessage(
+                shortID: "c", author: "bob#bbbbbb", isOwn: false, time: "12:03", millis: 3,
+                text: "مرحبا بكم في الغرفة، هذه رسالة طويلة تلتف على عدة أسطر"),
+        ]
+        let width = 40
+        let lines = ChatLayout.paneLines(shown, width: width).map(\.text)
+        #expect(lines[0].hasPrefix("12:01 bob#bbbbbb: "))
+        #expect(lines[0].hasSuffix("שלום עולם") && DisplayWidth.of(lines[0]) == width, "\(lines[0])")
+        #expect(lines[1] == "12:02 bob#bbbbbb: hello world")
+        let arabic = Array(lines[2...])
+        #expect(arabic.count > 1, "the long message should wrap: \(arabic)")
+        for line in arabic {
+            #expect(DisplayWidth.of(line) == width && line.last != " ", "not at the right edge: '\(line)'")
+        }
+        // A deleted message says so in the pane's own direction.
+        shown.messages[0].deleted = true
+        #expect(ChatLayout.paneLines(shown, width: width)[0].text == "12:01 bob#bbbbbb: (message deleted)")
     }
 }

@@ -4,7 +4,7 @@ import Testing
 
 /// What calls for attention in the terminal chat (issue 35): a mention or a private message
 /// rings the bell once and marks its chat `!` in `Act:`; other messages do not ring; a muted chat
-/// never rings; right-to-left text and flags keep the screen's frame; the chat says when someone
+/// never rings; right-to-left text ends at the pane's right edge, and it and flags keep the screen's frame; the chat says when someone
 /// leaves a conversation. Two real chats, each with its own node, linked over loopback.
 @Suite(.serialized) struct TmuxChatAlertTests {
     @Test(.timeLimit(.minutes(4))) func mentionsAndPrivateMessagesRing_mutedChatsDoNot_rtlKeepsTheFrame_leavingIsSaid() async throws {
@@ -51,6 +51,9 @@ import Testing
                 return DisplayWidth.of(row[..<bar])
             })
         #expect(edges == [ChatLayout.paneWidth(forScreenWidth: 100)], "the sidebar's edge moved: \(edges)\n\(rtl)")
+        // The right-to-left message ends at the pane's right edge.
+        let hebrew = try #require(rtl.split(separator: "\n").first { $0.contains("שלום") })
+        #expect(hebrew.contains("ok│"), "the right-to-left message is not aligned right: \(hebrew)")
 
         // A private message in the open conversation still rings.
         await tmux.type("bob", "still there?")
