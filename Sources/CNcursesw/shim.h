@@ -49,4 +49,24 @@ static inline int parley_get_wch(WINDOW *window, unsigned int *key) {
 static inline int parley_addnwstr(WINDOW *window, const unsigned int *text, int n) {
     return waddnwstr(window, (const wchar_t *)text, n);
 }
+/* The C library's standard output: the terminal's output stream, because putp and vidattr
+   write there whatever stream newterm was given. */
+static inline FILE *parley_stdout(void) { return stdout; }
+
+/* The window's cursor: getcury and getcurx are macros. */
+static inline int parley_cursor_row(WINDOW *window) { return getcury(window); }
+static inline int parley_cursor_column(WINDOW *window) { return getcurx(window); }
+
+/* Writes `utf8` — one grapheme curses cannot hold in a cell (an emoji sequence the terminal joins
+   into one glyph) — at row, column with `attributes`, behind curses' back, then puts the
+   terminal's cursor at back_row, back_column. Every byte goes through curses' own output (mvcur,
+   vidattr and putp), so its idea of the cursor and the attributes stays true; absolute moves,
+   because curses cannot know how far the glyph moved the cursor. The caller flushes. */
+static inline void parley_write_over(int row, int column, const char *utf8, int attributes, int back_row, int back_column) {
+    mvcur(-1, -1, row, column);
+    vidattr((chtype)attributes);
+    putp(utf8);
+    vidattr(A_NORMAL);
+    mvcur(-1, -1, back_row, back_column);
+}
 #endif

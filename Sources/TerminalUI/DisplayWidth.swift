@@ -1,9 +1,33 @@
-/// How many terminal columns text takes, as a terminal (and ncursesw's `wcwidth`) counts them:
-/// wide East Asian characters and emoji take 2, combining marks and zero-width format characters
-/// 0, everything else 1. A grapheme's width is the sum of its scalars' widths, because that is
-/// where curses puts the cursor after writing it. Regional indicators count 1 each, as glibc's
-/// `wcwidth` does: a flag (two of them) takes the 2 columns terminals draw it in.
+/// How many terminal columns text takes, as the terminal draws it: wide East Asian characters
+/// and emoji take 2, combining marks and zero-width format characters 0, everything else 1, as
+/// ncursesw's `wcwidth` counts them. Regional indicators count 1 each, as glibc's `wcwidth`
+/// does: a flag (two of them) takes the 2 columns terminals draw it in.
+///
+/// An emoji sequence — people joined by U+200D into a family, a hand with a skin tone — is one
+/// glyph 2 columns wide where the terminal joins it (tmux joins ZWJ sequences, not skin tones),
+/// and the sum of its parts where it does not. `Terminal` asks the terminal which it does before
+/// it takes the screen, and the chat lays out under that answer (`$emojiJoining`); the default,
+/// the sum of the parts, is how curses itself counts.
 public enum DisplayWidth {
+    /// Which emoji sequences the terminal draws as one glyph.
+    public struct EmojiJoining: Sendable, Equatable {
+        /// Sequences joined by U+200D (a family, a profession).
+        public var zeroWidthJoiner: Bool
+        /// A person or hand followed by a skin tone (U+1F3FB–1F3FF).
+        public var skinTone: Bool
+
+        public init(zeroWidthJoiner: Bool, skinTone: Bool) {
+            self.zeroWidthJoiner = zeroWidthJoiner
+            self.skinTone = skinTone
+        }
+
+        /// No sequence joined: each part as wide as `wcwidth` says, as curses counts.
+        public static let none = EmojiJoining(zeroWidthJoiner: false, skinTone: false)
+    }
+
+    /// The joining rule of the terminal the text is laid out for.
+    @TaskLocal public static var emojiJoining = EmojiJoining.none
+
     /// The columns of one scalar.
     public static func of(_ scalar: Unicode.Scalar) -> Int {
         let value = scalar.value
@@ -19,14 +43,33 @@ public enum DisplayWidth {
         return 1
     }
 
-    /// The columns of one grapheme.
+    /// The columns of one grapheme: 2 for an emoji sequence the terminal joins, else the sum of
+    /// its scalars' widths (where curses puts the cursor after writing them).
     public static func of(_ character: Character) -> Int {
-        character.unicodeScalars.reduce(0) { $0 + of($1) }
+        let scalars = character.unicodeScalars
+        if scalars.count > 1, isJoinedSequence(character) { return 2 }
+        return scalars.reduce(0) { $0 + of($1) }
     }
 
     /// The columns of `text`.
     public static func of(_ text: some StringProtocol) -> Int {
-        text.unicodeScalars.reduce(0) { $0 + of($1) }
+        if emojiJoining == .none { return text.unicodeScalars.reduce(0) { $0 + of($1) } }
+        return text.reduce(0) { $0 + of($1) }
+    }
+
+    /// Whether the terminal draws `character` as one emoji glyph 2 columns wide while curses
+    /// would count its parts: a sequence of emoji whose every kind of joining the terminal does.
+    public static func isJoinedSequence(_ character: Character) -> Bool {
+        let joining = emojiJoining
+        guard joining != .none, let first = character.unicodeScalars.first, first.properties.isEmoji else { return false }
+        var joiner = false
+        var skinTone = false
+        for scalar in character.unicodeScalars {
+            if scalar.value == 0x200D { joiner = true }
+            if (0x1F3FB...0x1F3FF).contains(scalar.value) { skinTone = true }
+        }
+        guard joiner || skinTone else { return false }
+        return (!joiner || joining.zeroWidthJoiner) && (!skinTone || joining.skinTone)
     }
 
     /// East Asian Wide and Fullwidth ranges, and emoji shown as pictures by default.

@@ -38,8 +38,15 @@ public struct LineEditor: Sendable, Equatable {
         switch key {
         case .character(let character):
             guard characters.count < Self.maximumLength else { return .edited }
-            characters.insert(character, at: cursor)
-            cursor += 1
+            // Keys come a scalar at a time. One that extends the grapheme before the cursor (a
+            // joiner and the emoji after it, a skin tone, an accent, a flag's second half) joins
+            // it, so the cursor and Backspace move over what is drawn as one glyph.
+            if cursor > 0, String([characters[cursor - 1], character]).count == 1 {
+                characters[cursor - 1] = Character(String([characters[cursor - 1], character]))
+            } else {
+                characters.insert(character, at: cursor)
+                cursor += 1
+            }
         case .enter:
             let line = text
             if !isSecret, !line.isEmpty, history.last != line {

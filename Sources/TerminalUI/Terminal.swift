@@ -15,8 +15,13 @@ import CNcursesw
 public final class Terminal {
     private let screen: OpaquePointer
     private let window: UnsafeMutablePointer<WINDOW>
+    private let output: UnsafeMutablePointer<FILE>
     private var ended = false
     private var painted: Frame?
+
+    /// Which emoji sequences this terminal draws as one glyph: lay frames out under it
+    /// (`DisplayWidth.$emojiJoining`), so curses' cells and the terminal's columns agree.
+    public let emojiJoining: DisplayWidth.EmojiJoining
 
     /// What went wrong opening the terminal.
     public enum OpenError: Error, Equatable, CustomStringConvertible {
@@ -38,9 +43,13 @@ public final class Terminal {
         guard isatty(0) == 1, isatty(1) == 1 else { throw .notATerminal }
         parley_setlocale_from_environment()
         let name = getenv("TERM").map { String(cString: $0) } ?? ""
-        guard let output = fdopen(1, "w"), let input = fdopen(0, "r") else { throw .notATerminal }
+        // Curses writes to the C library's stdout: `putp` and `vidattr` (`draw`'s joined emoji)
+        // write there whatever stream `newterm` gets, and one stream keeps them in order.
+        guard let output = parley_stdout(), let input = fdopen(0, "r") else { throw .notATerminal }
+        emojiJoining = Self.askEmojiJoining()
         guard let screen = newterm(nil, output, input) else { throw .unknownTerminal(name) }
         self.screen = screen
+        self.output = output
         _ = set_term(screen)
         window = parley_stdscr()!
         cbreak()
@@ -97,25 +106,38 @@ public final class Terminal {
     }
 
     /// Paints `frame` (only what changed reaches the terminal: curses compares).
+    ///
+    /// An emoji sequence the terminal joins into one glyph is more than a curses cell holds
+    /// (it keeps the first emoji of a family and drops the rest): curses paints two blank cells
+    /// there, and the whole sequence is written over them once curses is done.
     public func draw(_ frame: Frame) {
         if frame == painted { return }
         painted = frame
         let height = Int(parley_lines()), width = Int(parley_cols())
+        var joined: [(row: Int32, column: Int32, text: String, attributes: Int32)] = []
         for (index, row) in frame.rows.enumerated() where index < height {
             wmove(window, Int32(index), 0)
             var column = 0
             for span in row.spans {
                 let attributes = Self.attributes(span.style)
                 wattrset(window, attributes)
-                var scalars = span.text.unicodeScalars.map { Self.printable($0.value) }
                 // Never write into the last cell of the last row: curses would scroll.
                 let room = (index == height - 1 ? width - 1 : width) - column
                 guard room > 0 else { break }
-                if DisplayWidth.of(span.text) > room {
-                    scalars = DisplayWidth.prefix(span.text, fitting: room).text.unicodeScalars.map { Self.printable($0.value) }
+                let text = DisplayWidth.of(span.text) > room ? DisplayWidth.prefix(span.text, fitting: room).text : span.text
+                var scalars: [UInt32] = []
+                for character in text {
+                    if character.unicodeScalars.count > 1, DisplayWidth.isJoinedSequence(character) {
+                        joined.append((Int32(index), Int32(column), String(character), attributes))
+                        scalars += [0x20, 0x20]
+                        column += 2
+                    } else {
+                        let printable = character.unicodeScalars.map { Self.printable($0.value) }
+                        scalars += printable
+                        column += printable.reduce(0) { $0 + DisplayWidth.of(Unicode.Scalar($1) ?? "\u{FFFD}") }
+                    }
                 }
                 _ = parley_addnwstr(window, scalars, Int32(scalars.count))
-                column += DisplayWidth.of(String(String.UnicodeScalarView(scalars.compactMap(Unicode.Scalar.init))))
             }
             wattrset(window, parley_a_normal())
             wclrtoeol(window)
@@ -127,6 +149,12 @@ public final class Terminal {
             curs_set(0)
         }
         wrefresh(window)
+        guard !joined.isEmpty else { return }
+        let (cursorRow, cursorColumn) = (parley_cursor_row(window), parley_cursor_column(window))
+        for glyph in joined {
+            parley_write_over(glyph.row, glyph.column, glyph.text, glyph.attributes, cursorRow, cursorColumn)
+        }
+        fflush(output)
     }
 
     /// `value`, or U+FFFD for a control character: the layout cleans every text already, and
@@ -158,6 +186,61 @@ public final class Terminal {
         case .highlight: return (colors ? parley_color_pair(2) : parley_a_normal()) | parley_a_bold()
         case .marker, .error: return (colors ? parley_color_pair(3) : parley_a_normal()) | parley_a_bold()
         case .barAlert: return (colors ? parley_color_pair(5) : parley_a_reverse()) | parley_a_bold()
+        }
+    }
+
+    /// Asks the terminal, before curses takes it, how far a family (a ZWJ sequence) and a hand
+    /// with a skin tone move its cursor: 2 columns means one glyph. The terminal answers a
+    /// cursor-position request (DSR, `ESC [ 6 n`) with `ESC [ row ; column R`; one that does not
+    /// answer within a second is taken to join nothing, as curses counts.
+    private static func askEmojiJoining() -> DisplayWidth.EmojiJoining {
+        var saved = termios()
+        guard tcgetattr(0, &saved) == 0 else { return .none }
+        var raw = saved
+        cfmakeraw(&raw)
+        guard tcsetattr(0, TCSANOW, &raw) == 0 else { return .none }
+        defer {
+            writeToTerminal("\r\u{1B}[K")
+            _ = tcsetattr(0, TCSANOW, &saved)
+        }
+        guard let family = columnsMoved(by: "👨\u{200D}👩\u{200D}👧") else { return .none }
+        let hand = columnsMoved(by: "👍🏽")
+        return DisplayWidth.EmojiJoining(zeroWidthJoiner: family == 2, skinTone: hand == 2)
+    }
+
+    /// How many columns writing `sample` at the start of the line moves the cursor; nil when
+    /// the terminal gave no answer.
+    private static func columnsMoved(by sample: String) -> Int? {
+        writeToTerminal("\r" + sample + "\u{1B}[6n")
+        let deadline = ContinuousClock.now + .seconds(1)
+        var reply: [UInt8] = []
+        while ContinuousClock.now < deadline, reply.count < 64 {
+            var descriptor = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+            let left = deadline - ContinuousClock.now
+            let milliseconds = Int32(max(1, left.components.seconds * 1_000 + left.components.attoseconds / 1_000_000_000_000_000))
+            guard poll(&descriptor, 1, milliseconds) > 0 else { continue }
+            var byte: UInt8 = 0
+            guard read(0, &byte, 1) == 1 else { return nil }
+            reply.append(byte)
+            guard byte == UInt8(ascii: "R") else { continue }
+            // The answer is the end of what was read: keys typed before it are dropped.
+            guard let start = reply.lastIndex(of: 0x1B) else { return nil }
+            let fields = String(decoding: reply[start...].dropFirst(2).dropLast(), as: UTF8.self).split(separator: ";")
+            guard fields.count == 2, let column = Int(fields[1]) else { return nil }
+            return column - 1
+        }
+        return nil
+    }
+
+    private static func writeToTerminal(_ text: String) {
+        let bytes = Array(text.utf8)
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(1, buffer.baseAddress! + offset, buffer.count - offset)
+                if written <= 0 { return }
+                offset += written
+            }
         }
     }
 

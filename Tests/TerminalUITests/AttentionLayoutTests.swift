@@ -63,6 +63,28 @@ import Testing
         #expect(!Mention.mentions("hi @", nick: ""))
     }
 
+    /// An emoji sequence is one glyph of 2 columns where the terminal joins it, the sum of its
+    /// parts where it does not (tmux joins a family, not a skin tone).
+    @Test func anEmojiSequence_isAsWideAsTheTerminalDrawsIt() {
+        let (family, hand, coder) = ("👨\u{200D}👩\u{200D}👧", "👍🏽", "👩🏽\u{200D}💻")
+        #expect(DisplayWidth.of(family) == 6 && DisplayWidth.of(hand) == 4)
+        #expect(!DisplayWidth.isJoinedSequence(Character(family)))
+        DisplayWidth.$emojiJoining.withValue(DisplayWidth.EmojiJoining(zeroWidthJoiner: true, skinTone: false)) {
+            #expect(DisplayWidth.of(family) == 2)
+            #expect(DisplayWidth.of("a\(family)b") == 4)
+            #expect(DisplayWidth.of(hand) == 4)
+            #expect(DisplayWidth.of(coder) == 6, "a sequence with a kind of joining the terminal lacks is its parts")
+            #expect(DisplayWidth.prefix("ab\(family)cd", fitting: 4).text == "ab\(family)")
+            #expect(DisplayWidth.of("🇮🇱") == 2 && DisplayWidth.of("שלום") == 4)
+            #expect(Wrapping.lines("\(family) \(family) \(family)", width: 5) == ["\(family) \(family)", "\(family)"])
+        }
+        DisplayWidth.$emojiJoining.withValue(DisplayWidth.EmojiJoining(zeroWidthJoiner: true, skinTone: true)) {
+            #expect(DisplayWidth.of(hand) == 2 && DisplayWidth.of(coder) == 2 && DisplayWidth.of(family) == 2)
+            #expect(!DisplayWidth.isJoinedSequence("e\u{301}"), "a letter with an accent is no emoji sequence")
+            #expect(DisplayWidth.of("e\u{301}") == 1)
+        }
+    }
+
     @Test func aFlag_takesTwoColumns_asTheTerminalDrawsIt() {
         #expect(DisplayWidth.of("🇮🇱") == 2)
         #expect(DisplayWidth.of("🇯🇵🇫🇷") == 4)

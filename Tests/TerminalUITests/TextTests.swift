@@ -83,6 +83,22 @@ import Testing
         for character in text { _ = editor.handle(.character(character)) }
     }
 
+    /// Keys arrive a scalar at a time: a family typed as its seven scalars is one grapheme of the
+    /// line, so the cursor stands after its one glyph and one Backspace removes it.
+    @Test func scalarsThatJoinAGrapheme_makeOneCharacterOfTheLine() {
+        var editor = LineEditor()
+        for scalar in "a👨\u{200D}👩\u{200D}👧e\u{301}🇮🇱".unicodeScalars { _ = editor.handle(.character(Character(scalar))) }
+        #expect(editor.characters.count == 4 && editor.cursor == 4)
+        #expect(editor.text == "a👨\u{200D}👩\u{200D}👧e\u{301}🇮🇱")
+        DisplayWidth.$emojiJoining.withValue(DisplayWidth.EmojiJoining(zeroWidthJoiner: true, skinTone: true)) {
+            #expect(editor.visible(width: 40).cursorColumn == 6)
+        }
+        _ = editor.handle(.left)
+        _ = editor.handle(.left)
+        _ = editor.handle(.backspace)
+        #expect(editor.text == "ae\u{301}🇮🇱")
+    }
+
     @Test func tabCompletesANickname_withItsAt_orToTheCommonStart() {
         let names = ["gwen", "Gwendolyn", "bob", "bob"]
         var editor = LineEditor()

@@ -4,7 +4,7 @@ import Testing
 
 /// What calls for attention in the terminal chat (issue 35): a mention or a private message
 /// rings the bell once and marks its chat `!` in `Act:`; other messages do not ring; a muted chat
-/// never rings; right-to-left text ends at the pane's right edge, and it and flags keep the screen's frame; the chat says when someone
+/// never rings; right-to-left text ends at the pane's right edge, and it, flags and a family emoji (one glyph in tmux) keep the screen's frame; the chat says when someone
 /// leaves a conversation. Two real chats, each with its own node, linked over loopback.
 @Suite(.serialized) struct TmuxChatAlertTests {
     @Test(.timeLimit(.minutes(4))) func mentionsAndPrivateMessagesRing_mutedChatsDoNot_rtlKeepsTheFrame_leavingIsSaid() async throws {
@@ -37,19 +37,24 @@ import Testing
         try #require(await tmux.waitFor("alice", contains: "bob & alice 1!") != nil)
         await tmux.waitForBells("alice", 2)
 
-        // Right-to-left text and flags in the conversation: the sidebar's edge stays in its column.
+        // Right-to-left text, flags, a family (one glyph: tmux joins it) and a skin tone (two: tmux
+        // does not) in the conversation: the sidebar's edge stays in its column.
         // alice opens it only once it arrived (and rang): opening marks it read, so a message
         // still on its way as she opens it would ring or not by a race.
-        await tmux.type("bob", "שלום עולם, מה נשמע? 🇮🇱🇯🇵 ok")
+        await tmux.type("bob", "שלום עולם, מה נשמע? 🇮🇱🇯🇵 👨\u{200D}👩\u{200D}👧 👍🏽 ok")
         try #require(await tmux.waitFor("alice", contains: "bob & alice 2!") != nil)
         await tmux.waitForBells("alice", 3)
         await tmux.press("alice", "C-n")
-        let rtl = try #require(await tmux.waitFor("alice", contains: "שלום עולם, מה נשמע? 🇮🇱🇯🇵 ok"))
-        let edges = Set(
-            rtl.split(separator: "\n").dropFirst().prefix(21).compactMap { row -> Int? in
-                guard let bar = row.firstIndex(of: "│") else { return nil }
-                return DisplayWidth.of(row[..<bar])
-            })
+        let rtl = try #require(await tmux.waitFor("alice", contains: "שלום עולם, מה נשמע? 🇮🇱🇯🇵 👨\u{200D}👩\u{200D}👧 👍🏽 ok"))
+        // Measured as tmux draws: a family in 2 columns, a skin tone in 4 (what the chat asked it).
+        let tmuxJoining = DisplayWidth.EmojiJoining(zeroWidthJoiner: true, skinTone: false)
+        let edges = DisplayWidth.$emojiJoining.withValue(tmuxJoining) {
+            Set(
+                rtl.split(separator: "\n").dropFirst().prefix(21).compactMap { row -> Int? in
+                    guard let bar = row.firstIndex(of: "│") else { return nil }
+                    return DisplayWidth.of(row[..<bar])
+                })
+        }
         #expect(edges == [ChatLayout.paneWidth(forScreenWidth: 100)], "the sidebar's edge moved: \(edges)\n\(rtl)")
         // The right-to-left message ends at the pane's right edge.
         let hebrew = try #require(rtl.split(separator: "\n").first { $0.contains("שלום") })

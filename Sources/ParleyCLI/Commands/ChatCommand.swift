@@ -51,15 +51,18 @@ struct ChatCommand: Command {
         // endwin on every way out: /quit, a signal, or an error thrown below (printed after it).
         defer { terminal.end() }
 
-        let recovery = try RunCommand.recoverFromFork(chat)
-        guard let identity = try login(chat, terminal: terminal, stop: stop) else { return 0 }
-        terminal.draw(ChatLayout.frame(ChatState(), width: terminal.size.width, height: terminal.size.height, clock: "starting…"))
-        let node = try ChatNode.attachOrStart(chat, identity: identity, configuration: configuration, level: level)
-        defer { node.stop() }
-        let session = ChatSession(
-            context: chat, capture: capture, identity: identity, node: node, terminal: terminal, stop: stop, configuration: configuration)
-        session.run(opening: room, notice: recovery?.summary)
-        return 0
+        // Every frame is laid out for the emoji sequences this terminal joins into one glyph.
+        return try DisplayWidth.$emojiJoining.withValue(terminal.emojiJoining) {
+            let recovery = try RunCommand.recoverFromFork(chat)
+            guard let identity = try login(chat, terminal: terminal, stop: stop) else { return 0 }
+            terminal.draw(ChatLayout.frame(ChatState(), width: terminal.size.width, height: terminal.size.height, clock: "starting…"))
+            let node = try ChatNode.attachOrStart(chat, identity: identity, configuration: configuration, level: level)
+            defer { node.stop() }
+            let session = ChatSession(
+                context: chat, capture: capture, identity: identity, node: node, terminal: terminal, stop: stop, configuration: configuration)
+            session.run(opening: room, notice: recovery?.summary)
+            return 0
+        }
     }
 
     /// TinyChat's login screen when there is no identity or no nickname yet: asks for a nickname
