@@ -30,7 +30,7 @@ extension Discovery {
         var record = known ?? PeerRecord(id: beacon.identity, origin: .beacon, now: now)
         // A keyless static entry at this host and port learns its key (a replay teaches nothing).
         let bindsStatic = keylessStatic[endpoint] != nil
-        if known == nil, !bindsStatic, !makeRoom(into: &directives) { return directives }
+        if known == nil, !bindsStatic, !makeRoom(now: now, into: &directives) { return directives }
 
         let restarted = !record.instances.isEmpty && !record.instances.contains { $0.id == beacon.instanceID }
         switch record.observe(instance: beacon.instanceID, seq: beacon.seq, leaving: beacon.isLeaving) {
@@ -108,13 +108,28 @@ extension Discovery {
     }
 
     /// Makes room for one more non-static peer: if the table is full, forgets the unlinked one
-    /// that matters least (gone first, then the least recently seen). False, and counted, when
-    /// every entry is linked.
-    mutating func makeRoom(into directives: inout [DiscoveryDirective]) -> Bool {
+    /// that matters least among those no longer heard as they promised (gone, then suspect, then
+    /// the least recently seen of those that missed a beacon). False, and counted, when every
+    /// entry is linked or beacons on time.
+    ///
+    /// A peer that beacons on time is never displaced by a newcomer: on a network of more nodes
+    /// than `maxPeers`, replacing the least recently seen would forget a live peer for every
+    /// beacon of one not in the table, and re-learn it at its next beacon — a table that never
+    /// settles, each newcomer a walk of it. The newcomer waits until an entry falls silent.
+    mutating func makeRoom(now: UInt64, into directives: inout [DiscoveryDirective]) -> Bool {
         guard dynamicPeerCount >= configuration.maxPeers else { return true }
-        let victim = records.values.filter { !$0.isStatic && $0.link == nil }.min { a, b in
-            (a.state == .gone ? 0 : 1, a.lastSeen ?? a.lastMentioned ?? a.since, a.id)
-                < (b.state == .gone ? 0 : 1, b.lastSeen ?? b.lastMentioned ?? b.since, b.id)
+        var victim: (rank: (Int, UInt64, UserID), id: UserID)?
+        for record in records.values where !record.isStatic && record.link == nil {
+            let rank: Int
+            switch record.liveState(now: now, configuration) {
+            case .gone: rank = 0
+            case .suspect: rank = 1
+            default:
+                guard let (last, period) = record.evidence(configuration), now >= last + period + period / 2 else { continue }
+                rank = 2
+            }
+            let key = (rank, record.lastSeen ?? record.lastMentioned ?? record.since, record.id)
+            if victim == nil || key < victim!.rank { victim = (key, record.id) }
         }
         guard let victim else {
             counters.tableFull += 1

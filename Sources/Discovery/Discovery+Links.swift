@@ -16,7 +16,7 @@ extension Discovery {
         let known = records[peer]
         let boundStatic = endpoint.map { keylessStatic.removeValue(forKey: $0) != nil } ?? false
         var record = known ?? PeerRecord(id: peer, origin: boundStatic ? .staticFile : .link, now: now)
-        if known == nil, !boundStatic { _ = makeRoom(into: &directives) }  // a linked peer is kept even if full
+        if known == nil, !boundStatic { _ = makeRoom(now: now, into: &directives) }  // a linked peer is kept even if full
         if let endpoint {
             if boundStatic, !record.staticEndpoints.contains(endpoint) { record.staticEndpoints.append(endpoint) }
             record.prefer(endpoint, limit: configuration.maxAddressesPerPeer)
