@@ -751,9 +751,8 @@ function renderMessage(message, previous) {
     const names = users.map((u) => personLabel(u, nickOf(u))).join(", ");
     reactions.append(el("button", {
       type: "button", class: minePressed ? "mine-reaction" : "", "aria-pressed": minePressed ? "true" : "false", "data-action": `reaction ${emoji}`,
-      title: names, "aria-label": `${emoji} ${users.length} on ${about}: ${names}`,
-      text: `${emoji} ${users.length}`, onclick: () => react(message, emoji, !minePressed),
-    }));
+      title: names, "aria-label": `${emoji} ${users.length} on ${about}: ${names}`, onclick: () => react(message, emoji, !minePressed),
+    }, el("span", { class: "emoji", text: emoji }), ` ${users.length}`));
   }
   if (reactions.childElementCount) bubble.append(reactions);
 
@@ -863,12 +862,14 @@ async function endEdit(message, saved) {
 }
 
 // The reaction picker: one for the page, opened beside the message's React button. Arrow keys
-// move in its grid, Enter picks, Esc closes; any other emoji can be typed in its box.
+// move in its grid, Enter picks, Esc closes; any other emoji can be typed in its box. Its 120
+// are single code points or one with U+FE0F (emoji style), so every font with colour emoji
+// (Noto Color Emoji on Linux) draws each as one glyph; rows of 8.
 const EMOJI = [
-  ["Smileys", "😀 😃 😄 😁 😆 😅 😂 🤣 😊 😇 🙂 😉 😍 🥰 😘 😋 😎 🤩 🥳 😏 🤔 🤨 😐 😴 😮 😯 😲 😳 🥺 😢 😭 😤 😡 🤯 😱 🤗 🤭 🙄 😬 🤐"],
-  ["Gestures", "👍 👎 👌 ✌️ 🤞 🤝 👏 🙌 👐 🙏 💪 👋 🤙 ☝️ 👀 🫡"],
+  ["Smileys", "😀 😃 😄 😁 😆 😅 😂 🤣 😊 😇 🙂 😉 😍 🥰 😘 😋 😎 🤩 🥳 😏 🤔 🤨 😐 😴 😮 😯 😲 😳 🥺 😢 😭 😤 😡 🤯 😱 🤗 🤭 🙄 😬 🤐 🙃 🫠 🤪 🤓 🥲 🥹 😒 💀"],
+  ["Gestures", "👍 👎 👌 ✌️ 🤞 🤝 👏 🙌 👐 🙏 💪 👋 🤙 ☝️ 👀 🫡 ✋ 👊 🤘 🤌 🫶 🤷 🤦 🙋"],
   ["Hearts and signs", "❤️ 🧡 💛 💚 💙 💜 🖤 🤍 💔 ❣️ 💯 ✅ ❌ ❓ ❗ ⚠️ 🔥 ✨ ⭐ 🎉 🎊 🏆 🚀 💡"],
-  ["Things", "☕ 🍕 🍺 🍰 🎂 📌 📎 📝 📅 ⏰ 🔒 🔑 🛠️ 💻 📱 🐛 🌍 🌧️ ☀️ 🌙"],
+  ["Things", "☕ 🍕 🍺 🍰 🎂 📌 📎 📝 📅 ⏰ 🔒 🔑 🛠️ 💻 📱 🐛 🌍 🌧️ ☀️ 🌙 🍻 🎁 📦 🏠"],
 ];
 
 function openEmojiPicker(opener, message) {

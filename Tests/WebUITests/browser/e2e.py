@@ -155,6 +155,26 @@ def main():
         step("bob reacts to alice's message; alice sees the reaction")
         bob.click("#messages li.message .actions button[data-action=react]")
         bob.wait_for("!document.getElementById('emoji-picker').hidden && document.activeElement.closest('#emoji-picker') !== null", "the picker, focused")
+        # 120 different emoji in four groups, each drawn as one glyph of the colour emoji font:
+        # as wide as one glyph of Noto Color Emoji at its size (a text font's black-and-white
+        # smiley, a missing glyph or a sequence drawn in pieces has another width).
+        picker = json.loads(bob.evaluate("""(() => {
+            const buttons = [...document.querySelectorAll('#emoji-picker .emoji-grid button')];
+            const canvas = document.createElement('canvas').getContext('2d');
+            const odd = buttons.filter((button) => {
+                const size = getComputedStyle(button).fontSize;
+                canvas.font = `${size} "Noto Color Emoji"`;
+                const one = canvas.measureText('😀').width;
+                const range = document.createRange();
+                range.selectNodeContents(button);
+                const drawn = range.getBoundingClientRect().width;
+                return Math.abs(drawn - one) > 0.6 || Math.abs(canvas.measureText(button.textContent).width - one) > 0.6;
+            }).map((button) => button.textContent);
+            return JSON.stringify({ count: buttons.length, distinct: new Set(buttons.map((b) => b.textContent)).size,
+                                    groups: document.querySelectorAll('#emoji-picker .emoji-grid').length, odd });
+        })()"""))
+        if picker != {"count": 120, "distinct": 120, "groups": 4, "odd": []}:
+            raise RuntimeError(f"the picker should hold 120 different emoji in four groups, each one glyph of the colour font: {picker}")
         shot("bob", "02c-emoji-picker")
         bob.press("Enter")
         alice.wait_for("[...document.querySelectorAll('#messages .reactions button')].some(e => e.textContent.startsWith('😀 1'))", "bob's reaction on alice's page")
