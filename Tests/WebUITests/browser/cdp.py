@@ -104,8 +104,16 @@ class Page:
         self.cover = None
 
     def grant(self, permissions, origin):
-        """Grants this page's origin permissions (e.g. notifications) as a person's click would."""
+        """Grants this page's origin permissions (e.g. notifications), as a person's "Allow" in the
+        browser's question would (headless Chromium asks nobody: it denies)."""
         self.browser.call("Browser.grantPermissions", {"permissions": permissions, "origin": origin, "browserContextId": self.context})
+
+    def add_init_script(self, source):
+        """Runs `source` in every document this page loads from now on, before the page's own scripts."""
+        self.call("Page.addScriptToEvaluateOnNewDocument", {"source": source})
+
+    def reload(self):
+        self.call("Page.reload")
 
     def to_background(self):
         """Puts another tab in front of this page: the page is then hidden and without focus."""

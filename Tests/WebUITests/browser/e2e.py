@@ -39,6 +39,21 @@ def js(value):
     return json.dumps(value)
 
 
+# Installed in every document of both pages before the page's own script: counts the page's calls
+# of Notification.requestPermission and whether each came with a user's click (transient user
+# activation), then holds the browser's question until the test gives the person's answer
+# (window.answerPermission()) and asks the browser's own function.
+PERMISSION_SPY = """(() => {
+    if (!("Notification" in window)) return;
+    const original = Notification.requestPermission.bind(Notification);
+    window.permissionAsks = [];
+    Notification.requestPermission = (...args) => {
+        window.permissionAsks.push({ afterClick: navigator.userActivation.isActive });
+        return new Promise((answered) => { window.answerPermission = answered; }).then(() => original(...args));
+    };
+})()"""
+
+
 def click_until(page, selector, condition, what, tries=3):
     """Clicks `selector` until `condition` holds: a click whose element was redrawn between
     its press and its release clicks nothing."""
@@ -74,6 +89,8 @@ def main():
     try:
         alice = pages["alice"] = browser.new_page(1100, 760)
         bob = pages["bob"] = browser.new_page(1100, 760)
+        for page in (alice, bob):
+            page.add_init_script(PERMISSION_SPY)
 
         step("each page opens its node's URL and shows the nickname screen")
         for page, url in ((alice, url_a), (bob, url_b)):
@@ -452,12 +469,33 @@ def main():
                      "the nickname put in, the list closed")
         bob.evaluate("document.getElementById('composer-text').value = ''")
 
-        step("alice's page in the background shows notifications for a mention and a private message, not for a muted room")
+        step("notifications: offered on both pages; bob's kept 'Not now' is not offered or asked again after a reload")
+        for page in (alice, bob):
+            page.wait_for("!document.getElementById('notify-offer').hidden", "the offer to turn notifications on")
+            if page.evaluate("window.permissionAsks.length") != 0:
+                raise RuntimeError("the page asked for the permission before anyone clicked its offer")
+        bob.click("#notify-later")
+        bob.wait_for("document.getElementById('notify-offer').hidden", "the offer put off on bob's page")
+        bob.reload()
+        bob.wait_for("document.body.dataset.ready === 'true' && document.getElementById('chat-title').textContent === '#lobby'", "bob's page loaded again")
+        put_off = bob.evaluate("JSON.stringify([document.getElementById('notify-offer').hidden, window.permissionAsks.length, Notification.permission])")
+        if json.loads(put_off) != [True, 0, "default"]:
+            raise RuntimeError(f"after 'Not now' and a reload, bob's page should neither offer nor ask (offer hidden, asks, permission): {put_off}")
+
+        step("alice turns notifications on: the page asks the browser once, from her click")
         origin = "/".join(url_a.split("/")[:3])
-        alice.wait_for("!document.getElementById('notify-offer').hidden", "the offer to turn notifications on")
-        alice.grant(["notifications"], origin)  # what the person's "Allow" gives
         alice.click("#notify-on")
-        alice.wait_for("Notification.permission === 'granted' && document.getElementById('notify-offer').hidden", "notifications on, the offer gone")
+        alice.wait_for("window.permissionAsks.length === 1", "the page asking the browser for the permission")
+        if not alice.evaluate("window.permissionAsks[0].afterClick"):
+            raise RuntimeError("the page asked for the permission without a user's click")
+        alice.grant(["notifications"], origin)  # the person's "Allow" in the browser's question
+        alice.evaluate("window.answerPermission(), true")
+        alice.wait_for("(Notification.permission === 'granted' && document.getElementById('notify-offer').hidden) || window.permissionAsks.length > 1",
+                       "notifications on, the offer gone")
+        if alice.evaluate("window.permissionAsks.length") != 1:
+            raise RuntimeError(f"one click asked the browser {alice.evaluate('window.permissionAsks.length')} times")
+
+        step("alice's page in the background shows notifications for a mention and a private message, not for a muted room")
         ops_button = "#rooms button[data-chat='" + alice.evaluate("state.rooms.find((r) => r.name === 'ops').partition") + "']"
         click_until(alice, ops_button, "document.getElementById('chat-title').textContent === '#ops'", "#ops open on alice's page")
         alice.click("#mute-chat")
@@ -478,6 +516,8 @@ def main():
                        " && notifications.shown.some(n => n.title.endsWith('in lab night') && n.body === 'are you coming?')",
                        "both notifications shown", timeout=30)
         alice.wait_for("state.rooms.find((r) => r.name === 'ops').unread >= 1", "the muted room's message counted as unread")
+        if alice.evaluate("window.permissionAsks.length") != 1:
+            raise RuntimeError(f"the page asked for the permission again: {alice.evaluate('window.permissionAsks.length')} times in all")
         if alice.evaluate("notifications.shown.some(n => n.title.includes('#ops'))"):
             raise RuntimeError("a muted room showed a notification")
         alice.wait_for("(() => { const total = state.rooms.concat(state.conversations).filter(c => !c.muted).reduce((s, c) => s + c.unread, 0);"
