@@ -25,8 +25,11 @@ class Browser:
             os.dup2(from_chrome_w, 4)
 
         self.log = open(log_path, "wb")
+        # Headless Chromium has no pointing device: `(hover: none)`, as on a touch screen. The
+        # blink settings give it a mouse, as on a desktop (`Page.resize(mobile=True)` emulates touch).
+        mouse = "--blink-settings=primaryHoverType=2,availableHoverTypes=2,primaryPointerType=4,availablePointerTypes=4"
         self.process = subprocess.Popen(
-            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
+            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe", mouse,
              "--no-first-run", "--no-default-browser-check", "--disable-extensions", "--mute-audio",
              "--disable-dev-shm-usage", "--lang=en-US",
              "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
@@ -128,8 +131,10 @@ class Page:
         return self.browser.call(method, params, session=self.session, timeout=timeout)
 
     def resize(self, width, height, mobile=False):
+        """The page's size; `mobile` is a phone's screen, touched rather than pointed at (`(hover: none)`)."""
         self.call("Emulation.setDeviceMetricsOverride",
                   {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})
+        self.call("Emulation.setTouchEmulationEnabled", {"enabled": mobile, **({"maxTouchPoints": 5} if mobile else {})})
 
     def color_scheme(self, scheme):
         """Emulates the system's light or dark preference (`prefers-color-scheme`)."""
@@ -165,6 +170,10 @@ class Page:
             f" return r.width > 0 && r.height > 0 ? {{x: r.x + r.width / 2, y: r.y + r.height / 2}} : null; }})()",
             f"{selector} to be visible")
         return box["x"], box["y"]
+
+    def hover(self, selector):
+        x, y = self.center(selector)
+        self.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y})
 
     def click(self, selector):
         x, y = self.center(selector)

@@ -39,6 +39,32 @@ def js(value):
     return json.dumps(value)
 
 
+def post(page, room, text, attachments=None):
+    """Posts `text` in `room` through the page's node (the API, as a script would) and returns
+    the new message's id."""
+    body = {"text": text, **({"attachments": attachments} if attachments else {})}
+    return page.evaluate(f"""api("POST", "/api/partitions/{room}/messages", {js(body)}).then((posted) => posted.id)""")
+
+
+def message(message_id):
+    """A selector for the list item of the message `message_id`."""
+    return f"#messages li.message[data-message={js(message_id)}]"
+
+
+def keep_nodes(page, ids):
+    """Remembers the page's list items of these messages, for `check_same_nodes`."""
+    page.evaluate(f"window.keptNodes = Object.fromEntries({js(ids)}.map((id) => [id, document.querySelector(`#messages li[data-message=\"${{id}}\"]`)])), true")
+
+
+def check_same_nodes(page, ids, what):
+    """Fails unless the list items of these messages are the nodes `keep_nodes` remembered, still
+    in the list: a change to another message did not draw them again."""
+    redrawn = page.evaluate(f"{js(ids)}.filter((id) => !window.keptNodes[id] || !window.keptNodes[id].isConnected"
+                            f" || document.querySelector(`#messages li[data-message=\"${{id}}\"]`) !== window.keptNodes[id])")
+    if redrawn:
+        raise RuntimeError(f"{what}: the messages around it were drawn again: {redrawn}")
+
+
 # Installed in every document of both pages before the page's own script: counts the page's calls
 # of Notification.requestPermission and whether each came with a user's click (transient user
 # activation), then holds the browser's question until the test gives the person's answer
@@ -405,6 +431,51 @@ def main():
         alice.wait_for("window.keptNode.isConnected && [...document.querySelectorAll('#messages li.message')].slice(-2)[0] === window.keptNode",
                        "the message before it still the same node, in place")
 
+        step("a message deleted from its actions on alice's page goes in place on both pages; bob's edit and reaction change only their message")
+        bob.click("#tab-messages")
+        bob_lobby = "#rooms button[data-chat='" + bob.evaluate("state.rooms.find((r) => r.name === 'lobby').partition") + "']"
+        click_until(bob, bob_lobby, "document.getElementById('chat-title').textContent === '#lobby'", "#lobby open on bob's page")
+        has_text = "[...document.querySelectorAll('#messages li.message .text')].some(e => e.textContent === %s)"
+        question = post(bob, "lobby", "who has the key to the store room?")
+        alice.wait_for(has_text % js("who has the key to the store room?"), "bob's question on alice's page")
+        alice.focus("#composer-text")
+        alice.type("in the red drawer")
+        alice.press("Enter")
+        bob.wait_for(has_text % js("in the red drawer"), "alice's answer on bob's page")
+        wrong = alice.evaluate("[...document.querySelectorAll('#messages li.message')].find(li => li.querySelector('.text')?.textContent === 'in the red drawer').dataset.message")
+        checking = post(bob, "lobby", "checking…")
+        alice.wait_for(has_text % js("checking…"), "bob's next message on alice's page")
+        alice.focus("#composer-text")
+        alice.type("no, the blue one, sorry!")
+        alice.press("Enter")
+        bob.wait_for(has_text % js("no, the blue one, sorry!"), "alice's correction on bob's page")
+        right = alice.evaluate("[...document.querySelectorAll('#messages li.message')].find(li => li.querySelector('.text')?.textContent === 'no, the blue one, sorry!').dataset.message")
+        for page in (alice, bob):
+            keep_nodes(page, [question, checking, right])
+        actions_shown = "(getComputedStyle(document.querySelector(%s)).opacity === '1')"
+        alice.hover(message(wrong))
+        alice.wait_for(actions_shown % js(message(wrong) + " .actions") + " && !" + actions_shown % js(message(question) + " .actions"),
+                       "the message's actions shown while it is hovered, not the others'")
+        alice.click(message(wrong) + " [data-action=delete]")
+        alice.wait_for(f"document.querySelector({js(message(wrong) + ' [data-action=delete]')}).textContent === 'Really delete?'", "Delete asking again")
+        alice.click(message(wrong) + " [data-action=delete]")
+        deleted = f"(() => {{ const li = document.querySelector({js(message(wrong))}); return li !== null && li.classList.contains('deleted') && li.querySelector('.text').textContent === 'message deleted'; }})()"
+        alice.wait_for(deleted, "'message deleted' in its place on alice's page")
+        bob.wait_for(deleted, "'message deleted' in its place on bob's page", timeout=20)
+        for page, name in ((alice, "alice"), (bob, "bob")):
+            check_same_nodes(page, [question, checking, right], f"the deletion on {name}'s page")
+        keep_nodes(alice, [question, wrong, right])
+        bob.evaluate(f"api('PATCH', '/api/messages/{checking}', {{ text: 'checked the red drawer: not there' }}).then(() => true)")
+        alice.wait_for(f"(() => {{ const li = document.querySelector({js(message(checking))}); return li !== null && li.querySelector('.text').textContent === 'checked the red drawer: not there'"
+                       " && li.querySelector('.meta').textContent.includes('(edited)'); })()", "bob's edit in place on alice's page", timeout=20)
+        check_same_nodes(alice, [question, wrong, right], "bob's edit on alice's page")
+        keep_nodes(alice, [question, wrong, checking])
+        bob.evaluate(f"api('POST', '/api/messages/{right}/reactions', {{ emoji: '👍', on: true }}).then(() => true)")
+        alice.wait_for(f"[...document.querySelectorAll({js(message(right) + ' .reactions button')})].some(b => b.textContent === '👍 1')",
+                       "bob's reaction in place on alice's page", timeout=20)
+        check_same_nodes(alice, [question, wrong, checking], "bob's reaction on alice's page")
+        shot("alice", "14bb-deleted-edited-reacted")
+
         step("scrolled up, alice's view stays put and counts what came below; back down, it is read")
         lobby_unread = "state.rooms.find((r) => r.name === 'lobby').unread"
         # Start from nothing unread: the last message of the step before is read once its refresh ends.
@@ -455,8 +526,6 @@ def main():
         shot("alice", "14e-mention")
 
         step("bob types @al: the page suggests alice, Tab puts her name in")
-        bob.click("#tab-messages")
-        bob_lobby = "#rooms button[data-chat='" + bob.evaluate("state.rooms.find((r) => r.name === 'lobby').partition") + "']"
         click_until(bob, bob_lobby, "document.getElementById('chat-title').textContent === '#lobby'", "#lobby open on bob's page")
         bob.focus("#composer-text")
         bob.type("thanks @Al")
