@@ -87,6 +87,16 @@ class Browser:
                 return message.get("result", {})
             self.events.append(message)
 
+    def wait_event(self, method, session=None, timeout=30):
+        """The parameters of the next event `method` (of `session`'s page, when given), held or
+        still to come."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for index, event in enumerate(self.events):
+                if event.get("method") == method and (session is None or event.get("sessionId") == session):
+                    return self.events.pop(index).get("params", {})
+            self.events.append(self._read_message(deadline))
+
     def new_page(self, width, height):
         context = self.call("Target.createBrowserContext")["browserContextId"]
         target = self.call("Target.createTarget", {"url": "about:blank", "browserContextId": context})["targetId"]

@@ -6,6 +6,7 @@ without a nickname, are linked to each other, and are in #lobby.
 Prints one line per step; exits 1 with the reason (and a screenshot) at the first failure, 3 when
 every step passed but one that depends on a missing part of the node (named on a PENDING line).
 """
+import base64
 import json
 import os
 import signal
@@ -475,6 +476,37 @@ def main():
                        "bob's reaction in place on alice's page", timeout=20)
         check_same_nodes(alice, [question, wrong, checking], "bob's reaction on alice's page")
         shot("alice", "14bb-deleted-edited-reacted")
+
+        step("a picture that loads after its message is drawn keeps alice's view on the newest message")
+        # The browser holds the picture's request until the message is drawn (and the picture is
+        # on alice's node), so it always loads late: 240 px taller, the list must follow it down.
+        alice.evaluate("(() => { const l = document.getElementById('messages'); l.scrollTop = l.scrollHeight; })(), true")
+        at_bottom = "(() => { const l = document.getElementById('messages'); return l.scrollHeight - l.scrollTop - l.clientHeight < 4; })()"
+        alice.wait_for(f"document.getElementById('messages').dataset.following === 'true' && {at_bottom}", "alice's view at the bottom, following")
+        alice.call("Fetch.enable", {"patterns": [{"urlPattern": "*/api/messages/*/attachments/*", "resourceType": "Image"}]})
+        board = png(os.path.join(work, "whiteboard.png"), 300, 600, (250, 250, 245))
+        with open(board, "rb") as file:
+            board_data = base64.b64encode(file.read()).decode()
+        late = post(bob, "lobby", "the whiteboard after the meeting", [{"name": "whiteboard.png", "mime": "image/png", "data": board_data}])
+        while True:
+            paused = browser.wait_event("Fetch.requestPaused", alice.session, timeout=30)
+            if f"/api/messages/{late}/attachments/" in paused["request"]["url"]:
+                break
+            alice.call("Fetch.continueRequest", {"requestId": paused["requestId"]})  # another picture: not this step's
+        alice.wait_for(f"(() => {{ const img = document.querySelector({js(message(late) + ' img.thumbnail')});"
+                       f" if (!img || img.complete || !{at_bottom}) return false;"
+                       " img.addEventListener('load', () => { const l = document.getElementById('messages');"
+                       "   window.lateImage = { gap: l.scrollHeight - l.scrollTop - l.clientHeight, height: img.getBoundingClientRect().height }; });"
+                       " return true; })()", "the message drawn at the bottom, its picture not loaded")
+        path = "/" + paused["request"]["url"].split("/", 3)[3]
+        alice.wait_for(f"fetch({js(path)}).then((r) => r.ok)", "the picture on alice's node", timeout=30)
+        alice.call("Fetch.continueRequest", {"requestId": paused["requestId"]})
+        alice.call("Fetch.disable")
+        loaded = json.loads(alice.wait_for("window.lateImage && JSON.stringify(window.lateImage)", "the late picture loaded"))
+        if loaded["height"] < 200 or loaded["gap"] >= 4:
+            raise RuntimeError(f"the view did not follow the picture that loaded late (its height, the gap below the view): {loaded}")
+        alice.wait_for(at_bottom, "alice's view still at the bottom")
+        shot("alice", "14bc-late-picture")
 
         step("scrolled up, alice's view stays put and counts what came below; back down, it is read")
         lobby_unread = "state.rooms.find((r) => r.name === 'lobby').unread"
