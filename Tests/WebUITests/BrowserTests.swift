@@ -14,12 +14,12 @@ enum BrowserTools {
     /// Run when the tools are here, and always in CI (where their absence is a failure).
     static var shouldRun: Bool { (chromium != nil && python != nil) || inCI }
 
+    static let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     /// `.build/web-screenshots` in the package, for a person to look at.
-    static let screenshots: String = {
-        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        return package.appendingPathComponent(".build/web-screenshots").path
-    }()
-    static let driver = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("browser/e2e.py").path
+    static let screenshots = package.appendingPathComponent(".build/web-screenshots").path
+    static func driver(_ name: String) -> String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("browser/\(name)").path
+    }
 }
 
 /// Ports for this test process: a discovery port below the ephemeral range, apart from the node
@@ -56,13 +56,16 @@ enum WebTestPorts {
         #expect(await nodes[0].parley(["join", "ops", "--topic", "night shift"]).exitCode == 0)
         #expect(await nodes[0].parley(["send", "--room", "ops", "ops is open"]).exitCode == 0)
 
-        try? FileManager.default.removeItem(atPath: BrowserTools.screenshots)
         try FileManager.default.createDirectory(atPath: BrowserTools.screenshots, withIntermediateDirectories: true)
+        for old in (try? FileManager.default.contentsOfDirectory(atPath: BrowserTools.screenshots)) ?? [] where old.hasSuffix(".png") {
+            try? FileManager.default.removeItem(atPath: BrowserTools.screenshots + "/" + old)
+        }
         print("web UI screenshots: \(BrowserTools.screenshots)")
         let driver = try ChildProcess(
             executable: python,
             arguments: [
-                BrowserTools.driver, chromium, nodes[0].url, nodes[1].url, BrowserTools.screenshots, directory.path, try #require(ParleyExecutable.path),
+                BrowserTools.driver("e2e.py"), chromium, nodes[0].url, nodes[1].url, BrowserTools.screenshots, directory.path,
+                try #require(ParleyExecutable.path),
             ],
             environment: ["HOME": directory.path, "PYTHONDONTWRITEBYTECODE": "1"], captureIn: directory.path, name: "e2e")
         defer { driver.kill() }
@@ -74,5 +77,39 @@ enum WebTestPorts {
         }
         let shots = (try? FileManager.default.contentsOfDirectory(atPath: BrowserTools.screenshots)) ?? []
         #expect(shots.filter { $0.hasSuffix(".png") }.count >= 24, "screenshots: \(shots.sorted())")
+    }
+
+    /// `parley run` on an empty data directory makes the identity; the page it prints asks for a
+    /// nickname and then lets the newcomer post in #lobby (`browser/first_run.py`).
+    @Test(
+        .enabled(if: BrowserTools.shouldRun, "chromium or python3 is missing (apt-get install chromium fonts-noto-color-emoji); CI runs this always"),
+        .timeLimit(.minutes(2)))
+    func firstRun_pageAsksForANickname_thenPostsInTheLobby() async throws {
+        let chromium = try #require(BrowserTools.chromium, "chromium is not installed: apt-get install chromium fonts-noto-color-emoji")
+        let python = try #require(BrowserTools.python, "python3 is not installed")
+        let directory = TestDirectory("browser-first-run")
+        let node = WebNode(name: "newcomer", in: directory)
+        defer {
+            node.kill()
+            directory.remove()
+        }
+        try await node.start()  // no `parley init` first: the data directory does not exist yet
+        #expect(node.process?.stderr.contains("made a new identity") == true, "\(node.log)")
+
+        let shots = BrowserTools.screenshots + "/first-run"
+        let driver = try ChildProcess(
+            executable: python, arguments: [BrowserTools.driver("first_run.py"), chromium, node.url, shots, directory.path],
+            environment: ["HOME": directory.path, "PYTHONDONTWRITEBYTECODE": "1"], captureIn: directory.path, name: "first-run")
+        defer { driver.kill() }
+        let ended = await driver.waitForExit(timeout: .seconds(90))
+        let report = "driver output:\n\(driver.stdout)\n\(driver.stderr)\n\(node.log)"
+        try #require(ended, "the browser driver did not finish in 90 s\n\(report)")
+        #expect(driver.exitStatus == 0, Comment(rawValue: "the first-run browser test failed (screenshots in \(shots))\n\(report)"))
+
+        // What the page did, as the node keeps it.
+        let me = try node.client.send("GET", "/api/me", headers: node.bearer)
+        #expect(me.object?["nick"] as? String == "carol", "\(me)")
+        let lobby = try node.client.send("GET", "/api/partitions/lobby/messages", headers: node.bearer)
+        #expect(lobby.array?.contains { $0["text"] as? String == "hello, I'm new here" } == true, "\(lobby)")
     }
 }
