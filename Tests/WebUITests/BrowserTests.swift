@@ -20,6 +20,12 @@ enum BrowserTools {
     static func driver(_ name: String) -> String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("browser/\(name)").path
     }
+
+    /// With `PARLEY_UPDATE_SCREENSHOTS=1`, a passing browser test copies the screenshots the
+    /// README shows (`docs-desktop.png` and its kin) over `docs/screenshots/` (one command
+    /// refreshes them after the page changed).
+    static var updatesDocs: Bool { ProcessInfo.processInfo.environment["PARLEY_UPDATE_SCREENSHOTS"] == "1" }
+    static let docsScreenshots = package.appendingPathComponent("docs/screenshots").path
 }
 
 /// Ports for this test process: a discovery port below the ephemeral range, apart from the node
@@ -77,6 +83,14 @@ enum WebTestPorts {
         }
         let shots = (try? FileManager.default.contentsOfDirectory(atPath: BrowserTools.screenshots)) ?? []
         #expect(shots.filter { $0.hasSuffix(".png") }.count >= 24, "screenshots: \(shots.sorted())")
+        if BrowserTools.updatesDocs && driver.exitStatus == 0 {
+            for view in ["desktop", "phone", "dark"] {
+                let target = BrowserTools.docsScreenshots + "/\(view).png"
+                try? FileManager.default.removeItem(atPath: target)
+                try FileManager.default.copyItem(atPath: BrowserTools.screenshots + "/docs-\(view).png", toPath: target)
+                print("updated \(target)")
+            }
+        }
     }
 
     /// `parley run` on an empty data directory makes the identity; the page it prints asks for a

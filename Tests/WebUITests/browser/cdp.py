@@ -128,6 +128,9 @@ class Page:
     def reload(self):
         self.call("Page.reload")
 
+    def close(self):
+        self.browser.call("Target.closeTarget", {"targetId": self.target})
+
     def to_background(self):
         """Puts another tab in front of this page: the page is then hidden and without focus."""
         if self.cover is None:

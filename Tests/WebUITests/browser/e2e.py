@@ -1,8 +1,10 @@
 """End-to-end test of the web UI: two Parley nodes, a page on each, in headless Chromium.
 
-Usage: e2e.py CHROMIUM URL_A URL_B SCREENSHOT_DIR WORK_DIR
+Usage: e2e.py CHROMIUM URL_A URL_B SCREENSHOT_DIR WORK_DIR PARLEY
 URL_A and URL_B are the URLs `parley run` printed (with their tokens). Both nodes were created
-without a nickname, are linked to each other, and are in #lobby.
+without a nickname, are linked to each other, and are in #lobby. PARLEY is the binary (for the
+steps that pair a device and restart a node). docs-desktop.png, docs-phone.png and docs-dark.png
+are the screenshots docs/screenshots/ holds.
 Prints one line per step; exits 1 with the reason (and a screenshot) at the first failure, 3 when
 every step passed but one that depends on a missing part of the node (named on a PENDING line).
 """
@@ -24,8 +26,11 @@ ALT = 1
 
 
 def png(path, width, height, color):
-    """A solid-colour PNG, written without any imaging library."""
-    raw = b"".join(b"\0" + bytes(color) * width for _ in range(height))
+    """A PNG written without any imaging library: one colour, or `color(x, y)` for each pixel."""
+    if callable(color):
+        raw = b"".join(b"\0" + b"".join(bytes(color(x, y)) for x in range(width)) for y in range(height))
+    else:
+        raw = b"".join(b"\0" + bytes(color) * width for _ in range(height))
 
     def chunk(kind, data):
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
@@ -45,6 +50,26 @@ def post(page, room, text, attachments=None):
     the new message's id."""
     body = {"text": text, **({"attachments": attachments} if attachments else {})}
     return page.evaluate(f"""api("POST", "/api/partitions/{room}/messages", {js(body)}).then((posted) => posted.id)""")
+
+
+def post_seen(author, reader, room, text, attachments=None):
+    """Posts as `author` and waits until `reader`'s node holds the message, so that a message
+    posted next on either node comes after it."""
+    message_id = post(author, room, text, attachments)
+    reader.wait_for(f"api('GET', '/api/partitions/{room}/messages?limit=10').then((list) => list.some((m) => m.id === {js(message_id)}))",
+                    f"{text!r} on the other node", timeout=20)
+    return message_id
+
+
+def test_print(x, y):
+    """A photo-like picture for the docs' conversation: a lit backdrop, an orange part on a grey
+    print bed."""
+    if y > 150:
+        return (96, 100, 108) if (x + y) % 24 else (120, 124, 132)
+    if 110 <= x < 210 and 60 <= y <= 150:
+        shade = 30 if x > 180 else 0
+        return (236 - shade, 122 - shade // 2, 40)
+    return (206 - y // 4, 218 - y // 4, 232 - y // 6)
 
 
 def message(message_id):
@@ -741,6 +766,45 @@ def main():
         alice.wait_for("getComputedStyle(document.body).backgroundColor === 'rgb(23, 25, 28)'", "the dark background")
         shot("alice", "19-dark")
         alice.color_scheme("light")
+
+        step("the screenshots of docs/: a room's conversation on a fresh page, on the desktop (actions on hover), in dark mode, at phone width")
+        for page in (alice, bob):
+            page.evaluate("api('POST', '/api/rooms', { name: 'lab' }).then(() => true)")
+        post_seen(bob, alice, "lab", "Morning! The 3D printer is back from repair 🎉")
+        post_seen(alice, bob, "lab", "Finally! Does it still skip layers?")
+        photo = png(os.path.join(work, "test-print.png"), 320, 200, test_print)
+        with open(photo, "rb") as file:
+            photo_data = base64.b64encode(file.read()).decode()
+        post_seen(bob, alice, "lab", "Not in the test print:", [{"name": "test-print.png", "mime": "image/png", "data": photo_data}])
+        notes = post_seen(bob, alice, "lab", "Calibration notes: https://wiki.example.org/printer")
+        post_seen(alice, bob, "lab", "Looks clean 👏 @bob could you print the hinges for the enclosure tonight?")
+        post_seen(bob, alice, "lab", "@alice sure, send me the STL and I'll start it after lunch")
+        thanks = post_seen(alice, bob, "lab", "Sent! Thanks 👍")
+        bob.evaluate(f"api('POST', '/api/messages/{thanks}/reactions', {{ emoji: '❤️', on: true }}).then(() => true)")
+        alice.evaluate(f"api('POST', '/api/messages/{notes}/reactions', {{ emoji: '🚀', on: true }}).then(() => true)")
+        # A page that has not answered the notification offer yet, as on a first visit.
+        docs = pages["docs"] = browser.new_page(1100, 760)
+        docs.navigate(url_a)
+        docs.wait_for("document.body.dataset.ready === 'true' && !document.getElementById('notify-offer').hidden", "the fresh page, offering notifications")
+        lab_button = "#rooms button[data-chat='" + docs.evaluate("state.rooms.find((r) => r.name === 'lab').partition") + "']"
+        click_until(docs, lab_button, "document.getElementById('chat-title').textContent === '#lab'", "#lab open")
+        docs.wait_for(f"document.querySelectorAll({js(message(thanks) + ' .reactions button')}).length === 1"
+                      f" && document.querySelectorAll({js(message(notes) + ' .reactions button')}).length === 1", "both reactions")
+        docs.wait_for("[...document.querySelectorAll('#messages img')].every((i) => i.complete && i.naturalWidth > 0)"
+                      " && document.querySelector('#messages img.thumbnail') !== null", "the photo and the avatars loaded", timeout=30)
+        docs.hover(message(thanks) + " .bubble")  # the newest: the view stays at the bottom
+        docs.wait_for(actions_shown % js(message(thanks) + " .actions"), "the message's actions on hover")
+        shot("docs", "docs-desktop")
+        docs.color_scheme("dark")
+        docs.wait_for("getComputedStyle(document.body).backgroundColor === 'rgb(23, 25, 28)'", "the dark background")
+        shot("docs", "docs-dark")
+        docs.color_scheme("light")
+        docs.resize(390, 800, mobile=True)
+        docs.wait_for("getComputedStyle(document.getElementById('menu-toggle')).display !== 'none'", "the menu button at phone width")
+        docs.evaluate("(() => { const l = document.getElementById('messages'); l.scrollTop = l.scrollHeight; })(), true")
+        shot("docs", "docs-phone")
+        docs.close()
+        del pages["docs"]
         step("alice's node restarts under her open page: the page says so, comes back by itself, and posts again")
         alice_dir = os.path.join(work, "alice")
         with open(os.path.join(alice_dir, "node.lock")) as lock:
