@@ -21,10 +21,10 @@ import Testing
         return report
     }
 
-    /// Runs on a thread of its own: seconds of computing on the cooperative pool would starve
-    /// other suites' tasks.
+    /// Runs on a thread of its own, within the process's budget of cores: seconds of computing
+    /// on the cooperative pool would starve other suites' tasks.
     static func simulate(_ configuration: SimulationConfiguration) async -> SimulationReport {
-        await onThread {
+        await onThread(cores: 1) {
             var simulation = NetworkSimulation(configuration)
             return simulation.run()
         }
@@ -94,7 +94,7 @@ import Testing
         let base = SeededRandom.announce("delivery, many seeds")
         let seeds = 200
         let failures = Mutex<[String]>([])
-        await onThread {
+        await onThread(cores: ComputeBudget.shared.cores) {
             DispatchQueue.concurrentPerform(iterations: seeds) { offset in
                 var configuration = Self.configuration(nodes: 8 + offset % 5, writes: 30, seconds: 45, seed: base &+ UInt64(offset))
                 configuration.churn = 0.2
