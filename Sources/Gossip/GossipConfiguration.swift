@@ -41,6 +41,20 @@ public struct GossipConfiguration: Hashable, Sendable {
     /// beyond it: pushes of that chain resume, and the peer asks again). Also the most SKIPs this
     /// session keeps outstanding with the peer (beyond it, duplicates are tolerated).
     public var maxSkippedChains = 16_384
+    /// The broadcast tree (after Plumtree's eager and lazy push): a link that delivers a
+    /// partition's op already held leaves that partition's tree (PRUNE) and announces ops
+    /// instead of pushing them; an announced op that the tree did not bring in time is fetched
+    /// through the announcer, whose link rejoins the tree (GRAFT). Announced in `hello`; used on
+    /// a link only when both sides announce it, and then in place of SKIP and RESUME. Off by
+    /// default (`parley run --push-tree` with `--active-peers`): the tree that forms is not
+    /// shallow, so it trades hops for copies (docs/DESIGN.md §4.3.3).
+    public var treePush = false
+    /// How long a lazy link gathers announcements before it sends them (one ANNOUNCE per
+    /// partition then holds each chain's newest seq).
+    public var announceDelay: UInt64 = 50
+    /// How long an announced op may take to arrive through the tree before it is fetched from
+    /// the announcer (and the link grafted): a few hops' latency on a LAN.
+    public var graftTimeout: UInt64 = 100
     /// NEW_OPs one author's chain may arrive at on one link: more is a flood (a violation). The
     /// sending side paces itself at `pushPacing` of it and leaves the rest to WANTs, which the
     /// receiver asks for at its own pace. Peers are expected to use the same limit.
@@ -64,7 +78,7 @@ public struct GossipConfiguration: Hashable, Sendable {
     public var hello: SyncHello {
         SyncHello(
             protocolVersion: Self.protocolVersion, maxFrame: UInt32(maxFrameBytes),
-            features: (pushControl ? SyncHello.pushControl : 0) | SyncHello.roomDirectory)
+            features: (pushControl ? SyncHello.pushControl : 0) | SyncHello.roomDirectory | (treePush ? SyncHello.treePush : 0))
     }
 
     func validate() {
@@ -74,6 +88,7 @@ public struct GossipConfiguration: Hashable, Sendable {
         precondition(antiEntropyInterval > 0, "the anti-entropy interval must be positive")
         precondition(authorPushRate.perSecond >= 1 && authorPushRate.burst >= 1, "the author push rate must be positive")
         precondition(maxSkippedChains >= 1 && maxRateTrackedAuthors >= 1, "limits must be positive")
+        precondition(announceDelay > 0 && graftTimeout > 0, "tree push timings must be positive")
     }
 }
 
@@ -85,7 +100,7 @@ public struct GossipConfiguration: Hashable, Sendable {
 /// |---:|---|
 /// | 2 | protocol version (≥ 1) |
 /// | 4 | the largest frame the sender accepts |
-/// | 4 | feature bits: bit0 push control (SKIP, RESUME), bit1 room directory (ROOMS); others 0, ignored when read |
+/// | 4 | feature bits: bit0 push control (SKIP, RESUME), bit1 room directory (ROOMS), bit2 broadcast tree (PRUNE, GRAFT, ANNOUNCE); others 0, ignored when read |
 public struct SyncHello: Hashable, Sendable {
     /// Bytes of the fields on the wire.
     public static let encodedBytes = 10
@@ -93,6 +108,9 @@ public struct SyncHello: Hashable, Sendable {
     public static let pushControl: UInt32 = 1 << 0
     /// Feature bit: the sender reads ROOMS (`RoomListMessage`).
     public static let roomDirectory: UInt32 = 1 << 1
+    /// Feature bit: the sender speaks PRUNE, GRAFT and ANNOUNCE (`SyncMessage.prune`, `.graft`,
+    /// `.announce`).
+    public static let treePush: UInt32 = 1 << 2
 
     public var protocolVersion: UInt16
     public var maxFrame: UInt32

@@ -40,6 +40,13 @@ extension GossipSession {
             // The peer holds more of a chain this node asked it to skip: the pusher is quiet or
             // behind, so the peer pushes it again.
             if skipsSent.contains(key), (chain.peerSeq ?? 0) > (chain.localSeq ?? 0) { behindPushers.append(key) }
+            // A few ops behind, on a link off the partition's tree: most likely on their way
+            // down the tree (on a link of the tree they would have come this way).
+            if isLazy(id), let peerSeq = chain.peerSeq, let localSeq = chain.localSeq, peerSeq > localSeq,
+                peerSeq - localSeq <= Self.treeGapOps
+            {
+                awaitTree(key, &chain)
+            }
             setChain(key, chain)
             advance(key)
         }
@@ -57,6 +64,7 @@ extension GossipSession {
         guard chain.isIdle, let localSeq = chain.localSeq else { return false }
         if let probe = chain.probe, !probe.sent { return true }
         guard !chain.frozen, !chain.blocked else { return false }
+        if let graftAt = chain.graftAt, graftAt > now { return false }
         let upper = min(chain.peerSeq ?? 0, chain.pending.first.map { $0.seq - 1 } ?? .max)
         return upper > localSeq
     }
@@ -152,6 +160,7 @@ extension GossipSession {
                 let count = Int(min(UInt64(configuration.wantCredit), upper - localSeq))
                 want = OutstandingWant(from: localSeq + 1, count: count, isProbe: false)
             }
+            if !isProbe { graftIfLazy(key.partition) }
             chain.want = want
             chain.wantSentAt = now
             outstandingWants += 1
@@ -261,7 +270,9 @@ extension GossipSession {
         if chain.applyingPush, ops.count == 1 {
             switch outcomes[0] {
             case .applied, .pending: emit(.pushReceived(key.partition, author: key.author, duplicate: false))
-            case .duplicate: emit(.pushReceived(key.partition, author: key.author, duplicate: true))
+            case .duplicate:
+                emit(.pushReceived(key.partition, author: key.author, duplicate: true))
+                pruneRedundant(key.partition)
             case .forkDetected, .rejected: break
             }
         }

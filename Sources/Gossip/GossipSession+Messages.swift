@@ -3,7 +3,7 @@ import Replica
 import Wire
 
 /// Received messages: SUMMARY, VECTOR, FORK here; WANT and OPS in `+Serve` and `+Fetch`;
-/// NEW_OP in `+Push`; SKIP and RESUME in `+PushControl`.
+/// NEW_OP in `+Push`; SKIP and RESUME in `+PushControl`; PRUNE, GRAFT and ANNOUNCE in `+Tree`.
 extension GossipSession {
     /// A frame received on the link: decodes it and handles the message. A reserved type (a
     /// later feature) is ignored; any other decoding error closes the link.
@@ -37,6 +37,9 @@ extension GossipSession {
         case .fork(let proof): receiveFork(proof)
         case .skip(let chains): receiveSkip(chains)
         case .resume(let chains): receiveResume(chains)
+        case .prune(let partitions): receivePrune(partitions)
+        case .graft(let partitions): receiveGraft(partitions)
+        case .announce(let partition, let heads): receiveAnnounce(partition, heads: heads)
         }
     }
 

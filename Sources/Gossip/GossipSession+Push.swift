@@ -36,10 +36,19 @@ extension GossipSession {
             current = self.chain(key)
         }
         let offered = (localSharing[key.partition] ?? .never) != .never
-        if offered, skippedByPeer.isEmpty || !skippedByPeer.contains(key) {
+        if offered, isLazy(key.partition) {
+            // Off the partition's tree: announce, unless the peer is known to hold it.
+            if (current?.peerSeq ?? 0) < op.seq {
+                var chain = current ?? Chain()
+                chain.localSeq = max(chain.localSeq ?? 0, op.seq)
+                setChain(key, chain)
+                current = self.chain(key)
+                announce(key, seq: op.seq)
+            }
+        } else if offered, skippedByPeer.isEmpty || !skippedByPeer.contains(key) {
             var chain = current ?? Chain()
             let baseline = shared.values[partition].baseline
-            if Self.wantsPush(op.seq, of: current, baseline: baseline) {
+            if Self.wantsPush(op.seq, of: current, baseline: baseline, tree: treePush) {
                 // An erased op travels with its proof, in OPS only: a round lets the peer fetch it.
                 if op.isErased || op.isExpired {
                     chain.heldBack = true
@@ -71,7 +80,11 @@ extension GossipSession {
     /// seq - 1, or it resumed the chain and does not hold seq yet. What it holds comes from the
     /// chain's own entry, else from the partition's baseline, given that this node's head
     /// before `seq` was `seq - 1`.
-    static func wantsPush(_ seq: UInt64, of chain: Chain?, baseline: SharedPartition.Baseline) -> Bool {
+    ///
+    /// On a link of the broadcast tree (`tree`), the peer gets every op it is not known to hold:
+    /// what it holds is learned only from what crossed this link, and the tree may have brought
+    /// it the ops before by another link; if it lacks them, it keeps the op and fetches the gap.
+    static func wantsPush(_ seq: UInt64, of chain: Chain?, baseline: SharedPartition.Baseline, tree: Bool = false) -> Bool {
         let known: UInt64? =
             if let peerSeq = chain?.peerSeq {
                 peerSeq
@@ -83,7 +96,7 @@ extension GossipSession {
                 }
             }
         if known == seq - 1 { return true }
-        guard chain?.resumed == true else { return false }
+        guard chain?.resumed == true || tree else { return false }
         return (known ?? 0) < seq
     }
 
@@ -124,6 +137,7 @@ extension GossipSession {
             if !held { insertPending(op, into: &chain) }
             setChain(key, chain)
             emit(.pushReceived(key.partition, author: key.author, duplicate: held))
+            if held { pruneRedundant(key.partition) }
             advance(key)
             pumpWants()
             return

@@ -8,8 +8,9 @@ import Replica
 /// out to be ahead, it asks for the chain again (RESUME). Anti-entropy stays the safety net: a
 /// chain nobody pushes is still fetched by the next vector round.
 ///
-/// Used on a link only when both sides announce `SyncHello.pushControl`; a peer that did not
-/// is never sent SKIP or RESUME, and its SKIPs are ignored.
+/// Used on a link only when both sides announce `SyncHello.pushControl` and not both the
+/// broadcast tree (`+Tree`, which replaces it); a peer that did not is never sent SKIP or
+/// RESUME, and its SKIPs are ignored.
 extension GossipSession {
     /// The node saw a duplicate NEW_OP of this chain from this session's peer, and another link
     /// is the chain's pusher: asks the peer to stop pushing it (once, within `maxSkippedChains`;
@@ -18,7 +19,7 @@ extension GossipSession {
     public mutating func onRedundantPush(_ partition: PartitionID, author: UserID, now: UInt64) -> [GossipDirective] {
         guard begin(now) else { return [] }
         let key = ChainKey(partition: partition, author: author)
-        guard pushControl, shared[partition] != nil, !skipsSent.contains(key), skipsSent.count < configuration.maxSkippedChains else {
+        guard pushControl, !treePush, shared[partition] != nil, !skipsSent.contains(key), skipsSent.count < configuration.maxSkippedChains else {
             return finish()
         }
         skipsSent.insert(key)

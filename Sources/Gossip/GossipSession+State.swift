@@ -90,6 +90,10 @@ struct Chain: Sendable {
     /// Pushes of this chain were held back by pacing since the peer last held all of it: each
     /// new op not pushed starts (or extends) a vector round, so the peer fetches it.
     var heldBack = false
+    /// The broadcast tree: the peer holds ops of this chain that this node lacks (announced, or
+    /// a small gap in its vector), and they are fetched from it only from this time on, if the
+    /// tree has not brought them by then (`+Tree`).
+    var graftAt: UInt64?
 
     var isIdle: Bool { want == nil && applying == 0 }
 
@@ -105,7 +109,7 @@ struct Chain: Sendable {
 
     /// A NEW_OP or OPS entry that tells nothing the baseline does not: safe to forget.
     var isForgettable: Bool {
-        isIdle && !queued && pending.isEmpty && probe == nil && !frozen && !blocked && claim == .none && !resumed && !heldBack
+        isIdle && !queued && pending.isEmpty && probe == nil && !frozen && !blocked && claim == .none && !resumed && !heldBack && graftAt == nil
     }
 }
 

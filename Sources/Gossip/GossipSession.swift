@@ -38,6 +38,13 @@ import Wire
 ///   the peer is known to hold. The session sends SKIP when the node finds the peer's push
 ///   redundant (`onRedundantPush`), and RESUME when the chain's pusher is lost (`onPushersLost`)
 ///   or a vector round shows the skipped peer ahead.
+/// - Broadcast tree (both sides announce `SyncHello.treePush`; then SKIP and RESUME are not
+///   used): a NEW_OP that brings an op already held makes the session PRUNE the partition, and
+///   a PRUNE received does the same, so the link stops pushing that partition either way and
+///   announces it instead (ANNOUNCE, gathered for `announceDelay`). A gap learned from an
+///   ANNOUNCE, or a small one from a vector, is fetched only if the tree has not filled it within
+///   `graftTimeout`; fetching a partition over a pruned link first sends GRAFT, which puts the
+///   link back on the partition's tree both ways.
 /// - Pacing: one author's NEW_OPs go out at most at `pushPacing` of `authorPushRate`; an op held
 ///   back starts a vector round (and another after it while ops are held back), so the peer
 ///   fetches the rest with WANTs. The peer's NEW_OPs beyond `authorPushRate` close the link.
@@ -134,6 +141,26 @@ public struct GossipSession: Sendable {
     /// Partitions with pushes held back by pacing during a vector round: another round follows.
     var pacedPartitions: Set<PartitionID> = []
 
+    // The broadcast tree (`+Tree`).
+    /// Both sides announced the broadcast tree: PRUNE, GRAFT and ANNOUNCE replace SKIP and RESUME.
+    var treePush = false
+    /// Partitions this link is a lazy link of (pruned by either side): their new ops are
+    /// announced, not pushed.
+    var lazyPartitions: Set<PartitionID> = []
+    /// Announcements for the next ANNOUNCE: each chain's newest seq, by partition; at most
+    /// `maxChains` in all (beyond, the peer learns of the op at the next vector round).
+    var announcements: [PartitionID: [UserID: UInt64]] = [:]
+    var announcementCount = 0
+    /// When the gathered announcements go out.
+    var announceDue: UInt64?
+    /// Chains with a `Chain.graftAt`: the peer holds ops this node lacks, fetched from it only
+    /// if the tree has not brought them by then.
+    var graftWaiting: Set<ChainKey> = []
+    /// The earliest `graftAt` of `graftWaiting` (a tick then fetches what is still missing).
+    var graftCheckAt: UInt64?
+    /// The wake-up last asked of the shell with `.scheduleTick` (one timer, re-armed by each).
+    var wakeAt: UInt64 = .max
+
     // Timers.
     var nextAntiEntropy: UInt64 = 0
 
@@ -176,9 +203,10 @@ public struct GossipSession: Sendable {
         }
         peerMaxFrame = min(Int(peer.maxFrame), configuration.maxFrameBytes)
         pushControl = configuration.pushControl && peer.features & SyncHello.pushControl != 0
+        treePush = configuration.treePush && peer.features & SyncHello.treePush != 0
         local.merge(summaries.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
         sendSummary(of: summaries.map(\.id), evenIfEmpty: true)
-        emit(.scheduleTick(after: nextAntiEntropy - now))
+        scheduleWake(always: true)
         return finish()
     }
 
@@ -247,6 +275,9 @@ public struct GossipSession: Sendable {
         case .newOp: statistics.opsSent += 1
         case .skip(let chains): statistics.skipsSent += chains.count
         case .resume(let chains): statistics.resumesSent += chains.count
+        case .prune(let partitions): statistics.prunesSent += partitions.count
+        case .graft(let partitions): statistics.graftsSent += partitions.count
+        case .announce(_, let heads): statistics.headsAnnounced += heads.count
         default: break
         }
     }
@@ -329,6 +360,11 @@ public struct GossipStatistics: Hashable, Sendable {
     public var skipsReceived = 0
     /// New ops not pushed because this author's pushes on the link reached the pacing rate.
     public var pushesPaced = 0
+    /// Partitions this node took off the link's broadcast tree (PRUNE) and put back (GRAFT),
+    /// and chain heads it announced on the link (ANNOUNCE).
+    public var prunesSent = 0
+    public var graftsSent = 0
+    public var headsAnnounced = 0
 
     public init() {}
 }

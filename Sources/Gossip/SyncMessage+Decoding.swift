@@ -73,6 +73,23 @@ extension SyncMessage {
             return .skip(try chains(&reader, "skip chains"))
         case .resume:
             return .resume(try chains(&reader, "resume chains"))
+        case .prune:
+            return .prune(try partitions(&reader, "prune partitions"))
+        case .graft:
+            return .graft(try partitions(&reader, "graft partitions"))
+        case .announce:
+            let partition = try reader.partition("announce partition")
+            let count = try boundedCount(&reader, "announce heads", limit: maxAnnouncedHeads)
+            guard count >= 1 else { throw SyncDecodingError.invalidValue(field: "announce heads") }
+            var heads: [AnnouncedHead] = []
+            heads.reserveCapacity(count)
+            for _ in 0..<count {
+                let author = UserID(try reader.bytes32("announced author"))
+                let seq = try reader.u64("announced seq")
+                guard seq >= 1 else { throw SyncDecodingError.invalidValue(field: "announced seq") }
+                heads.append(AnnouncedHead(author: author, seq: seq))
+            }
+            return .announce(partition: partition, heads: heads)
         case .presence, .typing, .blobWant, .blob, .rooms:
             throw SyncDecodingError.reservedType(type)
         }
@@ -95,6 +112,16 @@ extension SyncMessage {
             chains.append(ChainKey(partition: partition, author: UserID(try reader.bytes32("chain author"))))
         }
         return chains
+    }
+
+    /// The partitions of a PRUNE or GRAFT: at least one, at most `maxTreePartitions`.
+    private static func partitions(_ reader: inout ByteReader, _ field: String) throws -> [PartitionID] {
+        let count = try boundedCount(&reader, field, limit: maxTreePartitions)
+        guard count >= 1 else { throw SyncDecodingError.invalidValue(field: field) }
+        var partitions: [PartitionID] = []
+        partitions.reserveCapacity(count)
+        for _ in 0..<count { partitions.append(try reader.partition("tree partition")) }
+        return partitions
     }
 
     private static func summaryEntry(_ reader: inout ByteReader) throws -> SummaryEntry {

@@ -66,6 +66,19 @@ extension SyncMessage {
                 writer.bytes32(chain.partition.raw)
                 writer.bytes32(chain.author.raw)
             }
+        case .prune(let partitions), .graft(let partitions):
+            precondition((1...Self.maxTreePartitions).contains(partitions.count), "1...\(Self.maxTreePartitions) partitions per PRUNE or GRAFT")
+            writer.u16(UInt16(partitions.count))
+            for partition in partitions { writer.bytes32(partition.raw) }
+        case .announce(let partition, let heads):
+            precondition((1...Self.maxAnnouncedHeads).contains(heads.count), "1...\(Self.maxAnnouncedHeads) heads per ANNOUNCE")
+            writer.bytes32(partition.raw)
+            writer.u16(UInt16(heads.count))
+            for head in heads {
+                precondition(head.seq >= 1, "an announced seq is at least 1")
+                writer.bytes32(head.author.raw)
+                writer.u64(head.seq)
+            }
         }
         precondition(writer.bytes.count <= Self.maxBytes, "a \(type) message of \(writer.bytes.count) bytes is over one frame")
         return writer.bytes
@@ -80,6 +93,8 @@ extension SyncMessage {
         case .fork: 1 + 2 * Operation.headerBytes
         case .want: 1 + 32 + 32 + 8 + 2
         case .skip(let chains), .resume(let chains): 1 + 2 + chains.count * Self.chainBytes
+        case .prune(let partitions), .graft(let partitions): 1 + 2 + partitions.count * 32
+        case .announce(_, let heads): Self.announcePrefixBytes + heads.count * Self.announcedHeadBytes
         }
     }
 

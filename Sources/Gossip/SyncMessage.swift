@@ -24,10 +24,15 @@ import Wire
 /// | 0x0F | SKIP | `count u16` (1…1,024) ‖ count × chain (`partition [32]` ‖ `author [32]`) |
 /// | 0x10 | RESUME | as SKIP |
 /// | 0x13 | ROOMS | `RoomListMessage` (the shell's; sent only when both HELLOs announce `SyncHello.roomDirectory`) |
+/// | 0x14 | PRUNE | `count u16` (1…1,024) ‖ count × `partition [32]` |
+/// | 0x15 | GRAFT | as PRUNE |
+/// | 0x16 | ANNOUNCE | `partition [32]` ‖ `count u16` (1…1,024) ‖ count × (`author [32]` ‖ `seq u64` ≥ 1) |
 ///
 /// SKIP and RESUME (push control, after Scuttlebutt's Epidemic Broadcast Trees) are sent only
 /// to a peer whose `SyncHello` announced `SyncHello.pushControl`, and only when this node
 /// announced it too: a node without the feature would close the link on an unknown type.
+/// PRUNE, GRAFT and ANNOUNCE (the broadcast tree, after Plumtree) likewise need
+/// `SyncHello.treePush` on both sides.
 ///
 /// The link layer owns HELLO 0x01, PING 0x09, PONG 0x0A, BYE 0x0B and ADDRESSES 0x11
 /// (NodeRuntime's `LinkMessage`): there is one HELLO on the wire, the link's, and it carries
@@ -67,6 +72,15 @@ public enum SyncMessage: Hashable, Sendable {
     /// "Push these chains to me again", even ahead of what I hold: the link that delivered them
     /// is gone or behind (push control).
     case resume([ChainKey])
+    /// "Stop pushing these partitions to me; announce their ops instead": another link delivers
+    /// them first (the broadcast tree: this link leaves the partition's tree, both ways).
+    case prune([PartitionID])
+    /// "Push these partitions to me again": an announced op did not arrive through the tree in
+    /// time (this link joins the partition's tree again, both ways).
+    case graft([PartitionID])
+    /// "I hold these ops": the newest seq of each chain the sender applied since its last
+    /// ANNOUNCE, on a link that does not push them (the tree's lazy links).
+    case announce(partition: PartitionID, heads: [AnnouncedHead])
 
     /// The largest message: one frame (docs/DESIGN.md §4.2).
     public static let maxBytes = 1 << 20
@@ -80,6 +94,9 @@ public enum SyncMessage: Hashable, Sendable {
     public static let maxWantCount = 256
     /// Chains in one SKIP or RESUME.
     public static let maxPushControlChains = 1_024
+    /// Partitions in one PRUNE or GRAFT, and heads in one ANNOUNCE.
+    public static let maxTreePartitions = 1_024
+    public static let maxAnnouncedHeads = 1_024
     /// The largest encoded partition descriptor in a summary entry.
     public static let maxDescriptorBytes = 96
     /// The smallest op on the wire (a header and an empty or erased body) and the largest.
@@ -99,6 +116,8 @@ public enum SyncMessage: Hashable, Sendable {
     static let opsPrefixBytes = 1 + 32 + 32 + 1 + 2
     static let opLengthBytes = 4
     static let chainBytes = 32 + 32
+    static let announcePrefixBytes = 1 + 32 + 2
+    static let announcedHeadBytes = 32 + 8
 
     /// The type byte of this message.
     public var type: SyncMessageType {
@@ -111,6 +130,9 @@ public enum SyncMessage: Hashable, Sendable {
         case .fork: .fork
         case .skip: .skip
         case .resume: .resume
+        case .prune: .prune
+        case .graft: .graft
+        case .announce: .announce
         }
     }
 }
@@ -131,6 +153,9 @@ public enum SyncMessageType: UInt8, Sendable, CaseIterable {
     case resume = 0x10
     /// The room directory (`RoomListMessage`). Not 0x11: the link layer owns that number.
     case rooms = 0x13
+    case prune = 0x14
+    case graft = 0x15
+    case announce = 0x16
 
     /// Types this decoder does not read: presence (no codec yet), and typing, blobs and the room
     /// directory, which have codecs of their own (`TypingMessage`, `BlobMessage`,
@@ -154,6 +179,14 @@ public struct ChainKey: Hashable, Sendable, Comparable {
     public static func < (lhs: ChainKey, rhs: ChainKey) -> Bool {
         (lhs.partition, lhs.author) < (rhs.partition, rhs.author)
     }
+}
+
+/// One entry of ANNOUNCE: the sender holds `author`'s chain up to `seq` (`author [32]` ‖ `seq u64`).
+public struct AnnouncedHead: Hashable, Sendable {
+    public var author: UserID
+    public var seq: UInt64
+
+    public init(author: UserID, seq: UInt64) { (self.author, self.seq) = (author, seq) }
 }
 
 /// One partition in a SUMMARY: `partition id [32]` ‖ `digest [32]` ‖ `descriptor length u8`

@@ -20,6 +20,8 @@ public struct LabConfiguration: Sendable {
     public var netns = false
     /// Every node's overlay size (`parley run --active-peers`); nil: the full mesh.
     public var activePeers: Int?
+    /// Every node pushes along the broadcast tree (`parley run --push-tree`).
+    public var pushTree = false
     /// How long to wait for convergence after the last heal and the last write.
     public var settleTimeout = 60.0
     /// Keep the nodes' data directories after the run (else they are removed).

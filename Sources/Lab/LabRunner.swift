@@ -236,6 +236,7 @@ public final class LabRunner: @unchecked Sendable {
         arguments += ["--discovery-port", String(discoveryPort), "--network-secret-file", secretFile]
         for room in workload.rooms { arguments += ["--join", room.name] }
         if let activePeers = configuration.activePeers { arguments += ["--active-peers", String(activePeers)] }
+        if configuration.pushTree { arguments.append("--push-tree") }
         arguments += [
             "--beacon-interval", "500", "--max-beacon-interval", "1000", "--ping-interval", "2000", "--sync-interval", "2000",
         ]

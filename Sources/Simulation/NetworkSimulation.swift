@@ -89,7 +89,9 @@ public struct NetworkSimulation {
     public init(_ configuration: SimulationConfiguration) {
         self.configuration = configuration
         random = SeededRandom(seed: configuration.seed)
-        gossip = GossipConfiguration()
+        var gossip = GossipConfiguration()
+        gossip.treePush = configuration.treePush && configuration.overlay != nil
+        self.gossip = gossip
         for index in 0..<configuration.nodes {
             var seed = [UInt8](repeating: 0, count: 32)
             for byte in 0..<8 { seed[byte] = UInt8(truncatingIfNeeded: random.next() >> (8 * UInt64(byte))) }

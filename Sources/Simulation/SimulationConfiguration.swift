@@ -7,6 +7,9 @@ public struct SimulationConfiguration: Sendable {
     public var seed: UInt64
     /// The overlay every node runs; nil: the full mesh.
     public var overlay: OverlayConfiguration? = OverlayConfiguration()
+    /// Live push along the broadcast tree (PRUNE, GRAFT, ANNOUNCE) when the overlay runs
+    /// (`parley run --push-tree`); false: one pusher per chain (SKIP, RESUME).
+    public var treePush = false
     /// How long the run lasts.
     public var duration: UInt64 = 300_000
     /// Nodes start at random times within this many milliseconds.

@@ -42,6 +42,9 @@ import Wire
             .fork(try ForkProof(forkA.header, forkB.header)),
             .skip([ChainKey(partition: lobby.id, author: alice.id)]),
             .resume([ChainKey(partition: lobby.id, author: alice.id), ChainKey(partition: conversation.id, author: bob.id)]),
+            .prune([lobby.id]),
+            .graft([lobby.id, conversation.id]),
+            .announce(partition: lobby.id, heads: [AnnouncedHead(author: alice.id, seq: 3), AnnouncedHead(author: bob.id, seq: 1)]),
         ]
     }
 
@@ -70,6 +73,29 @@ import Wire
         #expect(skip == [0x0F, 0x00, 0x01] + lobby.id.bytes + alice.id.publicKey)
         let resume = SyncMessage.resume([ChainKey(partition: lobby.id, author: alice.id)]).encode()
         #expect(resume == [0x10, 0x00, 0x01] + lobby.id.bytes + alice.id.publicKey)
+        #expect(SyncMessage.prune([lobby.id]).encode() == [0x14, 0x00, 0x01] + lobby.id.bytes)
+        #expect(SyncMessage.graft([lobby.id]).encode() == [0x15, 0x00, 0x01] + lobby.id.bytes)
+        let announce = SyncMessage.announce(partition: lobby.id, heads: [AnnouncedHead(author: alice.id, seq: 0x0102)]).encode()
+        #expect(announce == [0x16] + lobby.id.bytes + [0x00, 0x01] + alice.id.publicKey + [0, 0, 0, 0, 0, 0, 1, 2])
+    }
+
+    @Test func treeMessages_withNothingInThem_overTheLimit_orSeqZero_areRefused() throws {
+        for type: UInt8 in [0x14, 0x15] {
+            let field = type == 0x14 ? "prune partitions" : "graft partitions"
+            #expect(throws: SyncDecodingError.invalidValue(field: field)) { try SyncMessage.decode([type, 0x00, 0x00]) }
+            #expect(throws: SyncDecodingError.overLimit(field: field, value: 1_025, limit: 1_024)) { try SyncMessage.decode([type, 0x04, 0x01]) }
+            #expect(throws: SyncDecodingError.truncated(field: "tree partition")) { try SyncMessage.decode([type, 0x00, 0x02] + lobby.id.bytes) }
+        }
+        #expect(throws: SyncDecodingError.invalidValue(field: "announce heads")) { try SyncMessage.decode([0x16] + lobby.id.bytes + [0x00, 0x00]) }
+        #expect(throws: SyncDecodingError.overLimit(field: "announce heads", value: 65_535, limit: 1_024)) {
+            try SyncMessage.decode([0x16] + lobby.id.bytes + [0xFF, 0xFF])
+        }
+        #expect(throws: SyncDecodingError.invalidValue(field: "announced seq")) {
+            try SyncMessage.decode([0x16] + lobby.id.bytes + [0x00, 0x01] + alice.id.publicKey + [0, 0, 0, 0, 0, 0, 0, 0])
+        }
+        let most = (0..<SyncMessage.maxAnnouncedHeads).map { AnnouncedHead(author: Fixtures.identity(UInt8($0 % 200)).id, seq: UInt64($0 + 1)) }
+        let full = SyncMessage.announce(partition: lobby.id, heads: most)
+        #expect(try SyncMessage.decode(full.encode()) == full)
     }
 
     @Test func skipAndResume_withNoChainsOrOverTheLimit_areRefused() throws {

@@ -79,6 +79,24 @@ import Testing
         #expect(Set(json.nodes.map(\.id)).count == 5, "each device has a key of its own")
     }
 
+    /// Eight node processes with the overlay and the broadcast tree (`--push-tree`): under the
+    /// default faults (a node killed, a split) the tree's prunes, announcements and grafts
+    /// between real processes lose nothing, and the cluster converges.
+    @Test func broadcastTree_convergesAndLosesNothing() async throws {
+        let seed = SeededRandom.announce("LabRunTests.tree")
+        let (result, report, out) = try await lab(
+            [
+                "--nodes", "8", "--active-peers", "3", "--push-tree", "--duration", "14", "--rate", "10", "--seed", "\(seed)",
+                "--settle-timeout", "60",
+            ],
+            timeout: .seconds(180))
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let json = try #require(report, "no report.json: \(result)")
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(json.converged && json.lostWrites == 0, "lost: \(json.lostSample)")
+        #expect(json.forks == 0)
+    }
+
     /// Eight nodes with the overlay (`--active-peers 3`: about three links each, not seven), two
     /// of them devices pinned to their persons: under the default faults the cluster converges
     /// and loses nothing, and the overlay did close links (a refusal or a rotation, in the logs).

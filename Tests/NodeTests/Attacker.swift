@@ -248,6 +248,8 @@ final class Attacker: @unchecked Sendable {
         case .newOp(let op)?: return [op.partition]
         case .fork(let proof)?: return [proof.partition]
         case .skip(let chains)?, .resume(let chains)?: return Set(chains.map(\.partition))
+        case .prune(let partitions)?, .graft(let partitions)?: return Set(partitions)
+        case .announce(let partition, _)?: return [partition]
         case nil: return []
         }
     }

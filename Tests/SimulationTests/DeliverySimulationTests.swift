@@ -34,7 +34,8 @@ import Testing
         "parley sim --nodes \(configuration.nodes) --writes \(configuration.writes) --churn \(configuration.churn) "
             + "--seed \(configuration.seed) --duration \(configuration.duration / 1_000)"
             + (configuration.overlay.map { " --active-peers \($0.activeSize)" } ?? " --active-peers 0")
-            + (configuration.partition.map { " --partition \($0.lowerBound / 1_000)-\($0.upperBound / 1_000)" } ?? "") + " --out /tmp/sim"
+            + (configuration.partition.map { " --partition \($0.lowerBound / 1_000)-\($0.upperBound / 1_000)" } ?? "")
+            + (configuration.treePush ? " --push-tree" : "") + " --out /tmp/sim"
     }
 
     static func configuration(nodes: Int, writes: Int, seconds: UInt64, seed: UInt64) -> SimulationConfiguration {
@@ -65,6 +66,20 @@ import Testing
         #expect(report.overlay.crashes == 4)
     }
 
+    @Test func theBroadcastTree_deliversEveryWrite_aboutOnceEach_overLongerPaths() async {
+        var configuration = Self.configuration(nodes: 40, writes: 400, seconds: 120, seed: SeededRandom.announce("delivery, tree"))
+        configuration.churn = 0.1
+        configuration.treePush = true
+        let report = await run(configuration)
+        expectSound(report, configuration)
+        #expect(report.delivery.copiesPerOp <= 1.3, "each op arrives about once: \(report.delivery.copiesPerOp)")
+        #expect(report.delivery.hops.p99 <= 16, "the tree is longer than the overlay's distances, not unbounded: \(report.delivery.hops)")
+        var chains = configuration
+        chains.treePush = false
+        let perChain = await Self.simulate(chains)
+        #expect(report.delivery.copiesPerOp < perChain.delivery.copiesPerOp, "fewer copies than one pusher per chain: \(perChain.delivery)")
+    }
+
     @Test func theSameSeed_givesTheSameRun() async {
         var configuration = Self.configuration(nodes: 24, writes: 200, seconds: 90, seed: SeededRandom.announce("delivery, twice"))
         configuration.churn = 0.1
@@ -88,8 +103,8 @@ import Testing
         #expect(report.delivery.hops.p50 == 1, "the author pushes to every peer: \(report.delivery.hops)")
     }
 
-    /// Many short runs, each with its own seed, with churn and a partition in half of them, on
-    /// every core.
+    /// Many short runs, each with its own seed, with churn, a partition in half of them and the
+    /// broadcast tree in half of them, on every core.
     @Test func manyShortSeeds_allSound() async {
         let base = SeededRandom.announce("delivery, many seeds")
         let seeds = 200
@@ -99,6 +114,7 @@ import Testing
                 var configuration = Self.configuration(nodes: 8 + offset % 5, writes: 30, seconds: 45, seed: base &+ UInt64(offset))
                 configuration.churn = 0.2
                 configuration.overlay = OverlayConfiguration(activeSize: 4)
+                configuration.treePush = offset % 4 >= 2
                 if offset % 2 == 1 { configuration.partition = 12_000..<24_000 }
                 var simulation = NetworkSimulation(configuration)
                 let report = simulation.run()

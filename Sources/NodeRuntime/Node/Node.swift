@@ -106,7 +106,7 @@ public actor Node {
         self.handler =
             handler
             ?? GossipHandler(
-                configuration: configuration.gossip,
+                configuration: configuration.linkGossip,
                 pollInterval: configuration.localWritePollInterval)
     }
 

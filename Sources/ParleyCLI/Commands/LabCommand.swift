@@ -28,9 +28,10 @@ struct LabRunCommand: Command {
     static let netns = Flag.flag("netns", "run each node in its own network namespace on a bridge (root); splits move cables")
     static let activePeers = integer(
         "active-peers", "K", "every node keeps about K links to random peers instead of one to each (parley run --active-peers)")
+    static let pushTree = Flag.flag("push-tree", "with --active-peers, every node pushes along a broadcast tree (parley run --push-tree)")
     let options = [
         Self.nodes.spec, Self.duration.spec, Self.rate.spec, Self.seed.spec, Self.out.spec, Self.faults.spec, Self.rooms.spec, Self.conversations.spec,
-        Self.devices.spec, Self.netns.spec, Self.activePeers.spec,
+        Self.devices.spec, Self.netns.spec, Self.activePeers.spec, Self.pushTree.spec,
     ]
     static let settleTimeout = number("settle-timeout", "SECONDS", "how long to wait for convergence after the last heal and write (default 60)")
     static let keepData = Flag.flag("keep-data", "keep the nodes' data directories under DIR/nodes (default: removed after the report)")
@@ -77,6 +78,7 @@ struct LabRunCommand: Command {
         configuration.devices = try arguments.value(Self.devices) ?? configuration.devices
         configuration.netns = arguments[Self.netns]
         configuration.activePeers = try arguments.value(Self.activePeers)
+        configuration.pushTree = arguments[Self.pushTree]
         configuration.settleTimeout = try arguments.value(Self.settleTimeout) ?? configuration.settleTimeout
         configuration.keepData = arguments[Self.keepData]
         configuration.binary = try arguments.value(Self.binary).map(absolute)

@@ -83,8 +83,13 @@ struct RunCommand: Command {
         "active-peers", "K",
         "past K peers heard, keep about K links to random ones (at most 2K) instead of linking to all (the overlay, "
             + "docs/DESIGN.md §4.1.2; off by default: rooms only some nodes joined need every holder linked to another)", 2...64)
+    static let pushTree = Flag.flag(
+        "push-tree",
+        "with --active-peers, push along a broadcast tree (each op arrives about once, over more hops) instead of one pusher per "
+            + "chain (docs/DESIGN.md §4.3.3)")
     static let nodeAdvancedOptions = [
-        activePeers.spec, beaconInterval.spec, maxBeaconInterval.spec, pingInterval.spec, idleTimeout.spec, handshakeTimeout.spec, syncInterval.spec,
+        activePeers.spec, pushTree.spec, beaconInterval.spec, maxBeaconInterval.spec, pingInterval.spec, idleTimeout.spec, handshakeTimeout.spec,
+        syncInterval.spec,
         syncCredit.spec,
         pollInterval.spec, rateLimit.spec, frameStallLimit.spec, banLoopback.spec, authorRateLimit.spec, clockSkewMs.spec,
     ]
@@ -273,6 +278,7 @@ struct RunCommand: Command {
             try context.roomName(text, command: name)
         }
         if let value = try arguments.value(Self.activePeers) { configuration.activePeers = value }
+        if arguments[Self.pushTree] { configuration.gossip.treePush = true }
         if let value = try arguments.value(Self.beaconInterval) { configuration.beaconInterval = value }
         if let value = try arguments.value(Self.maxBeaconInterval) { configuration.maxBeaconInterval = value }
         if let value = try arguments.value(Self.pingInterval) {

@@ -12,7 +12,7 @@ struct SimCommand: Command {
     let name = "sim"
     let summary = "simulate N nodes writing into a room, in one process from one seed: convergence, hops, copies and bytes per op"
     let usage = [
-        "sim --nodes N --writes W --seed S --out DIR [--churn FRACTION] [--active-peers K] [--duration SECONDS] [--partition FROM-TO] [--loss P]"
+        "sim --nodes N --writes W --seed S --out DIR [--churn FRACTION] [--active-peers K] [--duration SECONDS] [--partition FROM-TO] [--loss P] [--push-tree]"
     ]
     static let nodes = LabRunCommand.integer("nodes", "N", "how many nodes (2-5000)")
     static let writes = LabRunCommand.integer("writes", "W", "posts written into #lobby by random running nodes (default 0)")
@@ -34,10 +34,12 @@ struct SimCommand: Command {
         }
         return UInt64(parts[0] * 1_000)..<UInt64(parts[1] * 1_000)
     }
+    static let pushTree = Flag.flag(
+        "push-tree", "push along the broadcast tree (PRUNE, GRAFT, ANNOUNCE) instead of one pusher per chain (parley run --push-tree)")
     static let loss = LabRunCommand.number("loss", "P", "the chance that one beacon misses one node (default 0.01)")
     let options = [
         Self.nodes.spec, Self.writes.spec, Self.seed.spec, Self.out.spec, Self.churn.spec, Self.activePeers.spec, Self.duration.spec,
-        Self.partition.spec, Self.loss.spec,
+        Self.partition.spec, Self.loss.spec, Self.pushTree.spec,
     ]
     let details = [
         "Each node runs a real Discovery instance with its overlay (docs/DESIGN.md §4.1.2), a real GossipSession on each link "
@@ -70,6 +72,7 @@ struct SimCommand: Command {
             throw CLIError.usage("--active-peers must be 0 (the full mesh) or from 2 to 64, not \(active)", command: name)
         }
         configuration.overlay = active == 0 ? nil : OverlayConfiguration(activeSize: active)
+        configuration.treePush = arguments[Self.pushTree]
         if let seconds = try arguments.value(Self.duration) {
             guard seconds >= 30, seconds <= 86_400 else { throw CLIError.usage("--duration must be from 30 to 86400 seconds, not \(seconds)", command: name) }
             configuration.setDuration(UInt64(seconds * 1_000))
