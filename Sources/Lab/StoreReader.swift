@@ -33,8 +33,13 @@ public enum StoreReader {
         return ((try? database.scalar("SELECT count(*) FROM fork_proofs", as: Int.self)) ?? nil) ?? 0
     }
 
-    /// Every op the store holds: op id (text) → `received_at` (the node's clock).
+    /// Every op the store holds: op id (text) → `received_at` in Unix milliseconds (the node's clock).
     public static func receivedTimes(path: String) -> [String: UInt64] {
+        receivedMicros(path: path).mapValues { $0 / 1_000 }
+    }
+
+    /// Every op the store holds: op id (text) → `received_at` in Unix microseconds (the node's clock).
+    public static func receivedMicros(path: String) -> [String: UInt64] {
         guard let database = try? Database(path: path, mode: .readOnly, cipherKey: storeKey(path)?.bytes) else { return [:] }
         defer { database.close() }
         let rows =

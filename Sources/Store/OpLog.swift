@@ -37,6 +37,9 @@ public final class OpLog {
     var erasedHere: Set<OpID> = []
     /// The `refused_signatures` table's positions (loaded on first use).
     var refusedSignaturesCache: Set<ChainPosition>?
+    /// The clock of `received_at`, in Unix microseconds; nil: the `nowMillis` of each apply.
+    /// The node sets its wall clock here, to the microsecond.
+    public var receivedAtMicros: (() -> UInt64)?
     /// The row id of the first op this connection stored since `markOpInserts()` (nil: none).
     public internal(set) var firstOpRowIDSinceMark: Int64?
     /// The ops this connection stored since `markOpInserts()`, in row order, while they are
@@ -228,7 +231,7 @@ public final class OpLog {
         ).run(
             .integer(pid), .integer(aid), .integer(Int64(op.seq)),
             .integer(Int64(op.type)), .integer(Int64(bitPattern: op.hlc.raw)), .blob(op.header), .blob(op.body),
-            .integer(Int64(nowMillis)), .integer(signatureChecked ? 1 : 0),
+            .integer(Int64(clamping: receivedAtMicros?() ?? nowMillis &* 1_000)), .integer(signatureChecked ? 1 : 0),
             op.isExpired ? .blob([]) : op.erasure.map { .blob($0.proof.header + $0.proof.body) } ?? .null)
         if signatureChecked { noteSignatureChecked(op) }
         let oid = database.lastInsertRowID

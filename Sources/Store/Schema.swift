@@ -321,6 +321,9 @@ enum Schema {
                 PRIMARY KEY(owner, target)
             ) STRICT;
             """),
+        // `received_at` in Unix microseconds (it was milliseconds): deliveries a fraction of a
+        // millisecond apart are told apart (docs/BENCHMARKS.md).
+        Migration("016-received-at-micros", "UPDATE ops SET received_at = received_at * 1000;"),
     ]
 
     /// Runs, once, each backfill a store has not had yet: the attachments' hashes of the

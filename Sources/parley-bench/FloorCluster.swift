@@ -110,7 +110,7 @@ enum FloorNode {
         let measuredOwn = own.filter { $0 >= spec.warmup }.count
         let expected = (total - spec.warmup) - measuredOwn
         /// Each measured delivery: the author's write stamp (ms), the author, the latency (ms).
-        var latencies: [(written: Int, author: Int, latency: Int)] = []
+        var latencies: [(written: Int, author: Int, latency: Double)] = []
         latencies.reserveCapacity(expected)
         var nextOwn = 0
         var seq: Int64 = 0
@@ -142,13 +142,13 @@ enum FloorNode {
                 // The author's seq-th write is write (seq − 1) × count + author of the schedule.
                 guard (Int(message.seq) - 1) * spec.count + message.author >= spec.warmup else { return }
                 let written = Int(message.writtenMicros / 1_000)
-                latencies.append((written, message.author, Int(received / 1_000) - written))
+                latencies.append((written, message.author, Double(Int64(received) - Int64(message.writtenMicros)) / 1_000))
             }
         }
         let cpu = cpuSeconds() - (cpuBefore ?? cpuSeconds())
         try writeFile(
             "\(spec.directory)/result-\(spec.index)",
-            "\(cpu) \(measuredOwn)\n" + latencies.map { "\($0.written),\($0.author),\(spec.index),\($0.latency)" }.joined(separator: "\n") + "\n")
+            "\(cpu) \(measuredOwn)\n" + latencies.map { "\($0.written),\($0.author),\(spec.index)," + String(format: "%.3f", $0.latency) }.joined(separator: "\n") + "\n")
     }
 
     /// Spends the work `nanos` of CPU stand for at full speed: a fixed count of loop iterations,

@@ -162,9 +162,11 @@ enum Target: Sendable {
     }
 }
 
-/// A figure in the table: whole numbers when large, three significant decimals when small.
-func formatFigure(_ value: Double) -> String {
+/// A figure in the table: whole numbers when large, three significant decimals when small;
+/// milliseconds always with three decimals (microseconds), so latencies compare at any size.
+func formatFigure(_ value: Double, unit: String = "") -> String {
     if value.isNaN { return "n/a" }
+    if unit == "ms" { return String(format: "%.3f", value) }
     if abs(value) >= 100 { return String(format: "%.0f", value) }
     if abs(value) >= 1 { return String(format: "%.2f", value) }
     return String(format: "%.3f", value)
@@ -204,7 +206,7 @@ func wantsFloorAtParleyCPU(nodes count: Int) -> Bool {
 /// A figure measured some other way than `measure` (latencies, sizes, times); printed at once.
 func record(_ key: String, unit: String, value: Double, seconds: Double = 0, reference: String? = nil, target: Target? = nil) -> BenchResult? {
     guard isWanted(key) else { return nil }
-    print("  " + pad(key, 32) + pad(formatFigure(value), 12, left: true) + " " + unit)
+    print("  " + pad(key, 32) + pad(formatFigure(value, unit: unit), 12, left: true) + " " + unit)
     return BenchResult(key: key, unit: unit, value: value, seconds: seconds, reference: reference, target: target)
 }
 
@@ -241,11 +243,11 @@ func measure<Prepared>(
 func report(_ results: [BenchResult], jsonPath: String) {
     print("\n| figure | value | reference (same run) | ratio | target | met |\n|---|---:|---|---:|---:|:-:|")
     for r in results {
-        var line = "| \(r.key) | \(formatFigure(r.value)) \(r.unit) | "
+        var line = "| \(r.key) | \(formatFigure(r.value, unit: r.unit)) \(r.unit) | "
         if let key = r.reference, let base = results.first(where: { $0.key == key }) {
             // A ratio to nothing (a floor of 0 whole milliseconds) is not a figure.
             let ratio = base.value == 0 ? "n/a" : String(format: "%.2f", r.value / base.value) + "×"
-            line += "\(key) \(formatFigure(base.value)) \(base.unit) | \(ratio) | "
+            line += "\(key) \(formatFigure(base.value, unit: base.unit)) \(base.unit) | \(ratio) | "
         } else if r.reference != nil {
             line += "(not measured) | | "
         } else {

@@ -38,6 +38,31 @@ import Wire
         }
     }
 
+    /// `received_at` is Unix microseconds: the store's clock when it has one (the node's wall
+    /// clock), else the apply's `nowMillis`; a store from before 016 has its milliseconds
+    /// turned into microseconds once.
+    @Test func receivedAt_isInMicroseconds_andOlderStoresAreConvertedOnce() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir + "/parley.db"
+            let stamps = { (store: ReplicaStore) throws -> [Int64] in
+                try store.database.prepare("SELECT received_at FROM ops ORDER BY oid").rows { $0.int64(0) }
+            }
+            do {
+                let store = try ReplicaStore(path: path)
+                try store.log.ensurePartition(lobby, joined: true)
+                try store.author(post("by nowMillis"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
+                store.log.receivedAtMicros = { Fixtures.now() * 1_000 + 123 }
+                try store.author(post("by the clock"), in: lobby.id, by: alice, nowMillis: Fixtures.now())
+                #expect(try stamps(store) == [Int64(Fixtures.now() * 1_000), Int64(Fixtures.now() * 1_000 + 123)])
+                // As a store before 016 holds them: milliseconds, the migration not run.
+                try store.database.execute("UPDATE ops SET received_at = received_at / 1000")
+                try store.database.execute("DELETE FROM schema_migrations WHERE name = '016-received-at-micros'")
+            }
+            #expect(try stamps(ReplicaStore(path: path)) == [Int64(Fixtures.now() * 1_000), Int64(Fixtures.now() * 1_000)])
+            #expect(try stamps(ReplicaStore(path: path)) == [Int64(Fixtures.now() * 1_000), Int64(Fixtures.now() * 1_000)], "converted once")
+        }
+    }
+
     /// `opCount()` (what `parley status` shows) counts every partition's ops in one query; it
     /// must equal the counts per partition, including another connection's writes.
     @Test func opCount_isTheSumOverPartitions_includingOtherConnections() throws {

@@ -166,6 +166,13 @@ public actor Node {
         do {
             let key = try StoreKeyFile.loadOrCreate(at: configuration.storeKeyPath, identity: identity)
             let store = try ReplicaStore(path: configuration.databasePath, key: key)
+            let clock = self.clock
+            let skew = configuration.faults.clockSkewMillis
+            // `received_at`: the wall clock to the microsecond, skewed as the node's wall clock is.
+            store.log.receivedAtMicros = {
+                let micros = clock.wallMicrosNow()
+                return FaultConfiguration.skewed(micros / 1_000, by: skew) * 1_000 + micros % 1_000
+            }
             // The identity opens the conversation keys granted to it; the inbox may hold
             // invites that arrived (by import) while no node ran.
             try store.useIdentity(identity)

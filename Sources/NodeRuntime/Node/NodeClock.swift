@@ -35,7 +35,12 @@ public struct NodeClock: Sendable {
     /// Unix milliseconds now, to the microsecond before truncating: two nodes' stamps of the same
     /// instant are equal (ops' `received_at`, from which the benchmark measures latency).
     public func wallMillisNow() -> UInt64 {
-        (wallOriginMicros + elapsedNanos() / 1_000) / 1_000
+        wallMicrosNow() / 1_000
+    }
+
+    /// Unix microseconds now (ops' `received_at`).
+    public func wallMicrosNow() -> UInt64 {
+        wallOriginMicros + elapsedNanos() / 1_000
     }
 
     private func elapsedNanos() -> UInt64 {
