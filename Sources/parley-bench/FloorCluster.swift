@@ -148,7 +148,8 @@ enum FloorNode {
         let cpu = cpuSeconds() - (cpuBefore ?? cpuSeconds())
         try writeFile(
             "\(spec.directory)/result-\(spec.index)",
-            "\(cpu) \(measuredOwn)\n" + latencies.map { "\($0.written),\($0.author),\(spec.index)," + String(format: "%.3f", $0.latency) }.joined(separator: "\n") + "\n")
+            "\(cpu) \(measuredOwn)\n"
+                + latencies.map { "\($0.written),\($0.author),\(spec.index)," + String(format: "%.3f", $0.latency) }.joined(separator: "\n") + "\n")
     }
 
     /// Spends the work `nanos` of CPU stand for at full speed: a fixed count of loop iterations,
