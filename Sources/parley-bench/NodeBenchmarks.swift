@@ -55,7 +55,7 @@ func catchUpBenchmark(binary: String) async throws -> [BenchResult?] {
     if wants("catchup_100k_s", "replication_ops_per_s", "replication_mb_per_s") {
         let seconds = try await catchUp(binary: binary, verified: true)
         results.append(
-            record("catchup_100k_s", unit: "s", value: seconds.time * 100_000 / Double(options.catchupOps), seconds: seconds.time, target: .atMost(5)))
+            record("catchup_100k_s", unit: "s", value: seconds.time * 100_000 / Double(options.catchupOps), seconds: seconds.time, target: .atMost(1)))
         results += [
             record(
                 "replication_ops_per_s", unit: "ops/s", value: Double(options.catchupOps) / seconds.time, seconds: seconds.time,
@@ -377,7 +377,7 @@ func memoryBenchmark(binary: String) async throws -> [BenchResult?] {
             let (ms, rss) = try await startups(1)
             let note = options.bigStoreOps == 1_000_000 ? "" : " (\(options.bigStoreOps) ops: --quick)"
             results.append(record("rss_1m_ops_mb", unit: "MB" + note, value: rss, target: .atMost(150)))
-            results.append(record("startup_1m_ops_ms", unit: "ms" + note, value: ms, reference: "startup_empty_ms", target: .atMost(300)))
+            results.append(record("startup_1m_ops_ms", unit: "ms" + note, value: ms, reference: "startup_empty_ms", target: .atMost(100)))
         }
     } catch {
         await cluster.remove()

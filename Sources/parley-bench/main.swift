@@ -129,7 +129,7 @@ for i in 0..<(wantsApply ? options.applyOps : 0) {
 // Deliver author by author in chain order, as WANT/OPS would.
 received.sort { ($0.author, $0.seq) < ($1.author, $1.seq) }
 results.append(
-    try measure("apply_ops_per_s", unit: "ops/s", count: options.applyOps, reference: "sqlite_insert_rows_per_s", target: .atLeast(50_000)) {
+    try measure("apply_ops_per_s", unit: "ops/s", count: options.applyOps, reference: "sqlite_insert_rows_per_s", target: .atLeast(150_000)) {
         () -> ReplicaStore in
         let store = try ReplicaStore(path: scratch + "/apply.db", key: benchStoreKey)
         try store.log.ensurePartition(lobby, joined: true)
