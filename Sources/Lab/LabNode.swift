@@ -44,6 +44,8 @@ public final class LabNode: @unchecked Sendable {
 
     public var isUp: Bool { state == .running }
     public var pid: Int32? { process?.pid }
+    /// What the running process printed so far.
+    public var stdout: String { process?.stdout ?? "" }
 
     /// Starts `parley run`; `launcher` runs it inside a namespace.
     public func start(
@@ -51,8 +53,9 @@ public final class LabNode: @unchecked Sendable {
         cleanup: LabCleanup
     ) throws(LabError) {
         precondition(state == .stopped, "invalid state \(state)")
-        // Lab nodes serve no web UI: twenty nodes would all try 127.0.0.1:7749.
-        let all = ["--data-dir", dataDirectory, "run"] + arguments + ["--no-web"]
+        // Lab nodes serve no web UI unless asked for one (on a port of its own): twenty nodes
+        // would all try 127.0.0.1:7749.
+        let all = ["--data-dir", dataDirectory, "run"] + arguments + (arguments.contains("--web") ? [] : ["--no-web"])
         var env = environment
         if skew != 0 { env["PARLEY_CLOCK_SKEW_MS"] = String(skew) }
         do {

@@ -38,6 +38,19 @@ public enum StoreReader {
         receivedMicros(path: path).mapValues { $0 / 1_000 }
     }
 
+    /// The messages whose text starts with `prefix`: text → `received_at` of the op that made
+    /// it, in Unix microseconds.
+    public static func receivedMicrosByText(path: String, prefix: String) -> [String: UInt64] {
+        guard let database = try? Database(path: path, mode: .readOnly, cipherKey: storeKey(path)?.bytes) else { return [:] }
+        defer { database.close() }
+        let rows =
+            (try? database.prepare(
+                "SELECT messages.text, ops.received_at FROM messages JOIN ops ON ops.oid = messages.oid WHERE substr(messages.text, 1, ?) = ?"
+            ).rows(.integer(Int64(prefix.count)), .text(prefix)) { row -> (String, UInt64) in (row.text(0), UInt64(max(0, row.int64(1)))) })
+            ?? []
+        return Dictionary(rows, uniquingKeysWith: { first, _ in first })
+    }
+
     /// Every op the store holds: op id (text) → `received_at` in Unix microseconds (the node's clock).
     public static func receivedMicros(path: String) -> [String: UInt64] {
         guard let database = try? Database(path: path, mode: .readOnly, cipherKey: storeKey(path)?.bytes) else { return [:] }

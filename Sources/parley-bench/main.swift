@@ -179,6 +179,8 @@ do {
         var figures = try await catchUpBenchmark(binary: parleyBinary)
         figures += try await clusterBenchmark(nodes: 3, idle: true, binary: parleyBinary)
         figures += try await clusterBenchmark(nodes: 10, idle: false, binary: parleyBinary)
+        figures += try await webLatencyBenchmark(nodes: 3, binary: parleyBinary)
+        figures += try await webLatencyBenchmark(nodes: 10, binary: parleyBinary)
         figures += try await memoryBenchmark(binary: parleyBinary)
         return figures
     }
