@@ -1,17 +1,24 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `parley sim` (issue 37): a seeded simulation of nodes writing into a room, in one process;
 /// the same options give the same report (apart from `wall_seconds`), with the contract's keys,
 /// and it passes when every node holds every write within the link bound.
 @Suite struct SimCommandTests {
-    @Test func aSeededRun_passes_andTheSameOptionsGiveTheSameReport() throws {
-        try withSandbox { sandbox in
+    /// A simulation computes for seconds: it waits for a core of the test process's budget and
+    /// runs off the cooperative pool (`onThread(cores:)`), as the simulation tests do.
+    static func simulate(_ sandbox: Sandbox, _ arguments: [String]) async -> ParleyRun {
+        await onThread(cores: 1) { sandbox.parleyRaw(arguments) }
+    }
+
+    @Test func aSeededRun_passes_andTheSameOptionsGiveTheSameReport() async throws {
+        try await withSandbox { sandbox in
             let options = ["sim", "--nodes", "24", "--writes", "100", "--seed", "5", "--duration", "90", "--churn", "0.1", "--active-peers", "4"]
-            let first = sandbox.parleyRaw(options + ["--out", sandbox.root + "/a"])
+            let first = await Self.simulate(sandbox, options + ["--out", sandbox.root + "/a"])
             expectSuccess(first)
             #expect(first.stdout.hasPrefix("PASS: every node holds all 100 writes; 24 nodes, at most "), "\(first.stdout)")
-            let second = sandbox.parleyRaw(options + ["--out", sandbox.root + "/b"])
+            let second = await Self.simulate(sandbox, options + ["--out", sandbox.root + "/b"])
             expectSuccess(second)
             func report(_ directory: String) throws -> (text: String, object: [String: Any]) {
                 let path = sandbox.root + "/\(directory)/report.json"
