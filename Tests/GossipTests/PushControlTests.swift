@@ -16,20 +16,10 @@ import Wire
 
     /// A session in sync with its peer on #lobby (equal digests), so every new op is pushed.
     func inSync(peer hello: SyncHello? = nil, configuration: GossipConfiguration = GossipConfiguration()) -> GossipSession {
-        var session = GossipSession(configuration: configuration)
-        _ = session.start(local: [PartitionSummary(descriptor: lobby, digest: .empty, sharing: .ifPeerHolds)], peer: hello ?? withPushControl, now: 0)
-        _ = session.onMessage(.summary(more: false, entries: [SummaryEntry(lobby, digest: .empty, revealDescriptor: false)]), now: 0)
-        return session
+        sessionInSync(with: hello ?? withPushControl, configuration: configuration)
     }
-
-    func ops(by author: Identity, count: Int) -> [Operation] {
-        var factory = OpFactory()
-        return (0..<count).map { factory.make(post("\(author.id.short) \($0)"), in: lobby.id, by: author) }
-    }
-
-    func pushes(_ directives: [GossipDirective]) -> [Operation] {
-        messages(directives).compactMap { if case .newOp(let op) = $0 { op } else { nil } }
-    }
+    func ops(by author: Identity, count: Int) -> [Operation] { lobbyPosts(by: author, count: count) }
+    func pushes(_ directives: [GossipDirective]) -> [Operation] { pushedOps(directives) }
 
     @Test func hello_announcesPushControl_unlessTurnedOff() {
         // Bit1 is the room directory (ROOMS), announced by every node of this version.

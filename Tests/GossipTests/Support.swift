@@ -240,3 +240,24 @@ extension PartitionDigest {
     /// The digest of an empty partition.
     static let empty = PartitionDigest(heads: [])
 }
+
+// MARK: - One session driven by hand
+
+/// A session in sync with its peer on #lobby (equal digests), so every new op is pushed.
+func sessionInSync(with hello: SyncHello, configuration: GossipConfiguration = GossipConfiguration()) -> GossipSession {
+    var session = GossipSession(configuration: configuration)
+    _ = session.start(local: [PartitionSummary(descriptor: lobby, digest: .empty, sharing: .ifPeerHolds)], peer: hello, now: 0)
+    _ = session.onMessage(.summary(more: false, entries: [SummaryEntry(lobby, digest: .empty, revealDescriptor: false)]), now: 0)
+    return session
+}
+
+/// `count` posts by `author` in #lobby, its chain from seq 1.
+func lobbyPosts(by author: Identity, count: Int) -> [Operation] {
+    var factory = OpFactory()
+    return (0..<count).map { factory.make(post("\(author.id.short) \($0)"), in: lobby.id, by: author) }
+}
+
+/// The ops pushed (NEW_OP) among `directives`.
+func pushedOps(_ directives: [GossipDirective]) -> [Operation] {
+    messages(directives).compactMap { if case .newOp(let op) = $0 { op } else { nil } }
+}

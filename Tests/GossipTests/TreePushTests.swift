@@ -25,21 +25,9 @@ import Wire
     }
 
     /// A session in sync with its peer on #lobby (equal digests), so every new op is pushed.
-    func inSync(peer hello: SyncHello? = nil) -> GossipSession {
-        var session = GossipSession(configuration: tree)
-        _ = session.start(local: [PartitionSummary(descriptor: lobby, digest: .empty, sharing: .ifPeerHolds)], peer: hello ?? withTree, now: 0)
-        _ = session.onMessage(.summary(more: false, entries: [SummaryEntry(lobby, digest: .empty, revealDescriptor: false)]), now: 0)
-        return session
-    }
-
-    func ops(by author: Identity, count: Int) -> [Operation] {
-        var factory = OpFactory()
-        return (0..<count).map { factory.make(post("\(author.id.short) \($0)"), in: lobby.id, by: author) }
-    }
-
-    func pushes(_ directives: [GossipDirective]) -> [Operation] {
-        messages(directives).compactMap { if case .newOp(let op) = $0 { op } else { nil } }
-    }
+    func inSync(peer hello: SyncHello? = nil) -> GossipSession { sessionInSync(with: hello ?? withTree, configuration: tree) }
+    func ops(by author: Identity, count: Int) -> [Operation] { lobbyPosts(by: author, count: count) }
+    func pushes(_ directives: [GossipDirective]) -> [Operation] { pushedOps(directives) }
 
     func announced(_ directives: [GossipDirective]) -> [AnnouncedHead] {
         messages(directives).flatMap { message -> [AnnouncedHead] in
@@ -146,9 +134,7 @@ import Wire
     @Test func announcementsGathered_areBoundedByMaxChains() {
         var configuration = tree
         configuration.maxChains = 2
-        var session = GossipSession(configuration: configuration)
-        _ = session.start(local: [PartitionSummary(descriptor: lobby, digest: .empty, sharing: .ifPeerHolds)], peer: withTree, now: 0)
-        _ = session.onMessage(.summary(more: false, entries: [SummaryEntry(lobby, digest: .empty, revealDescriptor: false)]), now: 0)
+        var session = sessionInSync(with: withTree, configuration: configuration)
         _ = session.onMessage(.prune([lobby.id]), now: 1)
         for index in 0..<5 { _ = session.onNewLocalOp(ops(by: Fixtures.identity(UInt8(50 + index)), count: 1)[0], now: 2) }
         #expect(announced(session.onTick(now: 100)).count == 2)

@@ -79,40 +79,34 @@ import Testing
         #expect(Set(json.nodes.map(\.id)).count == 5, "each device has a key of its own")
     }
 
-    /// Eight node processes with the overlay and the broadcast tree (`--push-tree`): under the
-    /// default faults (a node killed, a split) the tree's prunes, announcements and grafts
-    /// between real processes lose nothing, and the cluster converges.
-    @Test func broadcastTree_convergesAndLosesNothing() async throws {
-        let seed = SeededRandom.announce("LabRunTests.tree")
+    /// Eight node processes with the overlay (`--active-peers 3`: about three links each, not
+    /// seven) and `extra`, 14 s at 10 writes/s under the default faults: the run passes, the
+    /// cluster converges, loses nothing and forks nothing. The output directory is the caller's
+    /// to remove.
+    func overlayLab(_ label: String, extra: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+        let seed = SeededRandom.announce(label)
         let (result, report, out) = try await lab(
-            [
-                "--nodes", "8", "--active-peers", "3", "--push-tree", "--duration", "14", "--rate", "10", "--seed", "\(seed)",
-                "--settle-timeout", "60",
-            ],
-            timeout: .seconds(180))
-        defer { try? FileManager.default.removeItem(atPath: out) }
-        let json = try #require(report, "no report.json: \(result)")
-        #expect(result.exitCode == 0, "\(result)")
-        #expect(json.converged && json.lostWrites == 0, "lost: \(json.lostSample)")
-        #expect(json.forks == 0)
+            ["--nodes", "8", "--active-peers", "3", "--duration", "14", "--rate", "10", "--seed", "\(seed)", "--settle-timeout", "60"] + extra,
+            timeout: .seconds(180), sourceLocation: sourceLocation)
+        let json = try #require(report, "no report.json: \(result)", sourceLocation: sourceLocation)
+        #expect(result.exitCode == 0, "\(result)", sourceLocation: sourceLocation)
+        #expect(json.converged && json.lostWrites == 0, "lost: \(json.lostSample)", sourceLocation: sourceLocation)
+        #expect(json.forks == 0, sourceLocation: sourceLocation)
+        return out
     }
 
-    /// Eight nodes with the overlay (`--active-peers 3`: about three links each, not seven), two
-    /// of them devices pinned to their persons: under the default faults the cluster converges
-    /// and loses nothing, and the overlay did close links (a refusal or a rotation, in the logs).
+    /// With the broadcast tree (`--push-tree`): the tree's prunes, announcements and grafts
+    /// between real processes lose nothing under a node killed and a split.
+    @Test func broadcastTree_convergesAndLosesNothing() async throws {
+        let out = try await overlayLab("LabRunTests.tree", extra: ["--push-tree"])
+        try? FileManager.default.removeItem(atPath: out)
+    }
+
+    /// With two of the nodes devices pinned to their persons: the overlay did close links (a
+    /// refusal or a rotation, in the logs).
     @Test func overlay_withDevices_convergesAndLosesNothing() async throws {
-        let seed = SeededRandom.announce("LabRunTests.overlay")
-        let (result, report, out) = try await lab(
-            [
-                "--nodes", "8", "--devices", "2", "--active-peers", "3", "--duration", "14", "--rate", "10", "--seed", "\(seed)",
-                "--settle-timeout", "60",
-            ],
-            timeout: .seconds(180))
+        let out = try await overlayLab("LabRunTests.overlay", extra: ["--devices", "2"])
         defer { try? FileManager.default.removeItem(atPath: out) }
-        let json = try #require(report, "no report.json: \(result)")
-        #expect(result.exitCode == 0, "\(result)")
-        #expect(json.converged && json.lostWrites == 0, "lost: \(json.lostSample)")
-        #expect(json.forks == 0)
         let logs = try FileManager.default.contentsOfDirectory(atPath: out + "/logs").filter { $0.hasSuffix(".stderr") }
         let overlayClosed = try logs.contains { try String(contentsOfFile: out + "/logs/" + $0, encoding: .utf8).contains("(overlay)") }
         #expect(overlayClosed, "no link was closed by the overlay: it did not run")
