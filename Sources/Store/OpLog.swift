@@ -338,9 +338,14 @@ public final class OpLog {
             .run(.integer(pid), .integer(aid), .integer(Int64(proof.seq)), .blob(proof.encoded))
     }
 
+    /// Removes the author's ops from `seq` on; the head becomes the newest op kept (frozen at
+    /// `seq` with `frozen`: a fork point), or goes when none is kept and the chain is not frozen.
     func truncate(pid: Int64, aid: Int64, from seq: UInt64, frozen: Bool) throws {
+        // What stays is the chain below `seq`, up to its head: a fork proof may name a seq above
+        // the ops this replica holds (it travels by gossip ahead of them), and those ops stay.
+        let keep = min(seq - 1, try head(pid: pid, aid: aid).maxSeq)
         try database.execute("DELETE FROM ops WHERE pid = ? AND aid = ? AND seq >= ?", .integer(pid), .integer(aid), .integer(Int64(seq)))
-        let below = seq > 1 ? try storedOp(pid: pid, aid: aid, seq: seq - 1) : nil
+        let below = keep > 0 ? try storedOp(pid: pid, aid: aid, seq: keep) : nil
         if below == nil && !frozen {
             try database.execute("DELETE FROM heads WHERE pid = ? AND aid = ?", .integer(pid), .integer(aid))
             return
@@ -349,7 +354,7 @@ public final class OpLog {
             """
             INSERT INTO heads(pid, aid, max_seq, head_id, frozen_at) VALUES (?, ?, ?, ?, ?)
             ON CONFLICT(pid, aid) DO UPDATE SET max_seq = excluded.max_seq, head_id = excluded.head_id, frozen_at = excluded.frozen_at
-            """, .integer(pid), .integer(aid), .integer(Int64(below == nil ? 0 : seq - 1)), .blob((below?.id ?? .zero).bytes),
+            """, .integer(pid), .integer(aid), .integer(Int64(below == nil ? 0 : keep)), .blob((below?.id ?? .zero).bytes),
             frozen ? .integer(Int64(seq)) : .null)
     }
 }

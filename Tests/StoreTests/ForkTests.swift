@@ -63,6 +63,27 @@ import Wire
         #expect(try store.log.heads(lobby.id).first?.frozenAt == 3)
     }
 
+    /// A proof of a fork above the ops a replica holds (it arrives by gossip before the ops do)
+    /// keeps what the replica holds: its head stays at its newest op, frozen at the fork, so the
+    /// ops between are fetched and the replica converges with one that held them all.
+    @Test func forkProof_aboveTheOpsHeld_keepsThemAndTheHead() throws {
+        let log = forkedLog()
+        let proof = try ForkProof(log.branchA[0].header, log.branchB[0].header)
+        let behind = try Fixtures.store(partitions: [lobby])
+        _ = try behind.apply([log.common[0]], nowMillis: Fixtures.now())
+        #expect(try behind.forks.apply(proof) == true)
+        let head = try #require(try behind.log.heads(lobby.id).first)
+        #expect(head.maxSeq == 1 && head.headID == log.common[0].id && head.frozenAt == 3)
+        #expect(try behind.log.opCount(lobby.id) == 1)
+        // The op between arrives: stored, and the replica equals one that held both before the proof.
+        #expect(try behind.apply([log.common[1]], nowMillis: Fixtures.now()) == [.applied])
+        let ahead = try Fixtures.store(partitions: [lobby])
+        _ = try ahead.apply(log.common, nowMillis: Fixtures.now())
+        _ = try ahead.forks.apply(proof)
+        #expect(try behind.log.digest(lobby.id) == ahead.log.digest(lobby.id))
+        #expect(try behind.views.history(lobby.id).map(\.text) == ["m1", "m2"])
+    }
+
     @Test func forkProof_withABadSignature_isRefused() throws {
         let log = forkedLog()
         var forged = log.branchB[0].header
