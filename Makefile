@@ -12,7 +12,7 @@ PARLEY := .build/debug/parley
 ## about `mktemp` in the toolchain's static Foundation; that is not a warning in Parley's code.
 RELEASE_FLAGS := -c release --static-swift-stdlib $(SWIFT_FLAGS)
 
-.PHONY: run test build release install deb deps test-deps bench-build bench bench-sweep bench-tail bench-edge bench-ab bench-room bench-vcpus clean lint format fuzz man
+.PHONY: run test build release install deb deps test-deps bench-build bench sim bench-sweep bench-tail bench-edge bench-ab bench-room bench-vcpus clean lint format fuzz man
 
 deps:
 	@scripts/install-deps.sh
@@ -102,6 +102,16 @@ bench-build: release
 BENCH_FLAGS ?=
 bench: bench-build
 	.build/release/parley-bench --out bench.json $(BENCH_FLAGS)
+
+## sim: the simulated network at scale (issue 37), both ways of pushing on the same seed: SIM_NODES
+## nodes (default 300), ten writes each, 10% churn, 60 simulated seconds; one pusher per chain into
+## sim-chains/report.json, the broadcast tree into sim-tree/report.json, each with its verdict line
+## (docs/LAB.md, *Hundreds of nodes, simulated*). `make sim SIM_NODES=1000` is the issue's size.
+SIM_NODES ?= 300
+SIM_SEED ?= 1
+sim: release
+	.build/release/parley sim --nodes $(SIM_NODES) --writes $$(( $(SIM_NODES) * 10 )) --churn 0.1 --seed $(SIM_SEED) --duration 60 --out sim-chains
+	.build/release/parley sim --nodes $(SIM_NODES) --writes $$(( $(SIM_NODES) * 10 )) --churn 0.1 --seed $(SIM_SEED) --duration 60 --push-tree --out sim-tree
 
 ## bench-sweep: the latency cluster at several paces, one row each (latency, CPU per write):
 ## `make bench-sweep NODES=10 PACES='50 100 200 300 400 500'`: the pace at which the latency leaves the
