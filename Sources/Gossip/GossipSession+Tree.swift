@@ -25,7 +25,7 @@ extension GossipSession {
 
     /// Whether new ops of the partition go to the peer as announcements, not pushes.
     func isLazy(_ id: PartitionID) -> Bool {
-        treePush && !lazyPartitions.isEmpty && lazyPartitions.contains(id)
+        treePush && lazyPartitions.contains(id)
     }
 
     /// A NEW_OP brought an op this node already held: the link leaves the partition's tree.
@@ -109,9 +109,13 @@ extension GossipSession {
         }
     }
 
-    /// A gap the tree is expected to fill: it is fetched only from `graftTimeout` on.
+    /// A gap the tree is expected to fill: it is fetched only from `graftTimeout` on. At most
+    /// `maxChains` gaps wait (a peer's announcements cannot grow the set past it); beyond, a gap
+    /// is fetched at once.
     mutating func awaitTree(_ key: ChainKey, _ chain: inout Chain) {
-        guard chain.graftAt == nil, (chain.peerSeq ?? 0) > (chain.localSeq ?? 0) else { return }
+        guard chain.graftAt == nil, (chain.peerSeq ?? 0) > (chain.localSeq ?? 0), graftWaiting.count < configuration.maxChains else {
+            return
+        }
         let due = now + configuration.graftTimeout
         chain.graftAt = due
         graftWaiting.insert(key)

@@ -139,4 +139,14 @@ import Wire
         for index in 0..<5 { _ = session.onNewLocalOp(ops(by: Fixtures.identity(UInt8(50 + index)), count: 1)[0], now: 2) }
         #expect(announced(session.onTick(now: 100)).count == 2)
     }
+
+    @Test func gapsWaitingForTheTree_areBoundedByMaxChains() {
+        var configuration = tree
+        configuration.maxChains = 2
+        var session = sessionInSync(with: withTree, configuration: configuration)
+        _ = session.onMessage(.prune([lobby.id]), now: 1)
+        let heads = (0..<5).map { AnnouncedHead(author: Fixtures.identity(UInt8(60 + $0)).id, seq: 3) }
+        _ = session.onMessage(.announce(partition: lobby.id, heads: heads), now: 2)
+        #expect(session.graftWaiting.count == 2)
+    }
 }
