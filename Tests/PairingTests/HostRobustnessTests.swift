@@ -42,40 +42,42 @@ struct HostRobustnessTests {
     }
 
     @Test func garbagePeers_doNotCrashTheHostNorSpendTheCode() async throws {
-        let seed = SeededRandom.announce("garbagePeers")
-        var random = SeededRandom(seed: seed)
-        let code = PairingCode.generate()
-        // The host outlives every step's deadline even when the suite's neighbours slow them all.
-        let host = try PairingHost(code: code, beaconTargets: [], expiry: .seconds(180), maxWrongTries: 1, beaconPort: pairingTestPort(0))
-        async let hostResult = onThread { try host.runRecording(welcome: [1], bundle: [2]) }
+        try await offThePool {
+            let seed = SeededRandom.announce("garbagePeers")
+            var random = SeededRandom(seed: seed)
+            let code = PairingCode.generate()
+            // The host outlives every step's deadline even when the suite's neighbours slow them all.
+            let host = try PairingHost(code: code, beaconTargets: [], expiry: .seconds(180), maxWrongTries: 1, beaconPort: pairingTestPort(0))
+            async let hostResult = onThread { try host.runRecording(welcome: [1], bundle: [2]) }
 
-        // Random bytes right away.
-        var noise = try await connect(to: host)
-        try await noise.write((0..<1024).map { _ in UInt8.random(in: 0...255, using: &random) })
-        try await waitForClose(noise)
-        // A length prefix of 4 GiB after the hello.
-        noise = try await connect(to: host)
-        #expect(try await readFrame(noise).count == PairingHello.size)
-        try await noise.write([0xff, 0xff, 0xff, 0xff] + [UInt8](repeating: 7, count: 100))
-        try await waitForClose(noise)
-        // A key share that is not a point.
-        noise = try await connect(to: host)
-        _ = try await readFrame(noise)
-        try await noise.write(frame([UInt8](repeating: 0xff, count: 32)))
-        try await waitForClose(noise)
-        // The identity as the key share.
-        noise = try await connect(to: host)
-        _ = try await readFrame(noise)
-        try await noise.write(frame([UInt8](repeating: 0, count: 32)))
-        try await waitForClose(noise)
-        // Connect and leave.
-        try await connect(to: host).close()
+            // Random bytes right away.
+            var noise = try await connect(to: host)
+            try await noise.write((0..<1024).map { _ in UInt8.random(in: 0...255, using: &random) })
+            try await waitForClose(noise)
+            // A length prefix of 4 GiB after the hello.
+            noise = try await connect(to: host)
+            #expect(try await readFrame(noise).count == PairingHello.size)
+            try await noise.write([0xff, 0xff, 0xff, 0xff] + [UInt8](repeating: 7, count: 100))
+            try await waitForClose(noise)
+            // A key share that is not a point.
+            noise = try await connect(to: host)
+            _ = try await readFrame(noise)
+            try await noise.write(frame([UInt8](repeating: 0xff, count: 32)))
+            try await waitForClose(noise)
+            // The identity as the key share.
+            noise = try await connect(to: host)
+            _ = try await readFrame(noise)
+            try await noise.write(frame([UInt8](repeating: 0, count: 32)))
+            try await waitForClose(noise)
+            // Connect and leave.
+            try await connect(to: host).close()
 
-        let guest = PairingGuest(
-            invitation: PairingInvitation(code: code, address: HostPort(host: "127.0.0.1", port: host.port)), timeout: .seconds(30),
-            beaconPort: pairingTestPort(0))
-        #expect(try await onThread { try guest.runRecording(request: [3], done: [4]) }.get() == GuestRecord(welcome: [1], bundle: [2]))
-        #expect(try await hostResult.get() == HostRecord(request: [3], done: [4]))
+            let guest = PairingGuest(
+                invitation: PairingInvitation(code: code, address: HostPort(host: "127.0.0.1", port: host.port)), timeout: .seconds(30),
+                beaconPort: pairingTestPort(0))
+            #expect(try await onThread { try guest.runRecording(request: [3], done: [4]) }.get() == GuestRecord(welcome: [1], bundle: [2]))
+            #expect(try await hostResult.get() == HostRecord(request: [3], done: [4]))
+        }
     }
 
     /// Every thread of the concurrency pool blocked (as a busy process's tests or commands may
@@ -144,57 +146,63 @@ struct HostRobustnessTests {
     }
 
     @Test func aPeerThatTakesTheWelcomeAndLeaves_isAWrongTry() async throws {
-        let host = try PairingHost(
-            code: PairingCode.generate(), beaconTargets: [], expiry: .seconds(30), maxWrongTries: 1, beaconPort: pairingTestPort(1))
-        async let hostResult = onThread { try host.runRecording(welcome: [1], bundle: [2]) }
-        let peer = try await connect(to: host)
-        _ = try await readFrame(peer)
-        try await peer.write(frame(Ristretto255.hashToGroup(Sodium.randomBytes(64))))
-        #expect(try await readFrame(peer).count == 32)  // the host's share
-        #expect(try await readFrame(peer).count > 16)  // the sealed welcome, enough to test one guess
-        peer.close()
-        let error = pairingError(await hostResult)
-        #expect(error == .spent(tries: 1))
-        #expect(error?.description.hasPrefix("one try with a wrong code") == true)
+        try await offThePool {
+            let host = try PairingHost(
+                code: PairingCode.generate(), beaconTargets: [], expiry: .seconds(30), maxWrongTries: 1, beaconPort: pairingTestPort(1))
+            async let hostResult = onThread { try host.runRecording(welcome: [1], bundle: [2]) }
+            let peer = try await connect(to: host)
+            _ = try await readFrame(peer)
+            try await peer.write(frame(Ristretto255.hashToGroup(Sodium.randomBytes(64))))
+            #expect(try await readFrame(peer).count == 32)  // the host's share
+            #expect(try await readFrame(peer).count > 16)  // the sealed welcome, enough to test one guess
+            peer.close()
+            let error = pairingError(await hostResult)
+            #expect(error == .spent(tries: 1))
+            #expect(error?.description.hasPrefix("one try with a wrong code") == true)
+        }
     }
 
     @Test func anOversizedSealedFrame_isRefusedWithoutReadingIt() async throws {
-        let host = try PairingHost(
-            code: PairingCode.generate(), beaconTargets: [], expiry: .seconds(30), maxWrongTries: 1, beaconPort: pairingTestPort(2))
-        async let hostResult = onThread { try host.runRecording(welcome: [1], bundle: [2]) }
-        let peer = try await connect(to: host)
-        _ = try await readFrame(peer)
-        try await peer.write(frame(Ristretto255.hashToGroup(Sodium.randomBytes(64))))
-        _ = try await readFrame(peer)
-        _ = try await readFrame(peer)
-        try await peer.write(withUnsafeBytes(of: UInt32(PairingChannel.maxSealedFrameBytes + 1).bigEndian) { Array($0) })
-        try await waitForClose(peer)
-        #expect(pairingError(await hostResult) == .spent(tries: 1))
+        try await offThePool {
+            let host = try PairingHost(
+                code: PairingCode.generate(), beaconTargets: [], expiry: .seconds(30), maxWrongTries: 1, beaconPort: pairingTestPort(2))
+            async let hostResult = onThread { try host.runRecording(welcome: [1], bundle: [2]) }
+            let peer = try await connect(to: host)
+            _ = try await readFrame(peer)
+            try await peer.write(frame(Ristretto255.hashToGroup(Sodium.randomBytes(64))))
+            _ = try await readFrame(peer)
+            _ = try await readFrame(peer)
+            try await peer.write(withUnsafeBytes(of: UInt32(PairingChannel.maxSealedFrameBytes + 1).bigEndian) { Array($0) })
+            try await waitForClose(peer)
+            #expect(pairingError(await hostResult) == .spent(tries: 1))
+        }
     }
 
     @Test func errorsOfTheClosures_comeOutOfRunUnchanged() async throws {
-        let code = PairingCode.generate()
-        let host = try PairingHost(code: code, beaconTargets: [], expiry: .seconds(30), maxWrongTries: 3, beaconPort: pairingTestPort(3))
-        let invitation = PairingInvitation(code: code, address: HostPort(host: "127.0.0.1", port: host.port))
-        async let hostResult = onThread {
-            try host.run(welcome: [1], answer: { _ in throw CallerError(name: "answer") }, finished: { _ in })
-        }
-        let guest = PairingGuest(invitation: invitation, timeout: .seconds(10), beaconPort: pairingTestPort(3))
-        let guestResult = await onThread { try guest.runRecording(request: [3], done: [4]) }
-        let hostOutcome = await hostResult
-        #expect(throws: CallerError(name: "answer")) { try hostOutcome.get() }
-        #expect(pairingError(guestResult) != nil)
+        try await offThePool {
+            let code = PairingCode.generate()
+            let host = try PairingHost(code: code, beaconTargets: [], expiry: .seconds(30), maxWrongTries: 3, beaconPort: pairingTestPort(3))
+            let invitation = PairingInvitation(code: code, address: HostPort(host: "127.0.0.1", port: host.port))
+            async let hostResult = onThread {
+                try host.run(welcome: [1], answer: { _ in throw CallerError(name: "answer") }, finished: { _ in })
+            }
+            let guest = PairingGuest(invitation: invitation, timeout: .seconds(10), beaconPort: pairingTestPort(3))
+            let guestResult = await onThread { try guest.runRecording(request: [3], done: [4]) }
+            let hostOutcome = await hostResult
+            #expect(throws: CallerError(name: "answer")) { try hostOutcome.get() }
+            #expect(pairingError(guestResult) != nil)
 
-        let secondHost = try PairingHost(code: code, beaconTargets: [], expiry: .seconds(30), maxWrongTries: 3, beaconPort: pairingTestPort(3))
-        let secondInvitation = PairingInvitation(code: code, address: HostPort(host: "127.0.0.1", port: secondHost.port))
-        async let secondHostResult = onThread { try secondHost.runRecording(welcome: [1], bundle: [2]) }
-        let secondGuest = PairingGuest(invitation: secondInvitation, timeout: .seconds(10), beaconPort: pairingTestPort(3))
-        let requestResult = await onThread {
-            try secondGuest.run(request: { _ in throw CallerError(name: "request") }, done: { $0 })
+            let secondHost = try PairingHost(code: code, beaconTargets: [], expiry: .seconds(30), maxWrongTries: 3, beaconPort: pairingTestPort(3))
+            let secondInvitation = PairingInvitation(code: code, address: HostPort(host: "127.0.0.1", port: secondHost.port))
+            async let secondHostResult = onThread { try secondHost.runRecording(welcome: [1], bundle: [2]) }
+            let secondGuest = PairingGuest(invitation: secondInvitation, timeout: .seconds(10), beaconPort: pairingTestPort(3))
+            let requestResult = await onThread {
+                try secondGuest.run(request: { _ in throw CallerError(name: "request") }, done: { $0 })
+            }
+            #expect(throws: CallerError(name: "request")) { try requestResult.get() }
+            // The guest knew the code, so its leaving spends a try; with three allowed the host goes on until expiry.
+            secondHost.listener.close()
+            #expect(pairingError(await secondHostResult) != nil)
         }
-        #expect(throws: CallerError(name: "request")) { try requestResult.get() }
-        // The guest knew the code, so its leaving spends a try; with three allowed the host goes on until expiry.
-        secondHost.listener.close()
-        #expect(pairingError(await secondHostResult) != nil)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import TestSupport
 import Testing
+import Transport
 
 @testable import Pairing
 
@@ -74,4 +75,13 @@ func codeSharingTag(with code: PairingCode) -> PairingCode {
         let candidate = PairingCode(parsing: String(code.formatted.prefix(2)) + String(other.formatted.dropFirst(2)))!
         if candidate != code { return candidate }
     }
+}
+
+/// Runs a test's steps, and the child tasks they start (`async let`), on the shared event loop's
+/// thread rather than the cooperative pool. The pool is as wide as the machine has cores, and the
+/// suites beside these may hold it for half a minute (a CLI test blocks a pool thread until its
+/// `parley` process ends): a host started by `async let` would not run meanwhile, and a step
+/// that waited 20 s would meet the other side's frame timeout.
+func offThePool<T: Sendable>(_ steps: () async throws -> T) async rethrows -> T {
+    try await withTaskExecutorPreference(EventLoop.shared, operation: steps)
 }
