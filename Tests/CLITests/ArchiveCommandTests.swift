@@ -3,7 +3,7 @@ import Testing
 
 /// `parley export` on one node and `parley import` on a node that never linked to it give the
 /// same digest for the exported partition (issue 4), and a damaged file is handled cleanly.
-@Suite struct ArchiveCommandTests {
+@Suite(.onCommandThreads) struct ArchiveCommandTests {
     func digest(_ sandbox: Sandbox, room: String) -> String? {
         sandbox.parley("digest", "--json").jsonArray().first { $0["kind"] as? String == "room" && $0["name"] as? String == room }?["digest"] as? String
     }

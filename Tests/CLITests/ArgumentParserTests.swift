@@ -4,7 +4,7 @@ import Testing
 @testable import ParleyCLI
 
 /// The parser's conventions, without spawning a process.
-@Suite struct ArgumentParserTests {
+@Suite(.onCommandThreads) struct ArgumentParserTests {
     static let room = Option.value("room", "NAME", "")
     static let limit = Option.value("limit", "N", "")
     static let json = Flag.flag("json", "")
@@ -64,7 +64,7 @@ import Testing
 }
 
 /// The JSON writer behind every `--json`.
-@Suite struct JSONTests {
+@Suite(.onCommandThreads) struct JSONTests {
     @Test func sortedKeys_escapes_andExactIntegers() {
         let value = JSON.array([
             .object([

@@ -9,7 +9,7 @@ import Testing
 /// A store written in today's plain format (before encryption) is converted by the first command
 /// that opens it, with nothing lost: every row of every table (ops, views, keys, blobs) reads
 /// back the same through the key, and no message text is left in clear in the directory.
-@Suite struct AtRestMigrationTests {
+@Suite(.onCommandThreads) struct AtRestMigrationTests {
     /// Every row of every table, in rowid order, as text (blobs in hex).
     static func snapshot(_ database: Database) throws -> [String: [String]] {
         let tables = try database.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").rows { $0.text(0) }

@@ -3,7 +3,7 @@ import Presentation
 import Testing
 
 /// `task`, `tasks`, `profile` and `digest`.
-@Suite struct BoardAndDirectoryTests {
+@Suite(.onCommandThreads) struct BoardAndDirectoryTests {
     @Test func taskAddSetDelete_areReflectedInTasksJSON() throws {
         try withSandbox { sandbox in
             let me = sandbox.initialize()

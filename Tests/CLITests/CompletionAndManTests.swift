@@ -7,7 +7,7 @@ import Testing
 /// `parley completion SHELL` and `parley man` are generated from the command registry: every
 /// command and option is in them, each script completes in its real shell (bash, fish's
 /// `complete -C`, an interactive zsh in tmux), and the man page renders in groff without a warning.
-@Suite struct CompletionAndManTests {
+@Suite(.onCommandThreads) struct CompletionAndManTests {
     /// Every command with the options a user may type after it (hidden ones excluded).
     static var commandOptions: [(name: String, options: [String])] {
         CommandRegistry.commands.map { command in

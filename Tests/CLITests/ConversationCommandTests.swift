@@ -3,7 +3,7 @@ import Testing
 
 /// Private conversations through the real binary: two identities in two data directories, with
 /// ops carried between them by `parley export --conversation` / `parley import` (no network).
-@Suite struct ConversationCommandTests {
+@Suite(.onCommandThreads) struct ConversationCommandTests {
     /// `export --conversation ID` on one node, `import` on another; expects success.
     func carry(_ conversation: String, from source: Sandbox, to target: Sandbox, sourceLocation: SourceLocation = #_sourceLocation) {
         let file = source.root + "/carry-\(UUID().uuidString).parley"

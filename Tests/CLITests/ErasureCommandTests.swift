@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// `parley delete` leaves no word of the message, or of its edits, in the data directory's files.
-@Suite struct ErasureCommandTests {
+@Suite(.onCommandThreads) struct ErasureCommandTests {
     @Test func send_edit_delete_leaveNoWordInTheDataDirectory() throws {
         try withSandbox { sandbox in
             sandbox.initialize()

@@ -3,7 +3,7 @@ import Testing
 
 /// Bad input of every kind: one line on stderr, `parley: <problem>; <fix>`, exit 1 or 2, never
 /// a crash (docs/DESIGN.md §6.1).
-@Suite struct ErrorTests {
+@Suite(.onCommandThreads) struct ErrorTests {
     /// Usage errors (exit 2) and failures (exit 1) on an initialized node.
     static let cases: [(arguments: [String], exitCode: Int32, fragment: String)] = [
         (["history", "--room", "nowhere"], 1, "you have not joined #nowhere"),

@@ -6,7 +6,7 @@ import Testing
 /// A fork made the way users make one: one identity.key copied into a second data directory,
 /// both writing in #lobby, the second's changes imported into the first. `people`, `doctor`
 /// and the chat's `/who` show it; the owner of the key gets what to do, others a note.
-@Suite struct ForkDisplayTests {
+@Suite(.onCommandThreads) struct ForkDisplayTests {
     /// Alice's two data directories write at one seq of #lobby; `into` imports both exports.
     func forkAlice(_ alice: Sandbox, copy: Sandbox, into others: [Sandbox]) throws {
         try FileManager.default.createDirectory(atPath: copy.dataDir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])

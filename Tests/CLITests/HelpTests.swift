@@ -3,7 +3,7 @@ import Testing
 @testable import ParleyCLI
 
 /// Every command explains itself: `--help`, `-h` and `parley help COMMAND` exit 0 with usage.
-@Suite struct HelpTests {
+@Suite(.onCommandThreads) struct HelpTests {
     static let commandNames = CommandRegistry.commands.map(\.name)
 
     @Test(arguments: commandNames)

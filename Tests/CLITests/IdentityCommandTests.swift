@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `init`, `whoami` and the data directory: the first things a user and a script meet.
-@Suite struct IdentityCommandTests {
+@Suite(.onCommandThreads) struct IdentityCommandTests {
     @Test func init_twice_keepsTheSameKeyAndPrintsTheID() throws {
         try withSandbox { sandbox in
             let first = sandbox.parley("init", "--nick", "alice")

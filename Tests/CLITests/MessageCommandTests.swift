@@ -8,7 +8,7 @@ import Testing
 
 /// `send`, `history`, `edit`, `delete`, `react`, `read` and `rooms`, checked through the
 /// JSON contract of docs/DESIGN.md §6.1.
-@Suite struct MessageCommandTests {
+@Suite(.onCommandThreads) struct MessageCommandTests {
     static let historyFields: Set<String> = [
         "id", "author", "nick", "time", "hlc", "text", "edited", "deleted", "reactions", "attachments", "location",
     ]
@@ -162,7 +162,7 @@ import Testing
 
 /// `mute` and `unmute`: the choice shows in `rooms` and `conversations` (text and JSON), saying
 /// so once when nothing changes.
-@Suite struct MuteCommandTests {
+@Suite(.onCommandThreads) struct MuteCommandTests {
     @Test func muteAndUnmute_showInTheListings() throws {
         try withSandbox { sandbox in
             sandbox.initialize(nick: "alice")

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `people`, `profile --avatar` and `attachment` through the real binary.
-@Suite struct PeopleAndAttachmentTests {
+@Suite(.onCommandThreads) struct PeopleAndAttachmentTests {
     @Test func people_listsTheDirectory_withPresenceAndTheJSONShape() throws {
         try withSandbox { alice in
             try withSandbox { bob in

@@ -3,7 +3,7 @@ import Testing
 
 /// `parley join NAME --room-passphrase-file F`, the global `--passphrase-file` that is not a
 /// room's, and `room passphrase` (issue 40, docs/DESIGN.md §6.1).
-@Suite struct PrivateRoomCommandTests {
+@Suite(.onCommandThreads) struct PrivateRoomCommandTests {
     @Test func joinWithARoomPassphrase_makesAPrivateRoom_thatSendAndHistoryFindByName() throws {
         try withSandbox { sandbox in
             sandbox.initialize()

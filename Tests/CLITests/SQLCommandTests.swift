@@ -3,7 +3,7 @@ import Testing
 
 /// `parley sql` and the readable views of docs/SCHEMA.md, through the real binary: the views are
 /// a contract, so every documented column is queried here, and every example query of the doc runs.
-@Suite struct SQLCommandTests {
+@Suite(.onCommandThreads) struct SQLCommandTests {
     func sql(_ sandbox: Sandbox, _ query: String, sourceLocation: SourceLocation = #_sourceLocation) -> [[String: Any]] {
         let run = sandbox.parley("sql", "--json", query)
         expectSuccess(run, sourceLocation: sourceLocation)

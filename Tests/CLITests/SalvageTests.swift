@@ -9,7 +9,7 @@ import Testing
 /// Salvage (issue 39): with a few damaged pages `history` and `export` refuse outright; `parley
 /// salvage` saves every op on the intact pages, verified, into an export file that `parley import`
 /// takes into a fresh database, and `parley doctor` points to it.
-@Suite struct SalvageTests {
+@Suite(.onCommandThreads) struct SalvageTests {
     static let rooms = [RoomName("lobby")!, RoomName("field")!]
 
     /// A store with messages in two rooms by this user and two peers (six chains), pages of its op

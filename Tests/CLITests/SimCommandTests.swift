@@ -5,7 +5,7 @@ import Testing
 /// `parley sim` (issue 37): a seeded simulation of nodes writing into a room, in one process;
 /// the same options give the same report (apart from `wall_seconds`), with the contract's keys,
 /// and it passes when every node holds every write within the link bound.
-@Suite struct SimCommandTests {
+@Suite(.onCommandThreads) struct SimCommandTests {
     /// A simulation computes for seconds: it waits for a core of the test process's budget and
     /// runs off the cooperative pool (`onThread(cores:)`), as the simulation tests do.
     static func simulate(_ sandbox: Sandbox, _ arguments: [String]) async -> ParleyRun {

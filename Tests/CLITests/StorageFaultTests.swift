@@ -8,7 +8,7 @@ import Testing
 /// Storage faults (issue 10): a damaged database, a torn WAL, a data directory of the wrong
 /// mode or owner, a full disk. Each gives one clear line naming the file and the fix, never a
 /// crash, and never damages what was stored before.
-@Suite struct StorageFaultTests {
+@Suite(.onCommandThreads) struct StorageFaultTests {
     /// Texts of `#lobby` in order, through the real binary.
     static func lobbyTexts(_ sandbox: Sandbox, sourceLocation: SourceLocation = #_sourceLocation) -> [String] {
         let run = sandbox.parley("history", "--room", "lobby", "--json", sourceLocation: sourceLocation)

@@ -6,7 +6,7 @@ import Testing
 /// fails when it refused anything; text output cleans bidirectional overrides and controls the
 /// way the chat does while `--json` keeps the exact text; arguments that are not UTF-8 are
 /// refused instead of repaired.
-@Suite struct TextInputOutputTests {
+@Suite(.onCommandThreads) struct TextInputOutputTests {
     // MARK: Import
 
     /// `file` rewritten with a valid checksum (as anyone who makes a file can), each op passed

@@ -6,7 +6,7 @@ import Testing
 
 /// Unread counts (what `parley rooms` shows) with two identities sharing one store: computed
 /// locally from read markers, never replicated as counters (docs/DESIGN.md §3.4).
-@Suite struct UnreadCountTests {
+@Suite(.onCommandThreads) struct UnreadCountTests {
     @Test func othersMessages_areUnreadUntilTheReadMarkerPassesThem() throws {
         let alice = Fixtures.identity(0), bob = Fixtures.identity(1)
         let lobby = PartitionDescriptor.room(RoomName("lobby")!)
