@@ -1,10 +1,11 @@
 import Identity
 import Replica
 import Sodium
-import Store
 import TestSupport
 import Testing
 import Wire
+
+@testable import Store
 
 /// Seeded property test of docs/DESIGN.md §3.4: random op sets over several authors and partitions —
 /// posts, edits, deletes, reactions, tasks, profiles, read markers, an end-to-end encrypted
@@ -62,6 +63,10 @@ import Wire
             if !condition {
                 failures.append("seed \(seed): \(message())  (replay: PARLEY_SEED=\(seed) swift test --filter Convergence)")
             }
+        }
+        for (i, replica) in replicas.enumerated() {
+            // The count `parley status` shows is read from the heads: forks and their truncations must keep it exact.
+            check(try replica.log.opCount() == replica.log.countedOpRows(), "replica \(i): the heads' count differs from the ops' rows")
         }
         for (i, replica) in replicas.enumerated().dropFirst() {
             let digests = try scenario.partitions.map { try replica.log.digest($0.id) }

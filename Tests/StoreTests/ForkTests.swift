@@ -1,9 +1,10 @@
 import Identity
 import Replica
-import Store
 import TestSupport
 import Testing
 import Wire
+
+@testable import Store
 
 /// An author who signs two different ops at one (partition, seq) is caught, the proof kept, and
 /// their later ops excluded the same way everywhere (docs/DESIGN.md §3.3).
@@ -82,6 +83,7 @@ import Wire
         _ = try ahead.forks.apply(proof)
         #expect(try behind.log.digest(lobby.id) == ahead.log.digest(lobby.id))
         #expect(try behind.views.history(lobby.id).map(\.text) == ["m1", "m2"])
+        #expect(try behind.log.opCount() == 2 && behind.log.countedOpRows() == 2)
     }
 
     @Test func forkProof_withABadSignature_isRefused() throws {
