@@ -8,6 +8,17 @@ extension Discovery {
     /// fails is counted in `diagnostics`; only an accepted beacon changes the peer table. The
     /// peer's dial endpoint is `source.host` with the beacon's TCP port.
     public mutating func onBeacon(_ bytes: [UInt8], from source: PeerEndpoint, now: UInt64) -> [DiscoveryDirective] {
+        let key = configuration.beaconKey
+        return onBeacon(from: source, now: now) { () throws(BeaconError) in try Beacon(decoding: bytes, key: key) }
+    }
+
+    /// `onBeacon(_:from:now:)` with the datagram's decoding (its MAC checked under this node's
+    /// beacon key) handed in, run only past the rate limit. The simulator delivers one broadcast
+    /// to hundreds of nodes of one network key: it checks the MAC once, as `Beacon(decoding:key:)`
+    /// answers the same for the same bytes and key on every node.
+    public mutating func onBeacon(
+        from source: PeerEndpoint, now: UInt64, decode: () throws(BeaconError) -> Beacon
+    ) -> [DiscoveryDirective] {
         guard phase == .running else { return [] }
         let limited = !(configuration.exemptLoopbackFromRateLimit && source.isLoopback)
         guard sources.admit(source.host, now: now, limited: limited) else {
@@ -16,7 +27,7 @@ extension Discovery {
         }
         let beacon: Beacon
         do {
-            beacon = try Beacon(decoding: bytes, key: configuration.beaconKey)
+            beacon = try decode()
         } catch {
             counters.reject(error, from: source)
             sources.countRejected(source.host)
@@ -141,7 +152,7 @@ extension Discovery {
     }
 
     /// Entries that count against `maxPeers` (all but static peers).
-    var dynamicPeerCount: Int { countRecords { !$0.isStatic } }
+    var dynamicPeerCount: Int { records.count - records.staticCount }
 }
 
 /// What a beacon's (instance, seq) means for a known peer.

@@ -40,7 +40,7 @@ public struct Discovery: Sendable {
     var phase = Phase.idle
 
     // Peer table.
-    var records: [UserID: PeerRecord] = [:]
+    var records = PeerTable()
     var keylessStatic: [PeerEndpoint: DialSchedule] = [:]
     var dialBudget: DialBudget
 

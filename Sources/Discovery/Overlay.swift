@@ -51,20 +51,7 @@ extension Discovery {
     /// than its active size.
     var overlayIsActive: Bool {
         guard let overlay = configuration.overlay else { return false }
-        return countRecords { $0.state != .gone } > overlay.activeSize
-    }
-
-    /// How many peer records satisfy `test`, each read in place: iterating `records.values`
-    /// copies every record (its arrays retained and released), and the overlay counts on every
-    /// event, among hundreds of peers.
-    func countRecords(where test: (PeerRecord) -> Bool) -> Int {
-        var count = 0
-        var index = records.values.startIndex
-        while index != records.values.endIndex {
-            if test(records.values[index]) { count += 1 }
-            records.values.formIndex(after: &index)
-        }
-        return count
+        return records.count - records.goneCount > overlay.activeSize
     }
 
     /// Peers the shell needs linked on top of the overlay (a private conversation's members);
@@ -79,7 +66,7 @@ extension Discovery {
 
     /// The links up now, and those this node picked (for `parley doctor` and the simulator).
     public var overlaySnapshot: (linked: Int, picks: Int, refused: Int, rotations: Int) {
-        (records.values.filter { $0.link != nil }.count, overlay.picks.count, overlay.refused, overlay.rotations)
+        (records.linkedCount, overlay.picks.count, overlay.refused, overlay.rotations)
     }
 
     /// Whether `record` is to be dialed now by the overlay's rule (when it is active): a pick,
@@ -96,7 +83,7 @@ extension Discovery {
         guard let settings = configuration.overlay, overlay.nextRotationAt != nil, overlayWantsDial(record, active: overlayIsActive) == false
         else { return false }
         let pending = overlay.picks.filter { records[$0]?.link == nil }.count
-        return countRecords { $0.link != nil } + pending >= settings.activeSize
+        return records.linkedCount + pending >= settings.activeSize
     }
 
     /// Tops the picks up to `activeSize` links (counting picks still being dialed), forgets picks
@@ -110,7 +97,7 @@ extension Discovery {
         overlay.picks = overlay.picks.filter { records[$0].map { $0.state != .gone } ?? false }
         let rotationAt = overlay.nextRotationAt ?? now + jittered(settings.rotationInterval)
         overlay.nextRotationAt = rotationAt
-        let linked = countRecords { $0.link != nil }
+        let linked = records.linkedCount
         if now >= rotationAt {
             overlay.nextRotationAt = now + jittered(settings.rotationInterval)
             // Beyond the active size, shed one link of this node's dialing; at it, dial one more.
@@ -154,7 +141,7 @@ extension Discovery {
     mutating func refuseIfOverlayFull(_ peer: UserID, dialedByPeer: Bool, into directives: inout [DiscoveryDirective]) {
         if !dialedByPeer { overlay.dialed.insert(peer) }
         guard let settings = configuration.overlay, overlayIsActive, !overlay.pinned.contains(peer), records[peer]?.isStatic != true,
-            records.values.filter({ $0.link != nil }).count > settings.maxLinks
+            records.linkedCount > settings.maxLinks
         else { return }
         overlay.refused += 1
         overlay.picks.remove(peer)

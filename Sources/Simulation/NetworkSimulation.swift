@@ -58,7 +58,8 @@ public struct NetworkSimulation {
     enum Event {
         case start(Int)
         case tick(Int, due: UInt64, life: Int)
-        case beacon([UInt8], from: Int, to: Int)
+        /// A broadcast beacon reaching one node: decoded (and its MAC checked) once when it was sent.
+        case beacon(Result<Beacon, BeaconError>, from: Int, to: Int)
         case dialDone(from: Int, to: Int, life: Int)
         case linkLost(Int, peer: Int, life: Int)
         case pings
@@ -158,10 +159,11 @@ public struct NetworkSimulation {
             guard nodes[index].life == life, nodes[index].timerDue == due else { return }
             nodes[index].timerDue = nil
             perform(index, nodes[index].discovery!.onTick(now: now))
-        case .beacon(let bytes, let from, let to):
+        case .beacon(let decoded, let from, let to):
             guard nodes[to].isRunning, reachable(from, to) else { return }
             counters.beaconsDelivered += 1
-            perform(to, nodes[to].discovery!.onBeacon(bytes, from: PeerEndpoint(host: Self.host(from), port: 7747), now: now))
+            let source = PeerEndpoint(host: Self.host(from), port: 7747)
+            perform(to, nodes[to].discovery!.onBeacon(from: source, now: now) { () throws(BeaconError) in try decoded.get() })
         case .dialDone(let from, let to, let life):
             guard nodes[from].life == life, nodes[from].isRunning else { return }
             let endpoint = PeerEndpoint(host: Self.host(to), port: 7748)
@@ -271,12 +273,13 @@ public struct NetworkSimulation {
         for directive in directives {
             switch directive {
             case .sendBeacon(let bytes, _):
+                let decoded = Result { () throws(BeaconError) in try Beacon(decoding: bytes, key: beaconKey) }
                 for target in nodes.indices where target != index && nodes[target].isRunning && reachable(index, target) {
                     if configuration.beaconLoss > 0, random.chance(configuration.beaconLoss) {
                         counters.beaconsLost += 1
                         continue
                     }
-                    schedule(.beacon(bytes, from: index, to: target), at: now + latency())
+                    schedule(.beacon(decoded, from: index, to: target), at: now + latency())
                 }
             case .connect(let peer, let endpoint):
                 guard peer != nil, let target = self.index(of: endpoint) else { continue }
