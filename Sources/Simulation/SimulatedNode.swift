@@ -10,7 +10,17 @@ final class SimulatedNode {
     let index: Int
     let identity: Identity
     var id: UserID { identity.id }
-    var discovery: Discovery?
+    /// Nil while the node is down. Whether it runs is kept apart (`isRunning`): comparing the
+    /// optional with nil copied the whole discovery state, and the simulator asks on every event.
+    var discovery: Discovery? {
+        didSet {
+            switch discovery {
+            case .none: isRunning = false
+            case .some: isRunning = true
+            }
+        }
+    }
+    private(set) var isRunning = false
     /// The tick the discovery instance asked for last (earlier requests are void).
     var timerDue: UInt64?
     /// Bumped at every start and crash: events of an earlier life are void.
@@ -49,8 +59,6 @@ final class SimulatedNode {
         self.index = index
         self.identity = identity
     }
-
-    var isRunning: Bool { discovery != nil }
 
     /// Forgets what the running process knew (a crash); the replica stays.
     func resetGossip() {
