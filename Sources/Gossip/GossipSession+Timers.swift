@@ -1,18 +1,22 @@
 /// The clock: periodic anti-entropy. (Keepalive pings and the idle timeout are the link's.)
 extension GossipSession {
-    /// The timer fired. Every `antiEntropyInterval` asks for fresh summaries
-    /// (`.refreshSummaries`), so entries that changed are re-sent and a missed push is repaired;
-    /// gathered announcements go out and announced gaps the tree did not fill are fetched
-    /// (`+Tree`). Always ends with the next `.scheduleTick`.
+    /// The timer fired. Every `antiEntropyInterval` drops stale rounds and claims, and every
+    /// `antiEntropyStride`-th one asks for fresh summaries (`.refreshSummaries`), so entries that
+    /// changed are re-sent and a missed push is repaired; gathered announcements go out and
+    /// announced gaps the tree did not fill are fetched (`+Tree`). Always ends with the next
+    /// `.scheduleTick`.
     public mutating func onTick(now: UInt64) -> [GossipDirective] {
         guard begin(now) else { return [] }
         let now = self.now
         if now >= nextAntiEntropy {
             nextAntiEntropy = now + configuration.antiEntropyInterval
-            antiEntropyDue = true
             dropStaleExchanges()
             releaseStaleClaims()
-            emit(.refreshSummaries)
+            antiEntropyIntervals += 1
+            if antiEntropyIntervals % configuration.antiEntropyStride == 0 {
+                antiEntropyDue = true
+                emit(.refreshSummaries)
+            }
         }
         if let due = announceDue, due <= now { flushAnnouncements() }
         fetchOverdueGrafts()

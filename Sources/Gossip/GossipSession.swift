@@ -163,6 +163,8 @@ public struct GossipSession: Sendable {
 
     // Timers.
     var nextAntiEntropy: UInt64 = 0
+    /// Anti-entropy intervals passed; a round runs when it is a multiple of the stride.
+    var antiEntropyIntervals = 0
 
     public init(configuration: GossipConfiguration = GossipConfiguration()) {
         configuration.validate()
@@ -193,6 +195,9 @@ public struct GossipSession: Sendable {
         phase = .running
         self.now = now
         nextAntiEntropy = now + configuration.antiEntropyInterval
+        // The link-up time picks this link's round within the stride: links that come up
+        // together still take turns.
+        antiEntropyIntervals = Int(now % UInt64(configuration.antiEntropyStride))
         guard peer.protocolVersion >= GossipConfiguration.protocolVersion else {
             close(.incompatiblePeer("sync protocol version \(peer.protocolVersion)"))
             return finish()

@@ -91,8 +91,8 @@ public struct NetworkSimulation {
         self.configuration = configuration
         random = SeededRandom(seed: configuration.seed)
         var gossip = GossipConfiguration()
-        gossip.treePush = configuration.treePush && configuration.overlay != nil
-        self.gossip = gossip
+        gossip.treePush = configuration.treePush
+        self.gossip = gossip.onOverlay(activeSize: configuration.overlay?.activeSize)
         for index in 0..<configuration.nodes {
             var seed = [UInt8](repeating: 0, count: 32)
             for byte in 0..<8 { seed[byte] = UInt8(truncatingIfNeeded: random.next() >> (8 * UInt64(byte))) }

@@ -118,6 +118,25 @@ import Wire
         #expect(!session.isClosed)
     }
 
+    /// On the overlay a link runs every `antiEntropyStride`-th round, at a turn set by when it
+    /// came up, while each interval's upkeep goes on.
+    @Test func aStride_refreshesSummariesEveryNthInterval_atTheLinksTurn() {
+        var configuration = GossipConfiguration().onOverlay(activeSize: 8)
+        #expect(configuration.antiEntropyStride == 4)
+        configuration.antiEntropyInterval = 1_000
+        for (linkUp, firstRound) in [(UInt64(0), 4), (1, 3), (2, 2), (7, 1)] {
+            var session = GossipSession(configuration: configuration)
+            _ = session.start(local: [], peer: standardHello, now: linkUp)
+            var rounds: [Int] = []
+            for interval in 1...9 where session.onTick(now: linkUp + UInt64(interval) * 1_000).contains(.refreshSummaries) {
+                rounds.append(interval)
+            }
+            #expect(rounds == [firstRound, firstRound + 4] + (firstRound == 1 ? [9] : []), "link up at \(linkUp) ms")
+        }
+        #expect(GossipConfiguration().onOverlay(activeSize: nil).antiEntropyStride == 1)
+        #expect(GossipConfiguration().onOverlay(activeSize: 2).antiEntropyStride == 1)
+    }
+
     @Test func newPartition_isListedAtOnce_changedDigestsOnlyAtAntiEntropy() {
         let summary = PartitionSummary(descriptor: lobby, digest: .empty, sharing: .ifPeerHolds)
         var session = startedSession([summary])

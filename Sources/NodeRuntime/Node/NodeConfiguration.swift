@@ -49,14 +49,11 @@ public struct NodeConfiguration: Sendable {
     /// Sync: limits and the anti-entropy interval of each link's `GossipSession`.
     public var gossip = GossipConfiguration()
 
-    /// What each link's session runs with: the broadcast tree only with the overlay. In a full
-    /// mesh each author is one hop from everyone, and one pusher per chain (the author) delivers
-    /// each op once in one hop, where a tree would take several (docs/DESIGN.md §4.3.3).
-    var linkGossip: GossipConfiguration {
-        var linkGossip = gossip
-        linkGossip.treePush = gossip.treePush && activePeers != nil
-        return linkGossip
-    }
+    /// What each link's session runs with: with the overlay, anti-entropy with a few links per
+    /// interval and the broadcast tree if asked. In a full mesh each author is one hop from
+    /// everyone, and one pusher per chain (the author) delivers each op once in one hop, where a
+    /// tree would take several (docs/DESIGN.md §4.3.3).
+    var linkGossip: GossipConfiguration { gossip.onOverlay(activeSize: activePeers) }
     /// How often the node checks `PRAGMA data_version` for ops another process wrote (a command
     /// that did not poke, or whose poke failed). Default 250 ms.
     public var localWritePollInterval: UInt64 = 250
