@@ -31,6 +31,8 @@ public final class LabNode: @unchecked Sendable {
     private(set) var address: String?
     /// The largest bytes-sent seen per (process, peer, link start): links are summed at the end.
     private var wire: [String: UInt64] = [:]
+    /// The same by message type, per link.
+    private var wireByType: [String: [String: UInt64]] = [:]
     /// The same for the ops received on each link (new or duplicate).
     private var received: [String: UInt64] = [:]
     /// The faults this node should inject now (re-sent after every start).
@@ -173,12 +175,17 @@ public final class LabNode: @unchecked Sendable {
             let key = "\(status.pid)/\(peer.id)/\(peer.since)"
             wire[key] = max(wire[key] ?? 0, peer.bytesSent)
             received[key] = max(received[key] ?? 0, peer.opsReceived)
+            for (type, bytes) in peer.bytesSentByType ?? [:] { wireByType[key, default: [:]][type] = max(wireByType[key]?[type] ?? 0, bytes) }
         }
         return status
     }
 
     /// Bytes this node sent on all its links so far (as last sampled).
     public var wireBytesSent: UInt64 { wire.values.reduce(0, +) }
+    /// `wireBytesSent` by message type (the streams' headers left out).
+    public var wireBytesSentByType: [String: UInt64] {
+        wireByType.values.reduce(into: [:]) { total, link in total.merge(link, uniquingKeysWith: +) }
+    }
     /// Ops this node received on all its links so far, duplicates included (as last sampled).
     public var opsReceived: UInt64 { received.values.reduce(0, +) }
 

@@ -33,6 +33,16 @@ public struct LabReport: Codable, Sendable {
     /// and did not write (carried ones included): 1 when every node gets each op once. Absent in
     /// older reports.
     public var copiesPerOp: Double?
+    /// `wireBytesPerOp` by message type (`ping`, `newOp`, `vector`, …; the streams' headers left
+    /// out): where the bytes go. Absent in older reports.
+    public var wireBytesPerOpByType: [String: Double]?
+
+    /// The largest parts of `wireBytesPerOpByType`, largest first ("newOp 612, vector 301, …").
+    public var wireBreakdown: String? {
+        guard let byType = wireBytesPerOpByType, !byType.isEmpty else { return nil }
+        return byType.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(8)
+            .map { "\($0.key) \(Int($0.value.rounded()))" }.joined(separator: ", ")
+    }
     public var nodes: [NodeReport]
     public var faults: [FaultReport]
     /// Chains frozen by a fork, summed over the nodes' stores at the end: 0 unless a key signed

@@ -28,6 +28,8 @@ extension LabRunner {
             deliveries: verdict.deliveries, deliveriesPerSecond: Double(verdict.deliveries) / workloadSeconds,
             wireBytes: wireBytes, wireBytesPerOp: verdict.deliveries > 0 ? Double(wireBytes) / Double(verdict.deliveries) : 0,
             copiesPerOp: receipts > 0 ? Double(opsReceived) / Double(receipts) : 0,
+            wireBytesPerOpByType: nodes.reduce(into: [String: UInt64]()) { $0.merge($1.wireBytesSentByType, uniquingKeysWith: +) }
+                .mapValues { verdict.deliveries > 0 ? Double($0) / Double(verdict.deliveries) : 0 },
             nodes: nodes.map { node in
                 LabReport.NodeReport(
                     index: node.index, name: node.name, id: node.id, peakRssBytes: node.peakRSS, cpuSeconds: node.cpuSeconds, starts: node.starts,

@@ -18,6 +18,7 @@ enum ReportPage {
             ("ops/s (writes)", String(format: "%.1f", report.opsPerSecond)),
             ("deliveries/s", String(format: "%.1f", report.deliveriesPerSecond)),
             ("wire bytes per op delivered", String(format: "%.0f", report.wireBytesPerOp)),
+            ("… by message type", report.wireBreakdown ?? "—"),
             ("copies of each op received", String(format: "%.2f", report.copiesPerOp ?? 0)),
             ("peak RSS (max node)", mebibytes(report.nodes.map(\.peakRssBytes).max() ?? 0)),
             ("CPU seconds (all nodes)", String(format: "%.1f", report.nodes.map(\.cpuSeconds).reduce(0, +))),

@@ -45,6 +45,19 @@ public enum LinkMessage: Sendable, Equatable {
         public static let all: Set<UInt8> = [hello, ping, pong, bye, addresses]
     }
 
+    /// The name of a message type byte, for traffic reports: a link type's, a sync type's (as
+    /// `SyncMessageType` spells it), else the byte in hex.
+    public static func typeName(_ type: UInt8) -> String {
+        switch type {
+        case LinkType.hello: "hello"
+        case LinkType.ping: "ping"
+        case LinkType.pong: "pong"
+        case LinkType.bye: "bye"
+        case LinkType.addresses: "addresses"
+        default: SyncMessageType(rawValue: type).map { "\($0)" } ?? "0x" + String(type, radix: 16)
+        }
+    }
+
     /// The plaintext of the frame that carries this message.
     public var encoded: [UInt8] {
         var writer = ByteWriter(capacity: 16)

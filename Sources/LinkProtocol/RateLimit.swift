@@ -112,6 +112,9 @@ public struct LinkTraffic: Sendable, Equatable, Codable {
     public var bytesSent: UInt64 = 0
     public var framesReceived: UInt64 = 0
     public var framesSent: UInt64 = 0
+    /// `bytesSent` by the type byte of the message each frame carried (the stream header, sent
+    /// once, has none): where a link's bytes go (`LinkMessage.typeName(_:)`).
+    public var bytesSentByType: [UInt8: UInt64] = [:]
 
     public init() {}
 }

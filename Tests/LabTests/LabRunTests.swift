@@ -52,6 +52,13 @@ import Testing
         #expect(json.nodes.contains { abs($0.clockSkewMs) == 180_000 })
         #expect(json.latencyMs.p50 != nil && json.latencyMs.count > 0)
         #expect(json.wireBytesPerOp > 0 && json.opsPerSecond > 5)
+        // The bytes by message type add up to the bytes (but for each link's stream header), and
+        // the ops went out in pushes or fetches, beside the summaries every link starts with.
+        let byType = try #require(json.wireBytesPerOpByType)
+        let typed = byType.values.reduce(0, +)
+        #expect(typed <= json.wireBytesPerOp && typed > json.wireBytesPerOp * 0.9, "\(byType) against \(json.wireBytesPerOp)")
+        #expect(byType["summary"] ?? 0 > 0 && (byType["newOp"] ?? 0) + (byType["ops"] ?? 0) > 0, "\(byType)")
+        #expect(result.stdout.contains("wire bytes/op by message type: "), "\(result)")
         #expect(json.convergenceSeconds != nil)
         let html = try String(contentsOfFile: out + "/report.html", encoding: .utf8)
         #expect(html.contains("<svg") && html.contains("PASS") && !html.contains("<script"))

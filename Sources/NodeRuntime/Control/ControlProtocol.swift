@@ -349,6 +349,8 @@ public struct SyncPeerStatus: Codable, Sendable, Equatable {
     public var bytesSent: UInt64
     public var framesReceived: UInt64
     public var framesSent: UInt64
+    /// `bytesSent` by message type (`LinkMessage.typeName(_:)`), the stream header left out.
+    public var bytesSentByType: [String: UInt64]?
     /// When the link became ready (Unix milliseconds).
     public var since: UInt64
 
@@ -359,6 +361,7 @@ public struct SyncPeerStatus: Codable, Sendable, Equatable {
         (self.id, self.nick, self.fetched, self.wanted, self.opsReceived, self.opsSent) = (id, nick, fetched, wanted, opsReceived, opsSent)
         self.skipsReceived = skipsReceived
         (bytesReceived, bytesSent, framesReceived, framesSent) = (traffic.bytesReceived, traffic.bytesSent, traffic.framesReceived, traffic.framesSent)
+        bytesSentByType = Dictionary(uniqueKeysWithValues: traffic.bytesSentByType.map { (LinkMessage.typeName($0.key), $0.value) })
         self.since = since
     }
 }

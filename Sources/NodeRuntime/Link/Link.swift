@@ -120,8 +120,9 @@ public final class Link: Sendable {
             try encoder.withLock { (encoder) throws(TransportError) in
                 guard encoder != nil else { throw TransportError.closed }
                 let frame: [UInt8]
+                let plaintext = message.encoded
                 do {
-                    frame = try encoder!.encode(message.encoded)
+                    frame = try encoder!.encode(plaintext)
                 } catch {
                     throw TransportError.closed  // only after our goodbye, or a frame over 1 MiB (a bug upstream)
                 }
@@ -129,6 +130,7 @@ public final class Link: Sendable {
                 counters.withLock {
                     $0.bytesSent += UInt64(frame.count)
                     $0.framesSent += 1
+                    $0.bytesSentByType[plaintext.first ?? 0, default: 0] += UInt64(frame.count)
                 }
             }
         } catch {

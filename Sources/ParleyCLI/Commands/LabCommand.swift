@@ -116,6 +116,7 @@ struct LabRunCommand: Command {
                 ms(report.latencyMs.p50), ms(report.latencyMs.p95), ms(report.latencyMs.p99), report.opsPerSecond, report.wireBytesPerOp,
                 report.copiesPerOp ?? 0,
                 Double(report.nodes.map(\.peakRssBytes).max() ?? 0) / 1_048_576))
+        if let parts = report.wireBreakdown { output.line("wire bytes/op by message type: \(parts)") }
         output.line("report: \(configuration.out)/report.json, \(configuration.out)/report.html")
         return report.passed ? 0 : 1
     }
