@@ -94,9 +94,18 @@ public final class OpLog {
             return record
         }
         try database.execute(
-            "INSERT INTO partitions(id, kind, descriptor, joined, joined_at) VALUES (?, ?, ?, ?, CASE WHEN ?4 THEN \(Self.nowMillisSQL) END)",
+            """
+            INSERT INTO partitions(id, kind, descriptor, joined, joined_at) VALUES (?, ?, ?, ?, CASE WHEN ?4 THEN \(Self.nowMillisSQL) END)
+            ON CONFLICT(id) DO NOTHING
+            """,
             .blob(descriptor.id.bytes), .integer(Int64(descriptor.kind.rawValue)),
             .blob(descriptor.encoded), .integer(joined ? 1 : 0))
+        if database.changes == 0 {
+            // Another connection stored it since the look-up above (a node carrying the room
+            // a command joins at that moment): take that record, joined if asked.
+            guard try partition(descriptor.id) != nil else { throw StoreError.damaged("partition \(descriptor.id) neither stored nor found") }
+            return try ensurePartition(descriptor, joined: joined)
+        }
         let record = PartitionRecord(pid: database.lastInsertRowID, descriptor: descriptor, joined: joined)
         partitionCache[record.id] = record
         partitionListCache = nil

@@ -3,6 +3,7 @@ import Identity
 import Replica
 import SQLite
 import Store
+import Synchronization
 import TestSupport
 import Testing
 import Wire
@@ -81,6 +82,29 @@ import Wire
             #expect(try store.log.opCount(lobby.id) == 3 && store.log.opCount(general.id) == 2)
             #expect(try store.log.opCount() == perPartition)
             #expect(try store.log.opCount() == 5)
+        }
+    }
+
+    /// Two connections creating the same partitions at once (a node carrying a room while a
+    /// command joins it) both get it, with one record: the one that loses the race takes the
+    /// other's record rather than failing on the unique id.
+    @Test func twoConnections_creatingOnePartitionAtOnce_bothGetOneRecord() throws {
+        try withTemporaryDirectory { dir in
+            let path = dir + "/parley.db"
+            _ = try ReplicaStore(path: path)
+            let rooms = (0..<300).map { PartitionDescriptor.room(RoomName("race\($0)")!) }
+            let outcomes = Mutex<[Int: Result<[Int64], any Error>]>([:])
+            DispatchQueue.concurrentPerform(iterations: 2) { side in
+                let outcome = Result { () throws -> [Int64] in
+                    let store = try ReplicaStore(path: path)
+                    return try rooms.map { try store.log.ensurePartition($0, joined: side == 0).pid }
+                }
+                outcomes.withLock { $0[side] = outcome }
+            }
+            let (first, second) = outcomes.withLock { ($0[0]!, $0[1]!) }
+            #expect(try first.get() == second.get())
+            let records = try ReplicaStore(path: path).log.partitions().filter { rooms.map(\.id).contains($0.id) }
+            #expect(records.count == rooms.count && records.allSatisfy(\.joined))
         }
     }
 
