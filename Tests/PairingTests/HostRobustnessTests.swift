@@ -145,16 +145,23 @@ struct HostRobustnessTests {
         }
     }
 
+    /// Plays a guest that does not know the code up to the host's sealed welcome: reads the
+    /// hello, sends a key share of its own, and reads the host's share and the welcome.
+    func takeWelcome(from host: PairingHost) async throws -> (peer: TCPConnection, share: [UInt8], welcome: [UInt8]) {
+        let peer = try await connect(to: host)
+        _ = try await readFrame(peer)
+        try await peer.write(frame(Ristretto255.hashToGroup(Sodium.randomBytes(64))))
+        return (peer, try await readFrame(peer), try await readFrame(peer))
+    }
+
     @Test func aPeerThatTakesTheWelcomeAndLeaves_isAWrongTry() async throws {
         try await offThePool {
             let host = try PairingHost(
                 code: PairingCode.generate(), beaconTargets: [], expiry: .seconds(30), maxWrongTries: 1, beaconPort: pairingTestPort(1))
             async let hostResult = onThread { try host.runRecording(welcome: [1], bundle: [2]) }
-            let peer = try await connect(to: host)
-            _ = try await readFrame(peer)
-            try await peer.write(frame(Ristretto255.hashToGroup(Sodium.randomBytes(64))))
-            #expect(try await readFrame(peer).count == 32)  // the host's share
-            #expect(try await readFrame(peer).count > 16)  // the sealed welcome, enough to test one guess
+            let (peer, share, welcome) = try await takeWelcome(from: host)
+            #expect(share.count == 32)  // the host's share
+            #expect(welcome.count > 16)  // the sealed welcome, enough to test one guess
             peer.close()
             let error = pairingError(await hostResult)
             #expect(error == .spent(tries: 1))
@@ -167,11 +174,7 @@ struct HostRobustnessTests {
             let host = try PairingHost(
                 code: PairingCode.generate(), beaconTargets: [], expiry: .seconds(30), maxWrongTries: 1, beaconPort: pairingTestPort(2))
             async let hostResult = onThread { try host.runRecording(welcome: [1], bundle: [2]) }
-            let peer = try await connect(to: host)
-            _ = try await readFrame(peer)
-            try await peer.write(frame(Ristretto255.hashToGroup(Sodium.randomBytes(64))))
-            _ = try await readFrame(peer)
-            _ = try await readFrame(peer)
+            let peer = try await takeWelcome(from: host).peer
             try await peer.write(withUnsafeBytes(of: UInt32(PairingChannel.maxSealedFrameBytes + 1).bigEndian) { Array($0) })
             try await waitForClose(peer)
             #expect(pairingError(await hostResult) == .spent(tries: 1))
