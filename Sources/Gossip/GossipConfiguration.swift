@@ -59,6 +59,11 @@ public struct GossipConfiguration: Hashable, Sendable {
     /// default (`parley run --push-tree` with `--active-peers`): the tree that forms is not
     /// shallow, so it trades hops for copies (docs/DESIGN.md §4.3.3).
     public var treePush = false
+    /// Names by number: VECTOR, ANNOUNCE, SKIP and RESUME go as their compact messages, which
+    /// name partitions and authors by a number after their first mention on the link (a head
+    /// in about 20 bytes instead of 80, a chain in 2–4 instead of 64; `LinkNames`). Announced in `hello`; used on a link only
+    /// when both sides announce it. Off only to test the plain messages.
+    public var compactNames = true
     /// How long a lazy link gathers announcements before it sends them (one ANNOUNCE per
     /// partition then holds each chain's newest seq).
     public var announceDelay: UInt64 = 50
@@ -88,7 +93,8 @@ public struct GossipConfiguration: Hashable, Sendable {
     public var hello: SyncHello {
         SyncHello(
             protocolVersion: Self.protocolVersion, maxFrame: UInt32(maxFrameBytes),
-            features: (pushControl ? SyncHello.pushControl : 0) | SyncHello.roomDirectory | (treePush ? SyncHello.treePush : 0))
+            features: (pushControl ? SyncHello.pushControl : 0) | SyncHello.roomDirectory | (treePush ? SyncHello.treePush : 0)
+                | (compactNames ? SyncHello.compactNames : 0))
     }
 
     func validate() {
@@ -123,7 +129,7 @@ public struct GossipConfiguration: Hashable, Sendable {
 /// |---:|---|
 /// | 2 | protocol version (≥ 1) |
 /// | 4 | the largest frame the sender accepts |
-/// | 4 | feature bits: bit0 push control (SKIP, RESUME), bit1 room directory (ROOMS), bit2 broadcast tree (PRUNE, GRAFT, ANNOUNCE); others 0, ignored when read |
+/// | 4 | feature bits: bit0 push control (SKIP, RESUME), bit1 room directory (ROOMS), bit2 broadcast tree (PRUNE, GRAFT, ANNOUNCE), bit3 names by number (COMPACT_VECTOR, COMPACT_ANNOUNCE, COMPACT_SKIP, COMPACT_RESUME); others 0, ignored when read |
 public struct SyncHello: Hashable, Sendable {
     /// Bytes of the fields on the wire.
     public static let encodedBytes = 10
@@ -134,6 +140,10 @@ public struct SyncHello: Hashable, Sendable {
     /// Feature bit: the sender speaks PRUNE, GRAFT and ANNOUNCE (`SyncMessage.prune`, `.graft`,
     /// `.announce`).
     public static let treePush: UInt32 = 1 << 2
+    /// Feature bit: the sender reads the compact messages (`SyncMessage.compactVector`,
+    /// `.compactAnnounce`, `.compactSkip`, `.compactResume`), and sends them to a peer that reads
+    /// them too.
+    public static let compactNames: UInt32 = 1 << 3
 
     public var protocolVersion: UInt16
     public var maxFrame: UInt32

@@ -34,7 +34,7 @@ extension GossipSession {
             }
             // Two heads at one seq: the branches split at or below it. Probing the peer's op there
             // finds the fork (a frozen chain too: its remaining heads may still differ lower down).
-            if let mine, let theirs, mine.maxSeq == theirs.maxSeq, mine.maxSeq > 0, mine.headID != theirs.headID, chain.probe == nil {
+            if let mine, let theirs, mine.maxSeq == theirs.maxSeq, mine.maxSeq > 0, !mine.sameOp(as: theirs), chain.probe == nil {
                 chain.probe = Probe(seq: mine.maxSeq, reason: .headsDiffer)
             }
             // The peer holds more of a chain this node asked it to skip: the pusher is quiet or

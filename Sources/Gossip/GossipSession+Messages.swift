@@ -40,6 +40,8 @@ extension GossipSession {
         case .prune(let partitions): receivePrune(partitions)
         case .graft(let partitions): receiveGraft(partitions)
         case .announce(let partition, let heads): receiveAnnounce(partition, heads: heads)
+        case .compactVector, .compactAnnounce, .compactSkip, .compactResume:
+            if let expanded = expanded(message) { handle(expanded) }
         }
     }
 

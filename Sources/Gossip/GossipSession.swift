@@ -161,6 +161,12 @@ public struct GossipSession: Sendable {
     /// The wake-up last asked of the shell with `.scheduleTick` (one timer, re-armed by each).
     var wakeAt: UInt64 = .max
 
+    // Names by number (`LinkNames`).
+    /// Both sides announced `SyncHello.compactNames`: VECTOR and ANNOUNCE go compact.
+    var compactNames = false
+    var namesSent = SentLinkNames()
+    var namesReceived = ReceivedLinkNames()
+
     // Timers.
     var nextAntiEntropy: UInt64 = 0
     /// Anti-entropy intervals passed; a round runs when it is a multiple of the stride.
@@ -209,6 +215,7 @@ public struct GossipSession: Sendable {
         peerMaxFrame = min(Int(peer.maxFrame), configuration.maxFrameBytes)
         pushControl = configuration.pushControl && peer.features & SyncHello.pushControl != 0
         treePush = configuration.treePush && peer.features & SyncHello.treePush != 0
+        compactNames = configuration.compactNames && peer.features & SyncHello.compactNames != 0
         local.merge(summaries.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
         sendSummary(of: summaries.map(\.id), evenIfEmpty: true)
         scheduleWake(always: true)
@@ -274,7 +281,7 @@ public struct GossipSession: Sendable {
 
     mutating func send(_ message: SyncMessage) {
         guard phase != .closed else { return }
-        outbox.append(.send(message))
+        outbox.append(.send(compacted(message)))
         switch message {
         case .ops(let batch): statistics.opsSent += batch.ops.count
         case .newOp: statistics.opsSent += 1

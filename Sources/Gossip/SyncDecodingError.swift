@@ -27,6 +27,8 @@ public enum SyncDecodingError: Error, Hashable, Sendable, CustomStringConvertibl
     case invalidOperation(OperationError)
     /// A fork proof whose headers do not conflict or are not both validly signed.
     case invalidForkProof(OperationError)
+    /// A compact message names by a number the sender never gave on the link (`LinkName`).
+    case unknownLinkName(UInt32)
 
     public var description: String {
         switch self {
@@ -41,6 +43,7 @@ public enum SyncDecodingError: Error, Hashable, Sendable, CustomStringConvertibl
         case .invalidDescriptor(let why): "invalid partition descriptor: \(why)"
         case .invalidOperation(let error): "invalid op: \(error)"
         case .invalidForkProof(let error): "invalid fork proof: \(error)"
+        case .unknownLinkName(let number): "name number \(number) was never sent in full on this link"
         }
     }
 

@@ -90,6 +90,31 @@ extension SyncMessage {
                 heads.append(AnnouncedHead(author: author, seq: seq))
             }
             return .announce(partition: partition, heads: heads)
+        case .compactVector:
+            let partition = try reader.name("vector partition")
+            let more = try reader.u8("vector flags") & 1 != 0
+            let count = try varintCount(&reader, "vector heads", limit: maxVectorHeads)
+            var heads: [CompactHead] = []
+            heads.reserveCapacity(count)
+            for _ in 0..<count { heads.append(try compactHead(&reader)) }
+            return .compactVector(partition: partition, more: more, heads: heads)
+        case .compactAnnounce:
+            let partition = try reader.name("announce partition")
+            let count = try varintCount(&reader, "announce heads", limit: maxAnnouncedHeads)
+            guard count >= 1 else { throw SyncDecodingError.invalidValue(field: "announce heads") }
+            var heads: [CompactAnnouncedHead] = []
+            heads.reserveCapacity(count)
+            for _ in 0..<count {
+                let author = try reader.name("announced author")
+                let seq = try reader.varint("announced seq")
+                guard seq >= 1 else { throw SyncDecodingError.invalidValue(field: "announced seq") }
+                heads.append(CompactAnnouncedHead(author: author, seq: seq))
+            }
+            return .compactAnnounce(partition: partition, heads: heads)
+        case .compactSkip:
+            return .compactSkip(try compactChains(&reader, "skip chains"))
+        case .compactResume:
+            return .compactResume(try compactChains(&reader, "resume chains"))
         case .presence, .typing, .blobWant, .blob, .rooms:
             throw SyncDecodingError.reservedType(type)
         }
@@ -101,6 +126,12 @@ extension SyncMessage {
         return count
     }
 
+    private static func varintCount(_ reader: inout ByteReader, _ field: String, limit: Int) throws -> Int {
+        let count = try reader.varint(field)
+        guard count <= UInt64(limit) else { throw SyncDecodingError.overLimit(field: field, value: Int(clamping: count), limit: limit) }
+        return Int(count)
+    }
+
     /// The chains of a SKIP or RESUME: at least one, at most `maxPushControlChains`.
     private static func chains(_ reader: inout ByteReader, _ field: String) throws -> [ChainKey] {
         let count = try boundedCount(&reader, field, limit: maxPushControlChains)
@@ -110,6 +141,19 @@ extension SyncMessage {
         for _ in 0..<count {
             let partition = try reader.partition("chain partition")
             chains.append(ChainKey(partition: partition, author: UserID(try reader.bytes32("chain author"))))
+        }
+        return chains
+    }
+
+    /// The chains of a COMPACT_SKIP or COMPACT_RESUME: at least one, at most `maxPushControlChains`.
+    private static func compactChains(_ reader: inout ByteReader, _ field: String) throws -> [CompactChain] {
+        let count = try varintCount(&reader, field, limit: maxPushControlChains)
+        guard count >= 1 else { throw SyncDecodingError.invalidValue(field: field) }
+        var chains: [CompactChain] = []
+        chains.reserveCapacity(count)
+        for _ in 0..<count {
+            let partition = try reader.name("chain partition")
+            chains.append(CompactChain(partition: partition, author: try reader.name("chain author")))
         }
         return chains
     }
@@ -151,6 +195,20 @@ extension SyncMessage {
         guard (maxSeq == 0) == headID.raw.isZero else { throw SyncDecodingError.invalidValue(field: "head id") }
         guard frozenAt == 0 || frozenAt > maxSeq else { throw SyncDecodingError.invalidValue(field: "head frozen at") }
         return Head(author: author, maxSeq: maxSeq, headID: headID, frozenAt: frozenAt == 0 ? nil : frozenAt)
+    }
+
+    private static func compactHead(_ reader: inout ByteReader) throws -> CompactHead {
+        let author = try reader.name("head author")
+        let maxSeq = try reader.varint("head max seq")
+        var headID = OpID(Bytes32.zero)
+        if maxSeq > 0 {
+            let high = try reader.u64("head id")
+            let low = try reader.u64("head id")
+            headID = OpID(Bytes32(w0: high, w1: low, w2: 0, w3: 0))
+        }
+        let frozenAt = try reader.varint("head frozen at")
+        guard frozenAt == 0 || frozenAt > maxSeq else { throw SyncDecodingError.invalidValue(field: "head frozen at") }
+        return CompactHead(author: author, maxSeq: maxSeq, headID: headID, frozenAt: frozenAt == 0 ? nil : frozenAt)
     }
 
     private static func opBatch(_ reader: inout ByteReader) throws -> OpBatch {
@@ -205,5 +263,14 @@ extension SyncMessage {
 extension ByteReader {
     fileprivate mutating func partition(_ field: String) throws(WireDecodingError) -> PartitionID {
         PartitionID(try bytes32(field))
+    }
+
+    /// A `LinkName`; a number past `maxLinkNames` is invalid (whether the sender gave it is the
+    /// session's to check).
+    fileprivate mutating func name(_ field: String) throws(WireDecodingError) -> LinkName {
+        let number = try varint(field)
+        guard number > 0 else { return .full(try bytes32(field)) }
+        guard number <= UInt64(SyncMessage.maxLinkNames) else { throw .invalidValue(field: field) }
+        return .number(UInt32(number))
     }
 }

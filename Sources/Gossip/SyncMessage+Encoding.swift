@@ -79,6 +79,37 @@ extension SyncMessage {
                 writer.bytes32(head.author.raw)
                 writer.u64(head.seq)
             }
+        case .compactVector(let partition, let more, let heads):
+            precondition(heads.count <= Self.maxVectorHeads, "at most \(Self.maxVectorHeads) heads per vector page")
+            writer.name(partition)
+            writer.u8(more ? 1 : 0)
+            writer.varint(UInt64(heads.count))
+            for head in heads {
+                precondition(head.frozenAt.map { $0 > head.maxSeq } ?? true, "a frozen-at seq is above the head")
+                writer.name(head.author)
+                writer.varint(head.maxSeq)
+                if head.maxSeq > 0 {
+                    writer.u64(head.headID.raw.w0)
+                    writer.u64(head.headID.raw.w1)
+                }
+                writer.varint(head.frozenAt ?? 0)
+            }
+        case .compactAnnounce(let partition, let heads):
+            precondition((1...Self.maxAnnouncedHeads).contains(heads.count), "1...\(Self.maxAnnouncedHeads) heads per ANNOUNCE")
+            writer.name(partition)
+            writer.varint(UInt64(heads.count))
+            for head in heads {
+                precondition(head.seq >= 1, "an announced seq is at least 1")
+                writer.name(head.author)
+                writer.varint(head.seq)
+            }
+        case .compactSkip(let chains), .compactResume(let chains):
+            precondition((1...Self.maxPushControlChains).contains(chains.count), "1...\(Self.maxPushControlChains) chains per SKIP or RESUME")
+            writer.varint(UInt64(chains.count))
+            for chain in chains {
+                writer.name(chain.partition)
+                writer.name(chain.author)
+            }
         }
         precondition(writer.bytes.count <= Self.maxBytes, "a \(type) message of \(writer.bytes.count) bytes is over one frame")
         return writer.bytes
@@ -95,11 +126,28 @@ extension SyncMessage {
         case .skip(let chains), .resume(let chains): 1 + 2 + chains.count * Self.chainBytes
         case .prune(let partitions), .graft(let partitions): 1 + 2 + partitions.count * 32
         case .announce(_, let heads): Self.announcePrefixBytes + heads.count * Self.announcedHeadBytes
+        case .compactVector(_, _, let heads): 40 + heads.count * 24
+        case .compactAnnounce(_, let heads): 40 + heads.count * 8
+        case .compactSkip(let chains), .compactResume(let chains): 3 + chains.count * 6
         }
     }
 
     /// The encoded size of a SUMMARY entry.
     static func encodedSize(of entry: SummaryEntry) -> Int {
         summaryEntryFixedBytes + (entry.descriptor?.encoded.count ?? 0)
+    }
+}
+
+extension ByteWriter {
+    /// A `LinkName`: `varint 0` ‖ the 32 bytes, or its number as a varint.
+    fileprivate mutating func name(_ name: LinkName) {
+        switch name {
+        case .full(let raw):
+            varint(0)
+            bytes32(raw)
+        case .number(let number):
+            precondition((1...UInt32(SyncMessage.maxLinkNames)).contains(number), "a link name's number is 1...\(SyncMessage.maxLinkNames)")
+            varint(UInt64(number))
+        }
     }
 }

@@ -27,6 +27,19 @@ import Wire
 /// | 0x14 | PRUNE | `count u16` (1…1,024) ‖ count × `partition [32]` |
 /// | 0x15 | GRAFT | as PRUNE |
 /// | 0x16 | ANNOUNCE | `partition [32]` ‖ `count u16` (1…1,024) ‖ count × (`author [32]` ‖ `seq u64` ≥ 1) |
+/// | 0x17 | COMPACT_VECTOR | `partition name` ‖ `flags u8` (bit0 more) ‖ `count varint` (≤ 1,024) ‖ count × compact head |
+/// | 0x18 | COMPACT_ANNOUNCE | `partition name` ‖ `count varint` (1…1,024) ‖ count × (`author name` ‖ `seq varint` ≥ 1) |
+/// | 0x19 | COMPACT_SKIP | `count varint` (1…1,024) ‖ count × (`partition name` ‖ `author name`) |
+/// | 0x1A | COMPACT_RESUME | as COMPACT_SKIP |
+///
+/// The compact messages say what VECTOR, ANNOUNCE, SKIP and RESUME say, in a quarter of the
+/// bytes or less; they are sent only when both HELLOs announce `SyncHello.compactNames`. A *name* (a
+/// partition id or an author key) is `varint n`: n = 0 is the name in full, `[32]`, which the
+/// receiver numbers 1, 2, 3… in the order they arrive on the link, up to
+/// `maxLinkNames`; n ≥ 1 is the name the sender sent in full n-th (a number it never sent
+/// closes the link). A compact head is `author name` ‖ `max seq varint` ‖ the first 16 bytes of
+/// the head id when max seq > 0 ‖ `frozen at varint` (0 = not frozen, else above max seq).
+/// Varints are unsigned LEB128 in their shortest form (`ByteWriter.varint`).
 ///
 /// SKIP and RESUME (push control, after Scuttlebutt's Epidemic Broadcast Trees) are sent only
 /// to a peer whose `SyncHello` announced `SyncHello.pushControl`, and only when this node
@@ -81,6 +94,14 @@ public enum SyncMessage: Hashable, Sendable {
     /// "I hold these ops": the newest seq of each chain the sender applied since its last
     /// ANNOUNCE, on a link that does not push them (the tree's lazy links).
     case announce(partition: PartitionID, heads: [AnnouncedHead])
+    /// VECTOR with its names by number (`LinkName`), on a link whose sides both speak it.
+    case compactVector(partition: LinkName, more: Bool, heads: [CompactHead])
+    /// ANNOUNCE with its names by number.
+    case compactAnnounce(partition: LinkName, heads: [CompactAnnouncedHead])
+    /// SKIP with its names by number.
+    case compactSkip([CompactChain])
+    /// RESUME with its names by number.
+    case compactResume([CompactChain])
 
     /// The largest message: one frame (docs/DESIGN.md §4.2).
     public static let maxBytes = 1 << 20
@@ -97,6 +118,9 @@ public enum SyncMessage: Hashable, Sendable {
     /// Partitions in one PRUNE or GRAFT, and heads in one ANNOUNCE.
     public static let maxTreePartitions = 1_024
     public static let maxAnnouncedHeads = 1_024
+    /// Names one side numbers on a link (`LinkName`); past them, names go in full. 16,384
+    /// names are 512 KiB of keys per link at most, whatever a peer sends.
+    public static let maxLinkNames = 16_384
     /// The largest encoded partition descriptor in a summary entry.
     public static let maxDescriptorBytes = 96
     /// The smallest op on the wire (a header and an empty or erased body) and the largest.
@@ -133,6 +157,10 @@ public enum SyncMessage: Hashable, Sendable {
         case .prune: .prune
         case .graft: .graft
         case .announce: .announce
+        case .compactVector: .compactVector
+        case .compactAnnounce: .compactAnnounce
+        case .compactSkip: .compactSkip
+        case .compactResume: .compactResume
         }
     }
 }
@@ -156,6 +184,10 @@ public enum SyncMessageType: UInt8, Sendable, CaseIterable {
     case prune = 0x14
     case graft = 0x15
     case announce = 0x16
+    case compactVector = 0x17
+    case compactAnnounce = 0x18
+    case compactSkip = 0x19
+    case compactResume = 0x1A
 
     /// Types this decoder does not read: presence (no codec yet), and typing, blobs and the room
     /// directory, which have codecs of their own (`TypingMessage`, `BlobMessage`,
@@ -187,6 +219,54 @@ public struct AnnouncedHead: Hashable, Sendable {
     public var seq: UInt64
 
     public init(author: UserID, seq: UInt64) { (self.author, self.seq) = (author, seq) }
+}
+
+/// A partition id or an author key in COMPACT_VECTOR and COMPACT_ANNOUNCE: in full the first
+/// time the sender names it on the link, by the number the receiver then gave it from there on
+/// (`LinkNames`). A key is 32 bytes; a number, one or two.
+public enum LinkName: Hashable, Sendable {
+    case full(Bytes32)
+    /// 1 for the first name sent in full, 2 for the second, and so on.
+    case number(UInt32)
+}
+
+/// One head of COMPACT_VECTOR: a `Head` with its author named, and only the first 16 bytes of
+/// its head id (the rest are zero here). Two heads at one seq are told apart by those 16 bytes:
+/// making two ops whose ids share them takes about 2^64 tries.
+public struct CompactHead: Hashable, Sendable {
+    public var author: LinkName
+    public var maxSeq: UInt64
+    public var headID: OpID
+    public var frozenAt: UInt64?
+
+    public init(author: LinkName, maxSeq: UInt64, headID: OpID, frozenAt: UInt64?) {
+        (self.author, self.maxSeq, self.frozenAt) = (author, maxSeq, frozenAt)
+        self.headID = OpID(Bytes32(w0: headID.raw.w0, w1: headID.raw.w1, w2: 0, w3: 0))
+    }
+}
+
+/// One entry of COMPACT_ANNOUNCE: `AnnouncedHead` with its author named.
+public struct CompactAnnouncedHead: Hashable, Sendable {
+    public var author: LinkName
+    public var seq: UInt64
+
+    public init(author: LinkName, seq: UInt64) { (self.author, self.seq) = (author, seq) }
+}
+
+/// One chain of COMPACT_SKIP or COMPACT_RESUME: `ChainKey` with its names by number.
+public struct CompactChain: Hashable, Sendable {
+    public var partition: LinkName
+    public var author: LinkName
+
+    public init(partition: LinkName, author: LinkName) { (self.partition, self.author) = (partition, author) }
+}
+
+extension Head {
+    /// Whether two heads name the same op, by the first 16 bytes of their ids (what a
+    /// COMPACT_VECTOR carries; `CompactHead`).
+    public func sameOp(as other: Head) -> Bool {
+        headID.raw.w0 == other.headID.raw.w0 && headID.raw.w1 == other.headID.raw.w1
+    }
 }
 
 /// One partition in a SUMMARY: `partition id [32]` ‖ `digest [32]` ‖ `descriptor length u8`

@@ -68,6 +68,24 @@ public struct ByteReader {
         return value
     }
 
+    /// An unsigned LEB128 integer (`ByteWriter.varint`), in its shortest form: a value over 64
+    /// bits, or a last byte of 0 after the first (another encoding of a shorter value), is
+    /// invalid, so each value has exactly one encoding.
+    public mutating func varint(_ field: String = "varint") throws(WireDecodingError) -> UInt64 {
+        var value: UInt64 = 0
+        for index in 0..<10 {
+            let byte = try take(1, field).first!
+            let bits = UInt64(byte & 0x7F)
+            guard index < 9 || bits <= 1 else { throw .invalidValue(field: field) }
+            value |= bits << (7 * UInt64(index))
+            guard byte & 0x80 != 0 else {
+                guard index == 0 || byte != 0 else { throw .invalidValue(field: field) }
+                return value
+            }
+        }
+        throw .invalidValue(field: field)
+    }
+
     /// Exactly `count` raw bytes.
     public mutating func raw(_ count: Int, _ field: String) throws(WireDecodingError) -> [UInt8] {
         Array(try take(count, field))

@@ -20,6 +20,23 @@ public struct ByteWriter: Sendable {
 
     public mutating func u64(_ value: UInt64) { withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) } }
 
+    /// An unsigned LEB128 integer: seven bits per byte, low bits first, the high bit set on every
+    /// byte but the last. One byte below 128, two below 16,384: for seqs and counts that are
+    /// usually small, in the messages sent most often.
+    public mutating func varint(_ value: UInt64) {
+        var rest = value
+        while rest >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+            rest >>= 7
+        }
+        bytes.append(UInt8(rest))
+    }
+
+    /// Bytes `varint(value)` writes.
+    public static func varintBytes(_ value: UInt64) -> Int {
+        value == 0 ? 1 : (64 - value.leadingZeroBitCount + 6) / 7
+    }
+
     /// Raw bytes with no length prefix (fixed-size fields).
     public mutating func raw(_ value: some Collection<UInt8>) { bytes.append(contentsOf: value) }
 

@@ -22,11 +22,11 @@ import Wire
     func pushes(_ directives: [GossipDirective]) -> [Operation] { pushedOps(directives) }
 
     @Test func hello_announcesPushControl_unlessTurnedOff() {
-        // Bit1 is the room directory (ROOMS), announced by every node of this version.
-        #expect(GossipConfiguration().hello.features == SyncHello.pushControl | SyncHello.roomDirectory)
+        // Bit1 is the room directory (ROOMS), bit3 names by number: announced by every node of this version.
+        #expect(GossipConfiguration().hello.features == SyncHello.pushControl | SyncHello.roomDirectory | SyncHello.compactNames)
         var off = GossipConfiguration()
         off.pushControl = false
-        #expect(off.hello.features == SyncHello.roomDirectory)
+        #expect(off.hello.features == SyncHello.roomDirectory | SyncHello.compactNames)
     }
 
     @Test func duplicatePush_isReported_andARedundantPusherIsAskedToSkipOnce() {

@@ -45,6 +45,17 @@ import Wire
             .prune([lobby.id]),
             .graft([lobby.id, conversation.id]),
             .announce(partition: lobby.id, heads: [AnnouncedHead(author: alice.id, seq: 3), AnnouncedHead(author: bob.id, seq: 1)]),
+            .compactVector(
+                partition: .full(lobby.id.raw), more: true,
+                heads: [
+                    CompactHead(author: .number(1), maxSeq: 300, headID: ops[2].id, frozenAt: nil),
+                    CompactHead(author: .full(mallory.id.raw), maxSeq: 0, headID: .zero, frozenAt: 1),
+                    CompactHead(author: .number(16_384), maxSeq: 1 << 40, headID: ops[1].id, frozenAt: 1 << 41),
+                ]),
+            .compactVector(partition: .number(2), more: false, heads: []),
+            .compactAnnounce(
+                partition: .number(3),
+                heads: [CompactAnnouncedHead(author: .full(alice.id.raw), seq: 3), CompactAnnouncedHead(author: .number(7), seq: 1 << 40)]),
         ]
     }
 
@@ -77,6 +88,39 @@ import Wire
         #expect(SyncMessage.graft([lobby.id]).encode() == [0x15, 0x00, 0x01] + lobby.id.bytes)
         let announce = SyncMessage.announce(partition: lobby.id, heads: [AnnouncedHead(author: alice.id, seq: 0x0102)]).encode()
         #expect(announce == [0x16] + lobby.id.bytes + [0x00, 0x01] + alice.id.publicKey + [0, 0, 0, 0, 0, 0, 1, 2])
+    }
+
+    @Test func compactMessages_layout_matchesTheByteTable() {
+        let id = OpID(Bytes32(w0: 0x0102, w1: 0x0304, w2: 5, w3: 6))
+        let vector = SyncMessage.compactVector(
+            partition: .number(1), more: false, heads: [CompactHead(author: .full(alice.id.raw), maxSeq: 3, headID: id, frozenAt: nil)])
+        #expect(vector.encode() == [0x17, 0x01, 0x00, 0x01, 0x00] + alice.id.publicKey + [0x03] + [0, 0, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0, 3, 4] + [0x00])
+        let frozen = SyncMessage.compactVector(
+            partition: .number(1), more: true, heads: [CompactHead(author: .number(2), maxSeq: 0, headID: .zero, frozenAt: 300)])
+        #expect(frozen.encode() == [0x17, 0x01, 0x01, 0x01, 0x02, 0x00, 0xAC, 0x02])
+        let announce = SyncMessage.compactAnnounce(partition: .full(lobby.id.raw), heads: [CompactAnnouncedHead(author: .number(2), seq: 300)])
+        #expect(announce.encode() == [0x18, 0x00] + lobby.id.bytes + [0x01, 0x02, 0xAC, 0x02])
+        let skip = SyncMessage.compactSkip([CompactChain(partition: .number(1), author: .number(300))])
+        #expect(skip.encode() == [0x19, 0x01, 0x01, 0xAC, 0x02])
+        #expect(SyncMessage.compactResume([CompactChain(partition: .number(1), author: .number(2))]).encode() == [0x1A, 0x01, 0x01, 0x02])
+    }
+
+    @Test func compactMessages_withImpossibleNamesCountsOrSeqs_areRefused() {
+        // A number past maxLinkNames (16,385 = 0x81 0x80 0x01).
+        #expect(throws: SyncDecodingError.invalidValue(field: "vector partition")) { try SyncMessage.decode([0x17, 0x81, 0x80, 0x01, 0x00, 0x00]) }
+        // 1,025 heads (0x81 0x08), refused before any head is read.
+        #expect(throws: SyncDecodingError.overLimit(field: "vector heads", value: 1_025, limit: 1_024)) {
+            try SyncMessage.decode([0x17, 0x01, 0x00, 0x81, 0x08])
+        }
+        #expect(throws: SyncDecodingError.invalidValue(field: "head frozen at")) {
+            try SyncMessage.decode([0x17, 0x01, 0x00, 0x01, 0x02, 0x05] + [UInt8](repeating: 7, count: 16) + [0x05])
+        }
+        #expect(throws: SyncDecodingError.invalidValue(field: "announce heads")) { try SyncMessage.decode([0x18, 0x01, 0x00]) }
+        #expect(throws: SyncDecodingError.invalidValue(field: "announced seq")) { try SyncMessage.decode([0x18, 0x01, 0x01, 0x02, 0x00]) }
+        #expect(throws: SyncDecodingError.invalidValue(field: "skip chains")) { try SyncMessage.decode([0x19, 0x00]) }
+        #expect(throws: SyncDecodingError.overLimit(field: "resume chains", value: 1_025, limit: 1_024)) { try SyncMessage.decode([0x1A, 0x81, 0x08]) }
+        // A count in a longer form than it needs.
+        #expect(throws: SyncDecodingError.invalidValue(field: "announce heads")) { try SyncMessage.decode([0x18, 0x01, 0x81, 0x00, 0x02, 0x01]) }
     }
 
     @Test func treeMessages_withNothingInThem_overTheLimit_orSeqZero_areRefused() throws {

@@ -122,7 +122,7 @@ final class Attacker: @unchecked Sendable {
 
     /// The link HELLO of a sync-speaking peer (no listener of its own).
     func sendHello(nick: String = "attacker") async throws {
-        try await send(.hello(LinkHello(instance: .random(), listenPort: 0, nick: nick, sync: GossipConfiguration().hello)))
+        try await send(.hello(LinkHello(instance: .random(), listenPort: 0, nick: nick, sync: Self.attackerHello)))
     }
 
     /// HELLO, then a SUMMARY listing `partitions` (with their descriptors), then waits until
@@ -223,6 +223,14 @@ final class Attacker: @unchecked Sendable {
         return try? BlobMessage.decode([frame.type] + frame.payload)
     }
 
+    /// The attacker's sync HELLO: what a node announces, without names by number, so that every
+    /// partition a message names shows in it (`partitions(in:)`).
+    static var attackerHello: SyncHello {
+        var configuration = GossipConfiguration()
+        configuration.compactNames = false
+        return configuration.hello
+    }
+
     /// A short description of `message` for a failure: its type, the partitions it names and,
     /// for ops, how many.
     static func describe(_ message: LinkMessage) -> String {
@@ -250,6 +258,8 @@ final class Attacker: @unchecked Sendable {
         case .skip(let chains)?, .resume(let chains)?: return Set(chains.map(\.partition))
         case .prune(let partitions)?, .graft(let partitions)?: return Set(partitions)
         case .announce(let partition, _)?: return [partition]
+        // Not sent to the attacker, which does not announce names by number (`attackerHello`).
+        case .compactVector?, .compactAnnounce?, .compactSkip?, .compactResume?: preconditionFailure("a compact message to a peer that did not ask for it")
         case nil: return []
         }
     }

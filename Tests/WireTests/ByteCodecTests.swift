@@ -149,4 +149,36 @@ private func decodingError<T>(_ body: () throws(WireDecodingError) -> T) -> Wire
         #expect(WireDecodingError.tooLong(field: "body", length: 9, limit: 8).description.contains("body"))
         #expect(WireDecodingError.trailingBytes(count: 2).description.contains("2"))
     }
+
+    @Test(arguments: [0, 1, 127, 128, 300, 16_383, 16_384, 1 << 32, UInt64.max - 1, .max] as [UInt64])
+    func varint_roundTripsInItsCountedBytes(value: UInt64) throws {
+        var w = ByteWriter()
+        w.varint(value)
+        #expect(w.bytes.count == ByteWriter.varintBytes(value))
+        var r = ByteReader(w.bytes)
+        #expect(try r.varint() == value)
+        try r.expectEnd()
+    }
+
+    @Test func varint_smallValues_takeOneByte_andLowBitsComeFirst() {
+        var w = ByteWriter()
+        w.varint(127)
+        w.varint(300)
+        #expect(w.bytes == [0x7F, 0xAC, 0x02])
+    }
+
+    /// A longer form of a shorter value, a value past 64 bits, and a continuation past ten
+    /// bytes are each refused: every value has one encoding.
+    @Test(
+        arguments: [[0x80, 0x00], [0xFF, 0x80, 0x00], [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x02], [UInt8](repeating: 0x80, count: 11)]
+            as [[UInt8]])
+    func varint_nonCanonicalOrOversized_throwsInvalidValue(bytes: [UInt8]) {
+        var r = ByteReader(bytes)
+        #expect(throws: WireDecodingError.invalidValue(field: "seq")) { try r.varint("seq") }
+    }
+
+    @Test func varint_truncated_throwsTruncated() {
+        var r = ByteReader([0x80, 0x80])
+        #expect(throws: WireDecodingError.truncated(field: "seq")) { try r.varint("seq") }
+    }
 }

@@ -66,6 +66,11 @@ enum Seeds {
             .newOp(ops[0]),
             .skip([ChainKey(partition: room.id, author: author.id)]),
             .resume([ChainKey(partition: room.id, author: author.id), ChainKey(partition: room.id, author: LinkKeys.server.id)]),
+            .compactVector(
+                partition: .full(room.id.raw), more: false,
+                heads: [CompactHead(author: .number(1), maxSeq: head.maxSeq, headID: head.headID, frozenAt: nil)]),
+            .compactAnnounce(partition: .number(1), heads: [CompactAnnouncedHead(author: .full(author.id.raw), seq: 3)]),
+            .compactSkip([CompactChain(partition: .number(1), author: .number(2))]),
         ]
         let hello = LinkHello(
             instance: InstanceID(raw: 42), listenPort: 7748, nick: "alice", sync: SyncHello(protocolVersion: 1, maxFrame: 1 << 20, features: 0))
