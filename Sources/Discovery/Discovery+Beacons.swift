@@ -127,8 +127,17 @@ extension Discovery {
     /// than `maxPeers`, replacing the least recently seen would forget a live peer for every
     /// beacon of one not in the table, and re-learn it at its next beacon — a table that never
     /// settles, each newcomer a walk of it. The newcomer waits until an entry falls silent.
+    ///
+    /// A walk that finds no entry to displace holds for one state-check step
+    /// (`stateCheckGranularity`, as state changes do; `PeerTable.fullUntil`): on a network of
+    /// many more nodes than the table holds, nearly every beacon is a newcomer's, and walking
+    /// the table for each was most of a node's discovery work.
     mutating func makeRoom(now: UInt64, into directives: inout [DiscoveryDirective]) -> Bool {
         guard dynamicPeerCount >= configuration.maxPeers else { return true }
+        if let fullUntil = records.fullUntil, now < fullUntil {
+            counters.tableFull += 1
+            return false
+        }
         var victim: (rank: (Int, UInt64, UserID), id: UserID)?
         for record in records.values where !record.isStatic && record.link == nil {
             let rank: Int
@@ -144,6 +153,7 @@ extension Discovery {
         }
         guard let victim else {
             counters.tableFull += 1
+            records.fullUntil = now + max(1, configuration.stateCheckGranularity)
             return false
         }
         records[victim.id] = nil

@@ -12,11 +12,19 @@ struct PeerTable: Sendable, Sequence {
     private(set) var staticCount = 0
     /// Records in the `gone` state.
     private(set) var goneCount = 0
+    /// The table is full and a walk found no entry a newcomer may displace: until this time,
+    /// newcomers are refused without another walk (`Discovery.makeRoom`). Entries fall silent
+    /// with time, so it lasts one state-check step; an entry removed, or one whose link ended
+    /// (a linked peer is never displaced), ends it at once.
+    var fullUntil: UInt64?
 
     subscript(id: UserID) -> PeerRecord? {
         get { byID[id] }
         set {
-            if let old = byID[id] { count(old, -1) }
+            if let old = byID[id] {
+                count(old, -1)
+                if newValue == nil || (old.link != nil && newValue?.link == nil) { fullUntil = nil }
+            }
             if let newValue { count(newValue, 1) }
             byID[id] = newValue
         }

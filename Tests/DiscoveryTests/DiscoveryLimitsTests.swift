@@ -138,4 +138,23 @@ import Wire
         #expect(discovery.hear(&fifth, now: 1_600).decisions.first == .peerForgotten(user(91)))
         #expect(discovery.peers.map(\.id) == [user(93), user(94), user(95)])
     }
+
+    /// A walk of a full table that finds no entry to displace holds for one state-check step:
+    /// a peer that falls late meanwhile is displaced at the step's end, not at once.
+    @Test func tableFull_walksAtMostOncePerStateCheckStep() {
+        var discovery = startedDiscovery {
+            $0.maxPeers = 3
+            $0.stateCheckGranularity = 1_000
+        }
+        var peers = (91...93).map { FakePeer(user(UInt64($0)), host: lanHost($0)) }
+        _ = discovery.hear(&peers[0], now: 0)
+        _ = discovery.hear(&peers[1], now: 1_000)
+        _ = discovery.hear(&peers[2], now: 1_000)
+        var newcomer = FakePeer(user(94), host: lanHost(94))
+        #expect(discovery.hear(&newcomer, now: 1_200).decisions.isEmpty)
+        // 91, last heard at 0, is half an interval late from 1,500, but the walk at 1,200 holds until 2,200.
+        #expect(discovery.hear(&newcomer, now: 1_600).decisions.isEmpty)
+        #expect(discovery.diagnostics.tableFull == 2)
+        #expect(discovery.hear(&newcomer, now: 2_200).decisions.first == .peerForgotten(user(91)))
+    }
 }

@@ -33,4 +33,27 @@ import Testing
             #expect(table.goneCount == table.values.filter { $0.state == .gone }.count)
         }
     }
+
+    /// A walk's "no room" holds until an entry is removed or a link ends (either may make room);
+    /// other changes (a beacon refreshing an entry, a link coming up) keep it.
+    @Test func fullUntil_endsWhenAnEntryGoesOrALinkEnds_only() {
+        var table = PeerTable()
+        var linked = PeerRecord(id: user(1), origin: .beacon, now: 0)
+        linked.link = LinkRecord(since: 1, lastPing: 1)
+        table[user(1)] = linked
+        table[user(2)] = PeerRecord(id: user(2), origin: .beacon, now: 0)
+        table.fullUntil = 1_000
+        var refreshed = table[user(2)]!
+        refreshed.lastSeen = 500
+        table[user(2)] = refreshed
+        table[user(3)] = PeerRecord(id: user(3), origin: .beacon, now: 0)
+        #expect(table.fullUntil == 1_000)
+        var unlinked = linked
+        unlinked.link = nil
+        table[user(1)] = unlinked
+        #expect(table.fullUntil == nil)
+        table.fullUntil = 2_000
+        table[user(3)] = nil
+        #expect(table.fullUntil == nil)
+    }
 }
