@@ -68,20 +68,12 @@ struct Chain: Sendable {
         case refused
     }
 
-    /// A fork probe to send: the peer's op at this seq, to compare with ours.
-    var probe: Probe?
-    var want: OutstandingWant?
     /// `.apply` directives not yet answered by `onApplied`.
     var applying = 0
     /// Ops fetched (OPS) and handed to `.apply`, whose outcomes have not come back yet.
     var fetchedUnapplied = 0
     /// Whether this session may fetch the chain (one session of the node at a time does).
     var claim = Claim.none
-    /// When the WANT outstanding was sent (a claim held past an anti-entropy interval on one
-    /// unanswered WANT is given up, so a stalling peer cannot hold a chain).
-    var wantSentAt: UInt64 = 0
-    /// Out-of-order NEW_OPs, sorted by seq, at most `maxPendingPerChain`.
-    var pending: [Operation] = []
     /// The apply in flight is a NEW_OP's: its outcome tells the node whether the push was new.
     var applyingPush = false
     /// The peer asked for this chain again (RESUME): push the next op even if the peer is not
@@ -90,10 +82,47 @@ struct Chain: Sendable {
     /// Pushes of this chain were held back by pacing since the peer last held all of it: each
     /// new op not pushed starts (or extends) a vector round, so the peer fetches it.
     var heldBack = false
+    /// What only fetching, probing and the tree use, boxed: a session remembers a chain for
+    /// every author it pushes or is pushed, and with a thousand authors on each of its links
+    /// the table of all fields inline was most of a node's memory. Nil while all are unset.
+    private var fetching: ChainFetching?
+
+    /// A fork probe to send: the peer's op at this seq, to compare with ours.
+    var probe: Probe? {
+        get { fetching?.fields.probe }
+        set { updateFetching { $0.probe = newValue } }
+    }
+    var want: OutstandingWant? {
+        get { fetching?.fields.want }
+        set { updateFetching { $0.want = newValue } }
+    }
+    /// When the WANT outstanding was sent (a claim held past an anti-entropy interval on one
+    /// unanswered WANT is given up, so a stalling peer cannot hold a chain). Read only while
+    /// `want` is set.
+    var wantSentAt: UInt64 {
+        get { fetching?.fields.wantSentAt ?? 0 }
+        set { updateFetching { $0.wantSentAt = newValue } }
+    }
+    /// Out-of-order NEW_OPs, sorted by seq, at most `maxPendingPerChain`.
+    var pending: [Operation] {
+        get { fetching?.fields.pending ?? [] }
+        set { updateFetching { $0.pending = newValue } }
+    }
     /// The broadcast tree: the peer holds ops of this chain that this node lacks (announced, or
     /// a small gap in its vector), and they are fetched from it only from this time on, if the
     /// tree has not brought them by then (`+Tree`).
-    var graftAt: UInt64?
+    var graftAt: UInt64? {
+        get { fetching?.fields.graftAt }
+        set { updateFetching { $0.graftAt = newValue } }
+    }
+
+    /// Writes the boxed fields: a new box (a chain is a value, and its copies share the old
+    /// one), or none once nothing in it is set.
+    private mutating func updateFetching(_ change: (inout ChainFetching.Fields) -> Void) {
+        var fields = fetching?.fields ?? ChainFetching.Fields()
+        change(&fields)
+        fetching = fields.isUnset ? nil : ChainFetching(fields)
+    }
 
     var isIdle: Bool { want == nil && applying == 0 }
 
@@ -111,6 +140,24 @@ struct Chain: Sendable {
     var isForgettable: Bool {
         isIdle && !queued && pending.isEmpty && probe == nil && !frozen && !blocked && claim == .none && !resumed && !heldBack && graftAt == nil
     }
+}
+
+/// The fields of a `Chain` that only fetching, probing and the tree use, in an immutable box.
+final class ChainFetching: Sendable {
+    struct Fields: Sendable {
+        var probe: Probe?
+        var want: OutstandingWant?
+        var wantSentAt: UInt64 = 0
+        var pending: [Operation] = []
+        var graftAt: UInt64?
+
+        /// Nothing set that anyone reads (`wantSentAt` counts only with a `want`).
+        var isUnset: Bool { probe == nil && want == nil && pending.isEmpty && graftAt == nil }
+    }
+
+    let fields: Fields
+
+    init(_ fields: Fields) { self.fields = fields }
 }
 
 /// A request for the peer's op at one seq, to compare with ours: when it differs, the store
