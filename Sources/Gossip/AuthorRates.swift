@@ -35,8 +35,8 @@ public struct OpRate: Hashable, Sendable {
 /// holds at least the difference of the bursts more than the sender's (2,000 ops by default),
 /// which absorbs pushes that arrive bunched after a delay.
 ///
-/// When the table is full, a bucket that has refilled to its burst may be forgotten: it says
-/// nothing a new bucket would not. A receiver (`evictsUnrefilled`) then forgets any bucket, which
+/// A bucket that has refilled to its burst may be forgotten: it says nothing a new bucket would
+/// not. Such buckets are swept out as the table grows, and when it is full. A receiver (`evictsUnrefilled`) then forgets any bucket, which
 /// only makes it more lenient. A sender must not: a fresh bucket could let it push more than the
 /// receiver still allows, so it takes no new author until one refills (the ops go by WANT).
 struct AuthorRates: Sendable {
@@ -52,6 +52,10 @@ struct AuthorRates: Sendable {
 
     private var buckets: [UserID: Bucket] = [:]
     private var lastSweep: UInt64?
+    /// The table's size at which a new author's bucket first sweeps out refilled ones: twice
+    /// what the last sweep left (at least 16), so the table holds about the authors pushing
+    /// now, not every author ever pushed, at O(1) per new bucket.
+    private var sweepAt = 16
 
     init(rate: OpRate, capacity: Int, evictsUnrefilled: Bool) {
         (self.rate, self.capacity, self.evictsUnrefilled) = (rate, capacity, evictsUnrefilled)
@@ -71,6 +75,10 @@ struct AuthorRates: Sendable {
             bucket.tokens = min(full, bucket.tokens + elapsed * rate.perSecond)
             bucket.last = max(bucket.last, now)
         } else {
+            if buckets.count >= sweepAt {
+                sweepRefilled(now: now)
+                sweepAt = max(16, 2 * buckets.count)
+            }
             guard makeRoom(now: now) else { return false }
             bucket = Bucket(tokens: full, last: now)
         }
@@ -88,16 +96,21 @@ struct AuthorRates: Sendable {
     private mutating func makeRoom(now: UInt64) -> Bool {
         guard buckets.count >= capacity else { return true }
         if lastSweep.map({ now >= $0 + 100 }) ?? true {
-            lastSweep = now
-            let full = rate.burst * 1_000
-            buckets = buckets.filter { _, bucket in
-                let elapsed = min(now > bucket.last ? now - bucket.last : 0, 3_600_000)
-                return bucket.tokens + elapsed * rate.perSecond < full
-            }
+            sweepRefilled(now: now)
             if buckets.count < capacity { return true }
         }
         guard evictsUnrefilled, let victim = buckets.first?.key else { return false }
         buckets[victim] = nil
         return true
+    }
+
+    /// Forgets the buckets that have refilled to their burst (a new one would be the same).
+    private mutating func sweepRefilled(now: UInt64) {
+        lastSweep = now
+        let full = rate.burst * 1_000
+        buckets = buckets.filter { _, bucket in
+            let elapsed = min(now > bucket.last ? now - bucket.last : 0, 3_600_000)
+            return bucket.tokens + elapsed * rate.perSecond < full
+        }
     }
 }

@@ -191,4 +191,25 @@ import Wire
         taken = [sender.take(alice.id, now: 0), sender.take(bob.id, now: 0), sender.take(stranger, now: 0), sender.take(stranger, now: 5_000)]
         #expect(taken == [true, true, false, true])
     }
+
+    /// A thousand authors pushing one op each, 10 ms apart: each bucket refills within a
+    /// millisecond, so the table keeps about the authors pushing now, not all of them. An author
+    /// over its rate is never swept out (it is refused until its bucket refills).
+    @Test func authorRates_sweepRefilledBuckets_asTheTableGrows_butNeverOneOverItsRate() {
+        var rates = AuthorRates(rate: OpRate(perSecond: 1_000, burst: 1), capacity: 4_096, evictsUnrefilled: false)
+        let first = [rates.take(alice.id, now: 0), rates.take(alice.id, now: 0)]
+        #expect(first == [true, false], "the second is over its rate")
+        var largest = 0
+        for index in 0..<1_000 {
+            let taken = rates.take(Fixtures.identity(UInt8(index % 200)).id, now: 1_000 + UInt64(index) * 10)
+            #expect(taken)
+            largest = max(largest, rates.count)
+        }
+        #expect(largest <= 32, "the table grew to \(largest)")
+        var slow = AuthorRates(rate: OpRate(perSecond: 1, burst: 1), capacity: 4_096, evictsUnrefilled: false)
+        let alicesFirst = slow.take(alice.id, now: 0)
+        for index in 0..<100 { _ = slow.take(Fixtures.identity(UInt8(100 + index)).id, now: 10 + UInt64(index)) }
+        let alicesSecond = slow.take(alice.id, now: 200)
+        #expect(alicesFirst && !alicesSecond, "alice's empty bucket survived the sweeps")
+    }
 }
