@@ -82,7 +82,8 @@ struct RunCommand: Command {
     static let activePeers = number(
         "active-peers", "K",
         "past K peers heard, keep about K links to random ones (at most 2K) instead of linking to all (the overlay, "
-            + "docs/DESIGN.md §4.1.2; off by default: rooms only some nodes joined need every holder linked to another)", 2...64)
+            + "docs/DESIGN.md §4.1.2; off by default: room attachments, the room directory and typing in rooms reach only linked peers)",
+        2...64)
     static let pushTree = Flag.flag(
         "push-tree",
         "with --active-peers, push along a broadcast tree (each op arrives about once, over more hops) instead of one pusher per "
