@@ -50,6 +50,11 @@ import Wire
 ///   fetches the rest with WANTs. The peer's NEW_OPs beyond `authorPushRate` close the link.
 /// - Every `antiEntropyInterval` the session asks for fresh summaries and re-sends the entries
 ///   whose digest changed since it last sent them, or that still differ from the peer's.
+/// - Names by number (both sides announce `SyncHello.compactNames`): VECTOR, ANNOUNCE, SKIP and
+///   RESUME go out compact, naming partitions and authors by the number they got on the link
+///   (`LinkNames`); the compact messages received are expanded before anything else reads them.
+///   The shell MUST send every `.send` in order (dropping one would put the numbering out of
+///   step), as a link does; NEW_OP, which names nothing by number, is the only one it may drop.
 /// - The peer's link closes (`.close`) for: a malformed frame; a WANT, OPS or NEW_OP in a
 ///   partition never offered to it; OPS not asked for or beyond the credit; too many WANTs
 ///   queued; more than `maxInvalidOps` ops that fail validation; one author's NEW_OPs past
@@ -162,7 +167,7 @@ public struct GossipSession: Sendable {
     var wakeAt: UInt64 = .max
 
     // Names by number (`LinkNames`).
-    /// Both sides announced `SyncHello.compactNames`: VECTOR and ANNOUNCE go compact.
+    /// Both sides announced `SyncHello.compactNames`: VECTOR, ANNOUNCE, SKIP and RESUME go compact.
     var compactNames = false
     var namesSent = SentLinkNames()
     var namesReceived = ReceivedLinkNames()
