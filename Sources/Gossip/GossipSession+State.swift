@@ -92,13 +92,18 @@ struct Chain: Sendable {
         get { fetching?.fields.probe }
         set { updateFetching { $0.probe = newValue } }
     }
+    /// The WANT outstanding; clearing it clears `wantSentAt` too.
     var want: OutstandingWant? {
         get { fetching?.fields.want }
-        set { updateFetching { $0.want = newValue } }
+        set {
+            updateFetching {
+                $0.want = newValue
+                if newValue == nil { $0.wantSentAt = 0 }
+            }
+        }
     }
     /// When the WANT outstanding was sent (a claim held past an anti-entropy interval on one
-    /// unanswered WANT is given up, so a stalling peer cannot hold a chain). Read only while
-    /// `want` is set.
+    /// unanswered WANT is given up, so a stalling peer cannot hold a chain).
     var wantSentAt: UInt64 {
         get { fetching?.fields.wantSentAt ?? 0 }
         set { updateFetching { $0.wantSentAt = newValue } }
@@ -151,8 +156,7 @@ final class ChainFetching: Sendable {
         var pending: [Operation] = []
         var graftAt: UInt64?
 
-        /// Nothing set that anyone reads (`wantSentAt` counts only with a `want`).
-        var isUnset: Bool { probe == nil && want == nil && pending.isEmpty && graftAt == nil }
+        var isUnset: Bool { probe == nil && want == nil && wantSentAt == 0 && pending.isEmpty && graftAt == nil }
     }
 
     let fields: Fields
